@@ -1,0 +1,59 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Release builds of the numeric targets skip bounds checks in hot loops; debug builds keep them.
+let fastMath: [SwiftSetting] = [.unsafeFlags(["-Ounchecked", "-wmo"], .when(configuration: .release))]
+
+let package = Package(
+    name: "SAMPort",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "saminspect", targets: ["saminspect"]),
+        .library(name: "SAMModel", targets: ["SAMModel"]),
+        .library(name: "SAMFormats", targets: ["SAMFormats"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // System libraries (headers and link flags from pkg-config; `make setup` installs them).
+        .systemLibrary(name: "CProtobufC", pkgConfig: "libprotobuf-c",
+                       providers: [.apt(["libprotobuf-c-dev"]), .brew(["protobuf-c"])]),
+        .systemLibrary(name: "CHDF5", pkgConfig: "hdf5",
+                       providers: [.apt(["libhdf5-dev"]), .brew(["hdf5"])]),
+        .systemLibrary(name: "COpenBLAS", pkgConfig: "openblas",
+                       providers: [.apt(["libopenblas-dev"])]),
+
+        // protobuf-c code generated once from onnx.proto (see Sources/CONNXProto/GENERATED.md).
+        .target(name: "CONNXProto", dependencies: ["CProtobufC"],
+                exclude: ["onnx.proto", "GENERATED.md"]),
+
+        // Tensors: dtypes, shapes, storage that may borrow a reader's bytes.
+        .target(name: "SAMTensor", swiftSettings: fastMath),
+
+        // Readers (and the .npy writer) for the files people export: ONNX, HDF5, .npy, raw blobs.
+        .target(name: "SAMFormats",
+                dependencies: ["SAMTensor", "CONNXProto", "CProtobufC", "CHDF5"]),
+
+        // The one place that picks the BLAS: Accelerate on Apple platforms, OpenBLAS elsewhere.
+        .target(name: "SAMBLAS",
+                dependencies: [.target(name: "COpenBLAS", condition: .when(platforms: [.linux]))],
+                swiftSettings: fastMath),
+
+        // CPU kernels: GEMM-backed convolutions, depthwise conv, norms, activations, attention.
+        .target(name: "SAMKernels", dependencies: ["SAMTensor", "SAMBLAS"], swiftSettings: fastMath),
+
+        // The native model: TinyViT image encoder, prompt encoder, mask decoder, weight loading.
+        .target(name: "SAMModel", dependencies: ["SAMTensor", "SAMKernels"], swiftSettings: fastMath),
+
+        // Command-line tools, one target each.
+        .executableTarget(name: "saminspect", dependencies: [
+            "SAMFormats", "SAMTensor",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        .testTarget(name: "SAMFormatsTests", dependencies: ["SAMFormats", "SAMTensor"]),
+        .testTarget(name: "SAMKernelsTests", dependencies: ["SAMKernels", "SAMBLAS"]),
+        .testTarget(name: "SAMModelTests", dependencies: ["SAMModel", "SAMFormats", "SAMKernels", "SAMTensor"]),
+    ]
+)

@@ -1,0 +1,32 @@
+/// A mutable float32 activation in C order (NCHW for images, [tokens, channels] for sequences),
+/// the working type of the runtime. Plain value semantics over a Swift array.
+public struct FloatTensor: Sendable, Equatable {
+    public var shape: [Int]
+    public var data: [Float]
+
+    public init(shape: [Int], data: [Float]) {
+        precondition(shape.reduce(1, *) == data.count, "shape \(shape) does not match \(data.count) values")
+        self.shape = shape
+        self.data = data
+    }
+
+    public init(zeros shape: [Int]) {
+        self.shape = shape
+        data = [Float](repeating: 0, count: shape.reduce(1, *))
+    }
+
+    /// Converts any numeric tensor (see `Tensor.floats()`).
+    public init(_ tensor: Tensor) {
+        self.init(shape: tensor.shape, data: tensor.floats())
+    }
+
+    public var count: Int { data.count }
+
+    /// The same elements under another shape of equal count.
+    public func reshaped(_ newShape: [Int]) -> FloatTensor {
+        FloatTensor(shape: newShape, data: data)
+    }
+
+    /// Back to a readers' `Tensor` (for writing `.npy`).
+    public var tensor: Tensor { Tensor(shape: shape, floats: data) }
+}

@@ -1,0 +1,36 @@
+/// Why a shape cannot describe a tensor.
+public enum ShapeError: Error, Equatable, CustomStringConvertible {
+    case negativeDimension([Int])
+    case elementCountOverflow([Int])
+
+    public var description: String {
+        switch self {
+        case .negativeDimension(let dims): "shape \(dims) has a negative dimension"
+        case .elementCountOverflow(let dims): "shape \(dims) has more elements than can be addressed"
+        }
+    }
+}
+
+public enum Shape {
+    /// Product of the dimensions, refusing negative dims and products that overflow.
+    public static func elementCount(_ dims: [Int]) throws(ShapeError) -> Int {
+        var count = 1
+        for dim in dims {
+            if dim < 0 { throw .negativeDimension(dims) }
+            let (product, overflow) = count.multipliedReportingOverflow(by: dim)
+            if overflow { throw .elementCountOverflow(dims) }
+            count = product
+        }
+        return count
+    }
+
+    /// Byte size of a tensor of `dims` elements of `dtype`, with the same checks.
+    public static func byteCount(_ dims: [Int], _ dtype: DType) throws(ShapeError) -> Int {
+        let (bytes, overflow) = try elementCount(dims).multipliedReportingOverflow(by: dtype.byteSize)
+        if overflow { throw .elementCountOverflow(dims) }
+        return bytes
+    }
+
+    /// `[1, 256, 64, 64]` style text used in every message.
+    public static func text(_ dims: [Int]) -> String { "[" + dims.map(String.init).joined(separator: ",") + "]" }
+}
