@@ -1,0 +1,48 @@
+# The front door. `make demo` runs the main job on bundled data; `make test` runs the tests.
+# Both install what is missing first (see scripts/setup.sh).
+
+SWIFT        ?= swift
+DROP         ?= ../shared/fixtures/mobilesam-seed0
+VENV         ?= .venv
+PYTHON       := $(VENV)/bin/python
+RELEASE_BIN   = $(shell $(SWIFT) build -c release --show-bin-path)
+
+.PHONY: setup build test check-drops demo references venv regen-onnx-proto clean
+
+setup:
+	@scripts/setup.sh
+
+build: setup
+	$(SWIFT) build -c release
+
+# Unit and numeric tests on the committed fixtures: no network, no Python, no outside drop.
+test: setup
+	$(SWIFT) test
+
+# The same runtime checks against the full-size outside drop (CI has it beside the clone).
+# A missing drop is a failure here, never a skip.
+check-drops: setup
+	@test -d "$(DROP)" || { echo "check-drops: drop folder $(DROP) is missing" >&2; exit 1; }
+	SAM_DROP_DIR="$(abspath $(DROP))" SAM_REQUIRE_DROP=1 \
+	    $(SWIFT) test -c release -Xswiftc -enable-testing --filter Drop
+
+# The main job on bundled data: inspect the committed tiny model and its references.
+demo: build
+	$(RELEASE_BIN)/saminspect reference_outputs/tiny/mobile_sam.h5 reference_outputs/tiny/image_points_embeddings.bin \
+	    reference_outputs/tiny/references/image_embeddings.npy
+
+# Python side (converters/): only for regenerating fixtures and references, never for `make test`.
+venv:
+	test -x $(PYTHON) || python3 -m venv $(VENV)
+	$(PYTHON) -m pip install -q -r converters/requirements.txt
+
+references: venv
+	$(PYTHON) converters/export_reference.py --config tiny --seed 0 --out reference_outputs/tiny
+	$(PYTHON) converters/make_format_fixtures.py --out Tests/SAMFormatsTests/Fixtures
+
+# Regenerates the committed protobuf-c bindings (see Sources/CONNXProto/GENERATED.md).
+regen-onnx-proto:
+	cd Sources/CONNXProto && protoc-c --c_out=. onnx.proto && mv onnx.pb-c.h include/
+
+clean:
+	rm -rf .build

@@ -1,0 +1,38 @@
+/// A typed error for anything a reader refuses: it always names the file, and the tensor where there is one.
+public struct FormatError: Error, CustomStringConvertible, Equatable {
+    public enum Code: String, Sendable {
+        /// The file cannot be opened or read (missing, permissions, a folder).
+        case unreadable
+        /// The file ends before the data it declares.
+        case truncated
+        /// The bytes are not a valid file of the expected format.
+        case corrupt
+        /// Valid, but uses a feature this reader does not handle (big-endian, Fortran order, a dtype).
+        case unsupported
+        /// Declared and actual sizes disagree (blob byte count, element count vs shape).
+        case sizeMismatch
+        /// A tensor or dataset that was asked for is not there.
+        case missingTensor
+        /// An external-data path that is absolute, climbs out of the model folder, or escapes it through a link.
+        case unsafePath
+        /// Writing an output failed.
+        case writeFailed
+    }
+
+    public let code: Code
+    public let file: String
+    public let tensor: String?
+    public let message: String
+
+    public init(_ code: Code, file: String, tensor: String? = nil, _ message: String) {
+        self.code = code
+        self.file = file
+        self.tensor = tensor
+        self.message = message
+    }
+
+    public var description: String {
+        if let tensor { return "\(file): tensor '\(tensor)': \(message) [\(code.rawValue)]" }
+        return "\(file): \(message) [\(code.rawValue)]"
+    }
+}

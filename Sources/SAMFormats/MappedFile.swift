@@ -1,0 +1,57 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A whole file mapped read-only into memory. Tensors read from it borrow its pages
+/// (see `TensorStorage(borrowing:owner:)`), so large weights are never copied by the reader.
+public final class MappedFile: @unchecked Sendable {
+    public let path: String
+    public let bytes: UnsafeRawBufferPointer
+    private let mapping: UnsafeMutableRawPointer?
+
+    public init(path: String) throws(FormatError) {
+        self.path = path
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else {
+            throw FormatError(.unreadable, file: path, "cannot open: \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            throw FormatError(.unreadable, file: path, "cannot stat: \(String(cString: strerror(errno)))")
+        }
+        guard (status.st_mode & S_IFMT) == S_IFREG else {
+            throw FormatError(.unreadable, file: path, "not a regular file")
+        }
+        let size = Int(status.st_size)
+        if size == 0 {  // mmap refuses empty files; an empty view is what callers need
+            mapping = nil
+            bytes = UnsafeRawBufferPointer(start: nil, count: 0)
+            return
+        }
+        let address = mmap(nil, size, PROT_READ, MAP_PRIVATE, descriptor, 0)
+        guard let address, address != MAP_FAILED else {
+            throw FormatError(.unreadable, file: path, "cannot map \(size) bytes: \(String(cString: strerror(errno)))")
+        }
+        mapping = address
+        bytes = UnsafeRawBufferPointer(start: address, count: size)
+    }
+
+    public var count: Int { bytes.count }
+
+    /// Bytes `offset ..< offset+length`, checked against the file size first.
+    public func slice(offset: Int, length: Int, tensor: String? = nil) throws(FormatError) -> UnsafeRawBufferPointer {
+        let (end, overflow) = offset.addingReportingOverflow(length)
+        guard offset >= 0, length >= 0, !overflow, end <= count else {
+            throw FormatError(.truncated, file: path, tensor: tensor,
+                              "needs bytes \(offset)..<\(overflow ? Int.max : end) but the file has \(count)")
+        }
+        return UnsafeRawBufferPointer(rebasing: bytes[offset..<end])
+    }
+
+    deinit {
+        if let mapping { munmap(mapping, bytes.count) }
+    }
+}

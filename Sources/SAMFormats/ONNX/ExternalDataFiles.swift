@@ -1,0 +1,84 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The side files an ONNX model keeps large tensors in, mapped once each on first use.
+/// Locations are checked as the ONNX external-data spec requires: relative to the model's folder,
+/// no absolute paths, no `..`, and no link that leads outside the folder.
+final class ExternalDataFiles: @unchecked Sendable {
+    let modelPath: String
+    let folder: String
+    private var mapped: [String: MappedFile] = [:]
+    private let lock = NSLockLite()
+
+    init(modelPath: String) {
+        self.modelPath = modelPath
+        if let slash = modelPath.lastIndex(of: "/") {
+            folder = slash == modelPath.startIndex ? "/" : String(modelPath[..<slash])
+        } else {
+            folder = "."
+        }
+    }
+
+    /// The bytes `offset ..< offset+length` of `location`, and the object that keeps them mapped.
+    func bytes(location: String, offset: Int, length: Int, tensor: String) throws(FormatError) -> (UnsafeRawBufferPointer, AnyObject) {
+        let file = try mappedFile(location, tensor: tensor)
+        let (end, overflow) = offset.addingReportingOverflow(length)
+        guard !overflow, end <= file.count else {
+            throw FormatError(.truncated, file: file.path, tensor: tensor,
+                              "external data \(offset)..<\(overflow ? Int.max : end) runs past the end of the file (\(file.count) bytes)")
+        }
+        return (try file.slice(offset: offset, length: length, tensor: tensor), file)
+    }
+
+    private func mappedFile(_ location: String, tensor: String) throws(FormatError) -> MappedFile {
+        lock.lock()
+        defer { lock.unlock() }
+        if let file = mapped[location] { return file }
+        let resolved = try safePath(location, tensor: tensor)
+        let file = try MappedFile(path: resolved)
+        mapped[location] = file
+        return file
+    }
+
+    /// ref: onnx/external_data_helper.py and the spec's "location ... relative to the model file; must not escape".
+    func safePath(_ location: String, tensor: String) throws(FormatError) -> String {
+        if location.hasPrefix("/") || location.hasPrefix("\\") {
+            throw FormatError(.unsafePath, file: modelPath, tensor: tensor, "external data location '\(location)' is absolute")
+        }
+        let components = location.split(whereSeparator: { $0 == "/" || $0 == "\\" })
+        if components.contains("..") {
+            throw FormatError(.unsafePath, file: modelPath, tensor: tensor, "external data location '\(location)' contains '..'")
+        }
+        let candidate = folder + "/" + location
+        guard let realFolder = realPath(folder) else {
+            throw FormatError(.unreadable, file: modelPath, tensor: tensor, "cannot resolve the model's folder")
+        }
+        guard let realCandidate = realPath(candidate) else {
+            throw FormatError(.unreadable, file: candidate, tensor: tensor, "external data file '\(location)' not found next to the model")
+        }
+        let prefix = realFolder.hasSuffix("/") ? realFolder : realFolder + "/"
+        guard realCandidate.hasPrefix(prefix) else {
+            throw FormatError(.unsafePath, file: modelPath, tensor: tensor,
+                              "external data location '\(location)' leads outside the model's folder (to \(realCandidate))")
+        }
+        return realCandidate
+    }
+
+    private func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}
+
+/// A pthread mutex, so the formats target does not need Foundation for one lock.
+final class NSLockLite: @unchecked Sendable {
+    private var mutex = pthread_mutex_t()
+    init() { pthread_mutex_init(&mutex, nil) }
+    deinit { pthread_mutex_destroy(&mutex) }
+    func lock() { pthread_mutex_lock(&mutex) }
+    func unlock() { pthread_mutex_unlock(&mutex) }
+}

@@ -1,0 +1,144 @@
+import CONNXProto
+import CProtobufC
+import SAMTensor
+
+/// An ONNX model file read with libprotobuf-c. The unpacked message stays alive as long as
+/// this object (or any tensor read from it) does, and tensors borrow its bytes: the file is
+/// mapped, unpacked once (protobuf-c's one copy), and never copied again.
+public final class ONNXModel: @unchecked Sendable {
+    public let path: String
+    public let irVersion: Int64
+    public let producerName: String
+    public let producerVersion: String
+    public let domain: String
+    public let modelVersion: Int64
+    public let docString: String
+    public let metadataProps: [String: String]
+    public let opsetImports: [ONNXOpset]
+    public let graph: ONNXGraph
+
+    let message: UnpackedModel
+    /// TensorProto of every initializer and Constant value, by name.
+    let tensorProtos: [String: UnsafeMutablePointer<Onnx__TensorProto>]
+    /// Tensor-valued node attributes, by node index and attribute name.
+    let attributeTensors: [Int: [String: UnsafeMutablePointer<Onnx__TensorProto>]]
+    let externalData: ExternalDataFiles
+
+    public init(path: String) throws(FormatError) {
+        self.path = path
+        let file = try MappedFile(path: path)
+        guard file.count > 0 else { throw FormatError(.corrupt, file: path, "empty file, not an ONNX model") }
+        guard let unpacked = onnx__model_proto__unpack(nil, file.count, file.bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)) else {
+            throw FormatError(.corrupt, file: path, "not a valid ONNX protobuf (truncated or corrupt)")
+        }
+        message = UnpackedModel(unpacked)
+        let model = unpacked.pointee
+        guard let graphProto = model.graph else {
+            throw FormatError(.corrupt, file: path, "the ModelProto has no graph (not an ONNX model, or corrupt)")
+        }
+        irVersion = model.has_ir_version != 0 ? model.ir_version : 0
+        producerName = string(model.producer_name)
+        producerVersion = string(model.producer_version)
+        domain = string(model.domain)
+        modelVersion = model.has_model_version != 0 ? model.model_version : 0
+        docString = string(model.doc_string)
+        metadataProps = entries(model.metadata_props, model.n_metadata_props)
+        opsetImports = messages(model.opset_import, model.n_opset_import).map {
+            ONNXOpset(domain: string($0.pointee.domain), version: $0.pointee.has_version != 0 ? $0.pointee.version : 0)
+        }
+        externalData = ExternalDataFiles(modelPath: path)
+
+        var protos: [String: UnsafeMutablePointer<Onnx__TensorProto>] = [:]
+        var initializers: [ONNXInitializer] = []
+        for proto in messages(graphProto.pointee.initializer, graphProto.pointee.n_initializer) {
+            let description = try Self.describe(proto, name: string(proto.pointee.name), file: path)
+            initializers.append(description)
+            protos[description.name] = proto
+        }
+        var nodes: [ONNXNode] = []
+        var constants: [ONNXInitializer] = []
+        var attributeProtos: [Int: [String: UnsafeMutablePointer<Onnx__TensorProto>]] = [:]
+        for (index, nodeProto) in messages(graphProto.pointee.node, graphProto.pointee.n_node).enumerated() {
+            let node = nodeProto.pointee
+            var attributes: [ONNXAttribute] = []
+            for attributeProto in messages(node.attribute, node.n_attribute) {
+                let (attribute, tensor) = try Self.attribute(attributeProto, file: path)
+                attributes.append(attribute)
+                if let tensor { attributeProtos[index, default: [:]][attribute.name] = tensor }
+            }
+            let parsed = ONNXNode(name: string(node.name), opType: string(node.op_type), domain: string(node.domain),
+                                  inputs: array(node.input, node.n_input).map { string($0) },
+                                  outputs: array(node.output, node.n_output).map { string($0) },
+                                  attributes: attributes, metadataProps: entries(node.metadata_props, node.n_metadata_props))
+            nodes.append(parsed)
+            if parsed.opType == "Constant", parsed.domain.isEmpty || parsed.domain == "ai.onnx",
+               let output = parsed.outputs.first, let value = attributeProtos[index]?["value"] {
+                let description = try Self.describe(value, name: output, file: path)
+                constants.append(description)
+                protos[output] = value
+            }
+        }
+        tensorProtos = protos
+        attributeTensors = attributeProtos
+        graph = ONNXGraph(name: string(graphProto.pointee.name),
+                          inputs: messages(graphProto.pointee.input, graphProto.pointee.n_input).map(Self.valueInfo),
+                          outputs: messages(graphProto.pointee.output, graphProto.pointee.n_output).map(Self.valueInfo),
+                          nodes: nodes, initializers: initializers, constants: constants)
+    }
+
+    /// Every stored tensor: initializers, then Constant values.
+    public var storedTensors: [ONNXInitializer] { graph.initializers + graph.constants }
+
+    /// Reads the initializer or Constant output called `name`.
+    public func tensor(named name: String) throws(FormatError) -> Tensor {
+        guard let proto = tensorProtos[name] else {
+            throw FormatError(.missingTensor, file: path, tensor: name, "no initializer or Constant of that name")
+        }
+        return try decode(proto, name: name)
+    }
+
+    /// Reads the tensor-valued attribute `attribute` of node number `nodeIndex` in `graph.nodes`.
+    public func attributeTensor(nodeIndex: Int, attribute: String) throws(FormatError) -> Tensor {
+        guard let proto = attributeTensors[nodeIndex]?[attribute] else {
+            throw FormatError(.missingTensor, file: path, tensor: attribute, "node \(nodeIndex) has no tensor attribute of that name")
+        }
+        return try decode(proto, name: "\(graph.nodes[nodeIndex].name).\(attribute)")
+    }
+}
+
+/// Owns protobuf-c's unpacked ModelProto and frees it when the last tensor borrowing it is gone.
+final class UnpackedModel: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<Onnx__ModelProto>
+    init(_ pointer: UnsafeMutablePointer<Onnx__ModelProto>) { self.pointer = pointer }
+    deinit { onnx__model_proto__free_unpacked(pointer, nil) }
+}
+
+// MARK: - Small C-to-Swift helpers
+
+func string(_ pointer: UnsafeMutablePointer<CChar>?) -> String {
+    guard let pointer else { return "" }
+    return String(cString: pointer)
+}
+
+func array<T>(_ pointer: UnsafeMutablePointer<T>?, _ count: Int) -> [T] {
+    guard let pointer, count > 0 else { return [] }
+    return Array(UnsafeBufferPointer(start: pointer, count: count))
+}
+
+/// The non-null elements of a repeated message field.
+func messages<T>(_ pointer: UnsafeMutablePointer<UnsafeMutablePointer<T>?>?, _ count: Int) -> [UnsafeMutablePointer<T>] {
+    array(pointer, count).compactMap { $0 }
+}
+
+func entries(_ pointer: UnsafeMutablePointer<UnsafeMutablePointer<Onnx__StringStringEntryProto>?>?, _ count: Int) -> [String: String] {
+    var result: [String: String] = [:]
+    for entry in messages(pointer, count) {
+        result[string(entry.pointee.key)] = string(entry.pointee.value)
+    }
+    return result
+}
+
+func binaryString(_ data: ProtobufCBinaryData) -> String {
+    guard let bytes = data.data, data.len > 0 else { return "" }
+    return String(decoding: UnsafeBufferPointer(start: bytes, count: data.len), as: UTF8.self)
+}

@@ -1,0 +1,43 @@
+import SAMTensor
+
+extension WeightStore {
+    /// A convolution followed by eval-mode BatchNorm, as TinyViT's `Conv2d_BN` (`prefix.c`, `prefix.bn`),
+    /// returned as one convolution. Accepts the unfused state dict (`c.weight`, `bn.weight/bias/running_mean/running_var`)
+    /// or an already folded pair (`c.weight`, `c.bias`, as ONNX exports and .samw files hold it).
+    /// ref: mobile_sam/modeling/tiny_vit_sam.py Conv2d_BN.fuse — w * gamma / sqrt(var + eps), beta - mean * gamma / sqrt(var + eps)
+    public func takeConvBN(_ prefix: String, weightShape: [Int]? = nil, eps: Double = 1e-5) throws(WeightError) -> (weight: FloatTensor, bias: FloatTensor) {
+        let weight = try take("\(prefix).c.weight", shape: weightShape)
+        let outChannels = weight.shape[0]
+        let bnPrefix = "\(prefix).bn"
+        if !contains("\(bnPrefix).running_var") {
+            let bias = try take("\(prefix).c.bias", shape: [outChannels])
+            return (weight, bias)
+        }
+        let convBias = try takeIfPresent("\(prefix).c.bias", shape: [outChannels])
+        let gamma = try take("\(bnPrefix).weight", shape: [outChannels])
+        let beta = try take("\(bnPrefix).bias", shape: [outChannels])
+        let mean = try take("\(bnPrefix).running_mean", shape: [outChannels])
+        let variance = try take("\(bnPrefix).running_var", shape: [outChannels])
+        return Self.foldBatchNorm(weight: weight, convBias: convBias, gamma: gamma, beta: beta,
+                                  mean: mean, variance: variance, eps: eps)
+    }
+
+    /// Folds BatchNorm statistics into the preceding convolution or linear layer (weight [out, ...]).
+    /// Done in double precision so folding adds no error beyond the final rounding to float32.
+    public static func foldBatchNorm(weight: FloatTensor, convBias: FloatTensor?, gamma: FloatTensor, beta: FloatTensor,
+                                     mean: FloatTensor, variance: FloatTensor, eps: Double) -> (weight: FloatTensor, bias: FloatTensor) {
+        let outChannels = weight.shape[0]
+        let perChannel = weight.count / outChannels
+        var folded = weight
+        var bias = FloatTensor(zeros: [outChannels])
+        for channel in 0..<outChannels {
+            let scale = Double(gamma.data[channel]) / (Double(variance.data[channel]) + eps).squareRoot()
+            for index in (channel * perChannel)..<((channel + 1) * perChannel) {
+                folded.data[index] = Float(Double(weight.data[index]) * scale)
+            }
+            let original = Double(convBias?.data[channel] ?? 0)
+            bias.data[channel] = Float(Double(beta.data[channel]) + (original - Double(mean.data[channel])) * scale)
+        }
+        return (folded, bias)
+    }
+}

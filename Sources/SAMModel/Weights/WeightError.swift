@@ -1,0 +1,23 @@
+import SAMTensor
+
+/// Why weights could not be loaded into the module tree. Every case names the dotted
+/// PyTorch state-dict path, so the message points at the exact tensor.
+public enum WeightError: Error, CustomStringConvertible, Equatable {
+    case missing(key: String, source: String)
+    case shapeMismatch(key: String, expected: [Int], actual: [Int], source: String)
+    case unused(keys: [String], source: String)
+    case invalid(key: String, reason: String, source: String)
+
+    public var description: String {
+        switch self {
+        case .missing(let key, let source):
+            "\(source): weight '\(key)' is required by the model but not supplied"
+        case .shapeMismatch(let key, let expected, let actual, let source):
+            "\(source): weight '\(key)' has shape \(Shape.text(actual)), the model needs \(Shape.text(expected))"
+        case .unused(let keys, let source):
+            "\(source): \(keys.count) supplied weight(s) not used by the model: " + keys.prefix(8).joined(separator: ", ") + (keys.count > 8 ? ", ..." : "")
+        case .invalid(let key, let reason, let source):
+            "\(source): weight '\(key)': \(reason)"
+        }
+    }
+}
