@@ -52,8 +52,11 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
-        .testTarget(name: "SAMFormatsTests", dependencies: ["SAMFormats", "SAMTensor"]),
+        // Shared by the test targets: where the fixtures and the outside drop are, error figures.
+        .target(name: "SAMTestSupport", dependencies: ["SAMTensor", "SAMFormats"], path: "Tests/SAMTestSupport"),
+
+        .testTarget(name: "SAMFormatsTests", dependencies: ["SAMFormats", "SAMTensor", "SAMTestSupport"]),
         .testTarget(name: "SAMKernelsTests", dependencies: ["SAMKernels", "SAMBLAS"]),
-        .testTarget(name: "SAMModelTests", dependencies: ["SAMModel", "SAMFormats", "SAMKernels", "SAMTensor"]),
+        .testTarget(name: "SAMModelTests", dependencies: ["SAMModel", "SAMFormats", "SAMKernels", "SAMTensor", "SAMTestSupport"]),
     ]
 )

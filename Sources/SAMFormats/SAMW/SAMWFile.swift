@@ -1,0 +1,103 @@
+import Foundation
+import SAMTensor
+
+/// A .samw model file, memory-mapped. Opening checks the preamble, the header and every table row
+/// (offset, length, alignment, dtype, shape) against the file before any tensor is used; tensors
+/// then borrow the mapped pages, so loading costs page faults, not copies.
+public final class SAMWFile: @unchecked Sendable {
+    public let path: String
+    public let metadata: JSONValue
+    public let entries: [SAMWEntry]
+    private let file: MappedFile
+    private let index: [String: Int]
+
+    public init(path: String) throws(FormatError) {
+        self.path = path
+        file = try MappedFile(path: path)
+        let bytes = file.bytes
+        guard bytes.count >= SAMWLayout.preambleSize, Array(bytes[0..<8]) == SAMWLayout.magic else {
+            throw FormatError(.corrupt, file: path, "not a .samw file (bad magic)")
+        }
+        let version = bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self).littleEndian
+        guard version == SAMWLayout.version else {
+            throw FormatError(.unsupported, file: path, ".samw version \(version) (this build reads version \(SAMWLayout.version))")
+        }
+        let headerLength = bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self).littleEndian
+        guard headerLength <= UInt64(SAMWLayout.maximumHeaderBytes) else {
+            throw FormatError(.corrupt, file: path, "header length \(headerLength) is implausibly large")
+        }
+        let headerBytes = try file.slice(offset: SAMWLayout.preambleSize, length: Int(headerLength))
+        let header: SAMWHeader
+        do {
+            header = try JSONDecoder().decode(SAMWHeader.self, from: Data(headerBytes))
+        } catch {
+            throw FormatError(.corrupt, file: path, "header is not valid JSON for a .samw table: \(error)")
+        }
+        let dataStart = SAMWLayout.preambleSize + Int(headerLength)
+        var index: [String: Int] = [:]
+        for (position, entry) in header.tensors.enumerated() {
+            try Self.check(entry, dataStart: dataStart, fileSize: bytes.count, file: path)
+            if index.updateValue(position, forKey: entry.name) != nil {
+                throw FormatError(.corrupt, file: path, tensor: entry.name, "listed twice in the tensor table")
+            }
+        }
+        metadata = header.metadata
+        entries = header.tensors
+        self.index = index
+    }
+
+    private static func check(_ entry: SAMWEntry, dataStart: Int, fileSize: Int, file: String) throws(FormatError) {
+        guard let dtype = SAMWLayout.dtype(named: entry.dtype) else {
+            throw FormatError(.unsupported, file: file, tensor: entry.name, "dtype '\(entry.dtype)'")
+        }
+        let expected: Int
+        do { expected = try Shape.byteCount(entry.shape, dtype) } catch {
+            throw FormatError(.corrupt, file: file, tensor: entry.name, "\(error)")
+        }
+        guard entry.length == expected else {
+            throw FormatError(.sizeMismatch, file: file, tensor: entry.name,
+                              "table says \(entry.length) bytes, \(dtype) \(Shape.text(entry.shape)) needs \(expected)")
+        }
+        let (end, overflow) = entry.offset.addingReportingOverflow(entry.length)
+        guard entry.offset >= dataStart, !overflow, end <= fileSize else {
+            throw FormatError(.truncated, file: file, tensor: entry.name,
+                              "data \(entry.offset)..<\(overflow ? Int.max : end) lies outside the data region \(dataStart)..<\(fileSize)")
+        }
+        guard entry.offset % SAMWLayout.alignment == 0 else {
+            throw FormatError(.corrupt, file: file, tensor: entry.name, "offset \(entry.offset) is not \(SAMWLayout.alignment)-byte aligned")
+        }
+    }
+
+    public var names: [String] { entries.map(\.name) }
+
+    public func entry(named name: String) -> SAMWEntry? { index[name].map { entries[$0] } }
+
+    /// The tensor `name`, borrowing the mapped file (no copy).
+    public func tensor(named name: String) throws(FormatError) -> Tensor {
+        guard let entry = entry(named: name) else {
+            throw FormatError(.missingTensor, file: path, tensor: name, "not in the tensor table")
+        }
+        let bytes = try file.slice(offset: entry.offset, length: entry.length, tensor: name)
+        return try! Tensor(dtype: SAMWLayout.dtype(named: entry.dtype)!, shape: entry.shape,
+                           storage: TensorStorage(borrowing: bytes, owner: file))
+    }
+
+    /// Every tensor, by name.
+    public func tensors() throws(FormatError) -> [String: Tensor] {
+        var result: [String: Tensor] = [:]
+        for entry in entries { result[entry.name] = try tensor(named: entry.name) }
+        return result
+    }
+
+    /// Recomputes every tensor's CRC-32; throws on the first that differs (bit rot, tampering).
+    public func verifyChecksums() throws(FormatError) {
+        for entry in entries {
+            let bytes = try file.slice(offset: entry.offset, length: entry.length, tensor: entry.name)
+            let actual = CRC32.checksum(bytes)
+            guard actual == entry.crc32 else {
+                throw FormatError(.corrupt, file: path, tensor: entry.name,
+                                  "checksum \(String(actual, radix: 16)) does not match the table's \(String(entry.crc32, radix: 16))")
+            }
+        }
+    }
+}

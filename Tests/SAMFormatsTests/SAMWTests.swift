@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+import SAMFormats
+import SAMTensor
+
+@Suite("SAMW model file")
+struct SAMWTests {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("samw-tests-\(UUID().uuidString)").path
+
+    init() throws { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+
+    func sampleTensors() -> [(name: String, tensor: Tensor)] {
+        [("a.weight", Tensor(shape: [2, 3], floats: [0, 0.5, -1, 2, 3.25, -4])),
+         ("a.bias", Tensor(shape: [3], floats: [1, 2, 3])),
+         ("empty", Tensor(shape: [0, 4], floats: []))]
+    }
+
+    @Test("Round trip keeps names, shapes, bytes and metadata; offsets are 64-byte aligned")
+    func roundTrip() throws {
+        let path = folder + "/model.samw"
+        let metadata = JSONValue.object(["family": .string("mobile_sam"), "maxPoints": .number(100)])
+        try SAMWWriter.write(tensors: sampleTensors(), metadata: metadata, to: path)
+        let file = try SAMWFile(path: path)
+        #expect(file.metadata == metadata)
+        #expect(file.names == ["a.weight", "a.bias", "empty"])
+        for (name, tensor) in sampleTensors() {
+            #expect(try file.tensor(named: name).isBitwiseEqual(to: tensor))
+            #expect(file.entry(named: name)!.offset % 64 == 0)
+        }
+        try file.verifyChecksums()
+    }
+
+    @Test("CRC-32 matches zlib's for a known string")
+    func crcMatchesZlib() {
+        // zlib.crc32(b"123456789") == 0xCBF43926, the standard check value.
+        let value = Array("123456789".utf8).withUnsafeBytes { CRC32.checksum($0) }
+        #expect(value == 0xCBF4_3926)
+    }
+
+    @Test("Truncated, corrupt and tampered files are refused with the file and tensor named")
+    func badFiles() throws {
+        let path = folder + "/model.samw"
+        try SAMWWriter.write(tensors: sampleTensors(), metadata: .null, to: path)
+        let good = try Data(contentsOf: URL(fileURLWithPath: path))
+
+        let truncated = folder + "/truncated.samw"
+        try good.prefix(good.count - 8).write(to: URL(fileURLWithPath: truncated))
+        let truncatedError = #expect(throws: FormatError.self) { try SAMWFile(path: truncated) }
+        #expect(truncatedError?.code == .truncated)
+        #expect(truncatedError?.file == truncated)
+        #expect(truncatedError?.tensor != nil)
+
+        let badMagic = folder + "/magic.samw"
+        var magicBytes = good
+        magicBytes[0] = 0x58
+        try magicBytes.write(to: URL(fileURLWithPath: badMagic))
+        #expect(throws: FormatError.self) { try SAMWFile(path: badMagic) }
+
+        let flipped = folder + "/flipped.samw"
+        var flippedBytes = good
+        let offset = try SAMWFile(path: path).entry(named: "a.bias")!.offset
+        flippedBytes[offset] ^= 0x01
+        try flippedBytes.write(to: URL(fileURLWithPath: flipped))
+        let checksumError = #expect(throws: FormatError.self) { try SAMWFile(path: flipped).verifyChecksums() }
+        #expect(checksumError?.tensor == "a.bias")
+
+        let hugeHeader = folder + "/huge.samw"
+        var hugeBytes = good
+        hugeBytes.replaceSubrange(16..<24, with: [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F])
+        try hugeBytes.write(to: URL(fileURLWithPath: hugeHeader))
+        #expect(throws: FormatError.self) { try SAMWFile(path: hugeHeader) }
+    }
+
+    @Test("Duplicate tensor names are refused at write time")
+    func duplicateNames() {
+        let tensors = [("x", Tensor(shape: [1], floats: [1])), ("x", Tensor(shape: [1], floats: [2]))]
+        #expect(throws: FormatError.self) { try SAMWWriter.write(tensors: tensors, metadata: .null, to: folder + "/dup.samw") }
+    }
+}

@@ -1,0 +1,29 @@
+import Foundation
+
+/// Where tests find their data, however the package was cloned.
+public enum TestPaths {
+    /// The package root (this file is Tests/SAMTestSupport/TestPaths.swift).
+    public static let packageRoot: String = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    /// The committed tiny-configuration reference set.
+    public static let tinyReferences = packageRoot + "/reference_outputs/tiny"
+
+    /// The full-size outside drop: `SAM_DROP_DIR` when set (make check-drops sets it), else
+    /// `../shared/fixtures/mobilesam-seed0` beside the clone, as CI lays it out.
+    public static let drop: String = {
+        if let path = ProcessInfo.processInfo.environment["SAM_DROP_DIR"], !path.isEmpty { return path }
+        return URL(fileURLWithPath: packageRoot).deletingLastPathComponent()
+            .appendingPathComponent("shared/fixtures/mobilesam-seed0").standardized.path
+    }()
+
+    /// Drop tests run when the drop is there; `make check-drops` sets SAM_REQUIRE_DROP=1 and
+    /// fails before the tests when it is not, so in CI a missing drop is a failure, not a skip.
+    public static var dropIsPresent: Bool {
+        FileManager.default.fileExists(atPath: drop + "/mobile_sam.h5")
+    }
+
+    public static var dropIsRequired: Bool {
+        ProcessInfo.processInfo.environment["SAM_REQUIRE_DROP"] == "1"
+    }
+}
