@@ -1,0 +1,174 @@
+import SAMBLAS
+import SAMTensor
+
+extension Kernels {
+    /// PyTorch nn.Conv2d on NCHW input with zero padding: weight [out, in/groups, kh, kw],
+    /// bias [out] or nil, the same stride and padding on both axes.
+    ///
+    /// Picks a path by shape: 1x1 stride-1 unpadded ungrouped convolutions are one sgemm per
+    /// image; depthwise convolutions (groups == in == out) use a direct loop kernel; everything
+    /// else goes through im2col + sgemm, one group at a time.
+    public static func conv2d(_ x: FloatTensor, weight: FloatTensor, bias: FloatTensor?,
+                              stride: Int = 1, padding: Int = 0, groups: Int = 1) -> FloatTensor {
+        precondition(x.shape.count == 4, "conv2d: input must be NCHW, got \(x.shape)")
+        precondition(weight.shape.count == 4, "conv2d: weight must be [out, in/groups, kh, kw], got \(weight.shape)")
+        precondition(stride >= 1 && padding >= 0 && groups >= 1, "conv2d: bad stride/padding/groups")
+        let geometry = ConvGeometry(input: x.shape, weight: weight.shape, stride: stride, padding: padding)
+        let inChannels = x.shape[1], outChannels = weight.shape[0]
+        precondition(inChannels % groups == 0 && outChannels % groups == 0 && weight.shape[1] * groups == inChannels,
+                     "conv2d: weight \(weight.shape) does not fit \(inChannels) input channels in \(groups) groups")
+        if let bias { precondition(bias.count == outChannels, "conv2d: bias \(bias.shape) for \(outChannels) outputs") }
+
+        let outShape = [x.shape[0], outChannels, geometry.outHeight, geometry.outWidth]
+        if groups == inChannels && outChannels == inChannels {
+            return depthwiseConv(x, weight: weight, bias: bias, geometry: geometry, outShape: outShape)
+        }
+        // The GEMM paths accumulate onto the bias (beta = 1).
+        var output = biasSeededNCHW(outShape, bias: bias)
+        guard output.count > 0, x.count > 0 else { return output }
+        if groups == 1 && geometry.kernelHeight == 1 && geometry.kernelWidth == 1 && stride == 1 && padding == 0 {
+            pointwiseConv(x, weight: weight, into: &output)
+        } else {
+            im2colConv(x, weight: weight, groups: groups, geometry: geometry, into: &output)
+        }
+        return output
+    }
+
+    /// 1x1 convolution: out[n] [O, HW] += weight [O, C] * x[n] [C, HW]. The image is already the
+    /// GEMM's right-hand matrix, so no copy is needed.
+    private static func pointwiseConv(_ x: FloatTensor, weight: FloatTensor, into output: inout FloatTensor) {
+        let batch = x.shape[0], inChannels = x.shape[1], pixels = x.shape[2] * x.shape[3]
+        let outChannels = weight.shape[0]
+        x.data.withUnsafeBufferPointer { xBuffer in
+            weight.data.withUnsafeBufferPointer { weightBuffer in
+                output.data.withUnsafeMutableBufferPointer { outBuffer in
+                    for n in 0..<batch {
+                        BLAS.sgemm(transA: false, transB: false, m: outChannels, n: pixels, k: inChannels, alpha: 1,
+                                   a: weightBuffer.baseAddress!, lda: inChannels,
+                                   b: xBuffer.baseAddress! + n * inChannels * pixels, ldb: pixels,
+                                   beta: 1, c: outBuffer.baseAddress! + n * outChannels * pixels, ldc: pixels)
+                    }
+                }
+            }
+        }
+    }
+
+    /// General convolution: unfold input patches into columns (im2col), then one sgemm per
+    /// group and tile: out [O/g, pixels] += weight [O/g, C/g*kh*kw] * columns [C/g*kh*kw, pixels].
+    /// Output rows are processed in tiles so the column buffer stays bounded on large images.
+    private static func im2colConv(_ x: FloatTensor, weight: FloatTensor, groups: Int,
+                                   geometry g: ConvGeometry, into output: inout FloatTensor) {
+        let batch = x.shape[0], inChannels = x.shape[1]
+        let outChannels = weight.shape[0]
+        let groupInChannels = inChannels / groups, groupOutChannels = outChannels / groups
+        let patchSize = groupInChannels * g.kernelHeight * g.kernelWidth   // GEMM k
+        let outPixels = g.outHeight * g.outWidth
+        // About 4M floats (16 MB) of columns per tile, but at least one output row.
+        let tileRows = max(1, min(g.outHeight, (1 << 22) / max(1, patchSize * g.outWidth)))
+        // im2col writes every element of a tile, so the buffer needs no initial fill.
+        let columnBase = UnsafeMutablePointer<Float>.allocate(capacity: patchSize * tileRows * g.outWidth)
+        defer { columnBase.deallocate() }
+
+        x.data.withUnsafeBufferPointer { xBuffer in
+            weight.data.withUnsafeBufferPointer { weightBuffer in
+                output.data.withUnsafeMutableBufferPointer { outBuffer in
+                    for n in 0..<batch {
+                        for group in 0..<groups {
+                            let groupInput = xBuffer.baseAddress! + (n * inChannels + group * groupInChannels) * g.inHeight * g.inWidth
+                            let groupWeight = weightBuffer.baseAddress! + group * groupOutChannels * patchSize
+                            let groupOutput = outBuffer.baseAddress! + (n * outChannels + group * groupOutChannels) * outPixels
+                            for firstRow in Swift.stride(from: 0, to: g.outHeight, by: tileRows) {
+                                let rows = min(tileRows, g.outHeight - firstRow)
+                                let tilePixels = rows * g.outWidth
+                                im2col(groupInput, channels: groupInChannels, geometry: g,
+                                       outRows: firstRow..<(firstRow + rows), into: columnBase)
+                                // The tile's outputs are columns firstRow*OW ..< (firstRow+rows)*OW of
+                                // the [O/g, OH*OW] output matrix, hence ldc = OH*OW.
+                                BLAS.sgemm(transA: false, transB: false,
+                                           m: groupOutChannels, n: tilePixels, k: patchSize, alpha: 1,
+                                           a: groupWeight, lda: patchSize,
+                                           b: columnBase, ldb: tilePixels,
+                                           beta: 1, c: groupOutput + firstRow * g.outWidth, ldc: outPixels)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes the [channels * kh * kw, rows * outWidth] patch matrix for output rows `outRows`
+    /// (zero where the window hangs over the padding). Row (c, i, j) of the matrix holds input
+    /// pixel (c, oy*s - p + i, ox*s - p + j) for every output pixel (oy, ox) of the tile.
+    private static func im2col(_ input: UnsafePointer<Float>, channels: Int, geometry g: ConvGeometry,
+                               outRows: Range<Int>, into columns: UnsafeMutablePointer<Float>) {
+        let kernelArea = g.kernelHeight * g.kernelWidth
+        let tilePixels = outRows.count * g.outWidth
+        parallelFor(channels * kernelArea) { patchRow in
+            let c = patchRow / kernelArea
+            let i = (patchRow % kernelArea) / g.kernelWidth
+            let j = patchRow % g.kernelWidth
+            let plane = input + c * g.inHeight * g.inWidth
+            let destination = columns + patchRow * tilePixels
+            let (oxStart, oxEnd) = g.validColumns(tap: j)
+            for (tileRow, oy) in outRows.enumerated() {
+                let row = destination + tileRow * g.outWidth
+                let iy = oy * g.stride - g.padding + i
+                guard iy >= 0 && iy < g.inHeight, oxStart < oxEnd else {
+                    row.update(repeating: 0, count: g.outWidth)
+                    continue
+                }
+                row.update(repeating: 0, count: oxStart)
+                let source = plane + iy * g.inWidth - g.padding + j
+                if g.stride == 1 {
+                    (row + oxStart).update(from: source + oxStart, count: oxEnd - oxStart)
+                } else {
+                    for ox in oxStart..<oxEnd { row[ox] = source[ox * g.stride] }
+                }
+                (row + oxEnd).update(repeating: 0, count: g.outWidth - oxEnd)
+            }
+        }
+    }
+
+}
+
+/// Sizes of one 2-D convolution (square stride and zero padding).
+struct ConvGeometry {
+    let inHeight: Int, inWidth: Int
+    let kernelHeight: Int, kernelWidth: Int
+    let stride: Int, padding: Int
+    let outHeight: Int, outWidth: Int
+
+    init(input: [Int], weight: [Int], stride: Int, padding: Int) {
+        inHeight = input[2]; inWidth = input[3]
+        kernelHeight = weight[2]; kernelWidth = weight[3]
+        self.stride = stride; self.padding = padding
+        outHeight = (inHeight + 2 * padding - kernelHeight) / stride + 1
+        outWidth = (inWidth + 2 * padding - kernelWidth) / stride + 1
+        precondition(inHeight + 2 * padding >= kernelHeight && inWidth + 2 * padding >= kernelWidth,
+                     "conv2d: kernel \(kernelHeight)x\(kernelWidth) larger than padded input \(inHeight)x\(inWidth)")
+    }
+
+    /// The output columns (half-open) whose kernel column `tap` reads a real input pixel.
+    func validColumns(tap: Int) -> (Int, Int) {
+        Self.validOutputRange(tap: tap, inputSize: inWidth, outputSize: outWidth, stride: stride, padding: padding)
+    }
+
+    /// The output rows (half-open) whose kernel row `tap` reads a real input pixel.
+    func validRows(tap: Int) -> (Int, Int) {
+        Self.validOutputRange(tap: tap, inputSize: inHeight, outputSize: outHeight, stride: stride, padding: padding)
+    }
+
+    /// The output positions `o` along one axis, half-open, for which
+    /// 0 <= o*stride - padding + tap < inputSize, clamped to 0..<outputSize.
+    static func validOutputRange(tap: Int, inputSize: Int, outputSize: Int, stride: Int, padding: Int) -> (Int, Int) {
+        let offset = tap - padding
+        // Smallest o with o*stride + offset >= 0.
+        let first = offset >= 0 ? 0 : (-offset + stride - 1) / stride
+        // One past the largest o with o*stride + offset <= inputSize - 1.
+        let limit = inputSize - 1 - offset
+        let end = limit < 0 ? 0 : limit / stride + 1
+        let start = min(first, outputSize)
+        return (start, max(start, min(end, outputSize)))
+    }
+}

@@ -1,0 +1,126 @@
+import SAMTensor
+
+extension Kernels {
+    /// Depthwise convolution (groups == in == out): each channel plane is convolved with its own
+    /// kh x kw filter. Direct loops, parallel over planes; 3x3 kernels (TinyViT's MBConv) take
+    /// a fused nine-tap path specialised for strides 1 and 2.
+    static func depthwiseConv(_ x: FloatTensor, weight: FloatTensor, bias: FloatTensor?,
+                              geometry g: ConvGeometry, outShape: [Int]) -> FloatTensor {
+        let channels = x.shape[1], planes = x.shape[0] * channels
+        let inPlaneSize = g.inHeight * g.inWidth, outPlaneSize = g.outHeight * g.outWidth
+        let outCount = planes * outPlaneSize
+        guard outCount > 0 else { return FloatTensor(zeros: outShape) }
+        let taps = g.kernelHeight * g.kernelWidth
+        let is3x3 = g.kernelHeight == 3 && g.kernelWidth == 3
+        let biases = bias?.data ?? [Float](repeating: 0, count: channels)
+        // Both plane kernels write every output element, so the output starts uninitialised and
+        // each page is first touched by the thread computing it.
+        let data = [Float](unsafeUninitializedCapacity: outCount) { outBuffer, initializedCount in
+            x.data.withUnsafeBufferPointer { xBuffer in
+                weight.data.withUnsafeBufferPointer { weightBuffer in
+                    biases.withUnsafeBufferPointer { biasBuffer in
+                        let xBase = xBuffer.baseAddress!, outBase = outBuffer.baseAddress!
+                        let weightBase = weightBuffer.baseAddress!, biasBase = biasBuffer.baseAddress!
+                        parallelFor(planes) { plane in
+                            let c = plane % channels
+                            let input = xBase + plane * inPlaneSize
+                            let out = outBase + plane * outPlaneSize
+                            if is3x3 {
+                                depthwise3x3Plane(input, out, filter: weightBase + c * taps, bias: biasBase[c], geometry: g)
+                            } else {
+                                depthwisePlane(input, out, filter: weightBase + c * taps, bias: biasBase[c], geometry: g)
+                            }
+                        }
+                    }
+                }
+            }
+            initializedCount = outCount
+        }
+        return FloatTensor(shape: outShape, data: data)
+    }
+
+    /// Any kernel size: for each output row, accumulate one kernel tap at a time over the run
+    /// of output columns where that tap lands inside the image (a strided axpy, no per-pixel
+    /// bounds checks).
+    private static func depthwisePlane(_ input: UnsafePointer<Float>, _ out: UnsafeMutablePointer<Float>,
+                                       filter: UnsafePointer<Float>, bias: Float, geometry g: ConvGeometry) {
+        let stride = g.stride, width = g.inWidth
+        let columnRanges = (0..<g.kernelWidth).map { g.validColumns(tap: $0) }
+        for oy in 0..<g.outHeight {
+            let outRow = out + oy * g.outWidth
+            outRow.initialize(repeating: bias, count: g.outWidth)
+            for i in 0..<g.kernelHeight {
+                let iy = oy * stride - g.padding + i
+                guard iy >= 0 && iy < g.inHeight else { continue }
+                let inRow = input + iy * width
+                for j in 0..<g.kernelWidth {
+                    let tapWeight = filter[i * g.kernelWidth + j]
+                    let shift = j - g.padding
+                    let (start, end) = columnRanges[j]
+                    for ox in start..<end { outRow[ox] += tapWeight * inRow[ox * stride + shift] }
+                }
+            }
+        }
+    }
+
+    /// 3x3 kernel: interior pixels sum all nine taps in one pass (one store per output);
+    /// the border ring, where some taps fall in the padding, uses checked per-pixel code.
+    private static func depthwise3x3Plane(_ input: UnsafePointer<Float>, _ out: UnsafeMutablePointer<Float>,
+                                          filter: UnsafePointer<Float>, bias: Float, geometry g: ConvGeometry) {
+        // Interior = outputs whose taps 0 and 2 (hence all three) are inside the image.
+        let interiorColumns = g.validColumns(tap: 0).0..<max(g.validColumns(tap: 0).0, g.validColumns(tap: 2).1)
+        let interiorRows = g.validRows(tap: 0).0..<max(g.validRows(tap: 0).0, g.validRows(tap: 2).1)
+        let k = (filter[0], filter[1], filter[2], filter[3], filter[4], filter[5], filter[6], filter[7], filter[8])
+        for oy in 0..<g.outHeight {
+            let outRow = out + oy * g.outWidth
+            guard interiorRows.contains(oy) else {
+                for ox in 0..<g.outWidth { outRow[ox] = borderPixel(input, filter: filter, bias: bias, oy: oy, ox: ox, geometry: g) }
+                continue
+            }
+            let top = input + (oy * g.stride - g.padding) * g.inWidth
+            // Literal strides let the compiler specialise (and vectorise) the common cases.
+            switch g.stride {
+            case 1: interior3x3Row(top, outRow, width: g.inWidth, columns: interiorColumns, stride: 1, padding: g.padding, k: k, bias: bias)
+            case 2: interior3x3Row(top, outRow, width: g.inWidth, columns: interiorColumns, stride: 2, padding: g.padding, k: k, bias: bias)
+            default: interior3x3Row(top, outRow, width: g.inWidth, columns: interiorColumns, stride: g.stride, padding: g.padding, k: k, bias: bias)
+            }
+            for ox in 0..<interiorColumns.lowerBound {
+                outRow[ox] = borderPixel(input, filter: filter, bias: bias, oy: oy, ox: ox, geometry: g)
+            }
+            for ox in interiorColumns.upperBound..<g.outWidth {
+                outRow[ox] = borderPixel(input, filter: filter, bias: bias, oy: oy, ox: ox, geometry: g)
+            }
+        }
+    }
+
+    @inline(__always)
+    private static func interior3x3Row(_ top: UnsafePointer<Float>, _ outRow: UnsafeMutablePointer<Float>, width: Int,
+                                       columns: Range<Int>, stride: Int, padding: Int,
+                                       k: (Float, Float, Float, Float, Float, Float, Float, Float, Float), bias: Float) {
+        let middle = top + width, bottom = middle + width
+        for ox in columns {
+            let ix = ox * stride - padding
+            var sum = bias
+            sum += k.0 * top[ix] + k.1 * top[ix + 1] + k.2 * top[ix + 2]
+            sum += k.3 * middle[ix] + k.4 * middle[ix + 1] + k.5 * middle[ix + 2]
+            sum += k.6 * bottom[ix] + k.7 * bottom[ix + 1] + k.8 * bottom[ix + 2]
+            outRow[ox] = sum
+        }
+    }
+
+    /// One output pixel with bounds checks on every tap (for the border ring).
+    private static func borderPixel(_ input: UnsafePointer<Float>, filter: UnsafePointer<Float>, bias: Float,
+                                    oy: Int, ox: Int, geometry g: ConvGeometry) -> Float {
+        var sum = bias
+        for i in 0..<g.kernelHeight {
+            let iy = oy * g.stride - g.padding + i
+            guard iy >= 0 && iy < g.inHeight else { continue }
+            for j in 0..<g.kernelWidth {
+                let ix = ox * g.stride - g.padding + j
+                guard ix >= 0 && ix < g.inWidth else { continue }
+                sum += filter[i * g.kernelWidth + j] * input[iy * g.inWidth + ix]
+            }
+        }
+        return sum
+    }
+}

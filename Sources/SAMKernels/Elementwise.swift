@@ -1,0 +1,52 @@
+import SAMTensor
+
+extension Kernels {
+    /// x += y elementwise (same shape).
+    public static func add(_ x: inout FloatTensor, _ y: FloatTensor) {
+        precondition(x.shape == y.shape, "add: shapes \(x.shape) and \(y.shape) differ")
+        let count = x.count
+        guard count > 0 else { return }
+        x.data.withUnsafeMutableBufferPointer { xBuffer in
+            y.data.withUnsafeBufferPointer { yBuffer in
+                let xp = xBuffer.baseAddress!, yp = yBuffer.baseAddress!
+                parallelRanges(count) { range in
+                    for i in range { xp[i] += yp[i] }
+                }
+            }
+        }
+    }
+
+    /// x[n, c, h, w] += channelBias[c] for an NCHW tensor.
+    public static func addBias(_ x: inout FloatTensor, channelBias: FloatTensor) {
+        precondition(x.shape.count == 4, "addBias: expected NCHW, got \(x.shape)")
+        let channels = x.shape[1], planeSize = x.shape[2] * x.shape[3]
+        precondition(channelBias.count == channels,
+                     "addBias: \(channelBias.count) biases for \(channels) channels")
+        let planes = x.shape[0] * channels
+        guard planes > 0, planeSize > 0 else { return }
+        x.data.withUnsafeMutableBufferPointer { xBuffer in
+            channelBias.data.withUnsafeBufferPointer { biasBuffer in
+                let xp = xBuffer.baseAddress!, bias = biasBuffer.baseAddress!
+                parallelRanges(planes, minimumChunk: max(1, 32_768 / planeSize)) { planeRange in
+                    for plane in planeRange {
+                        let b = bias[plane % channels]
+                        let row = xp + plane * planeSize
+                        for i in 0..<planeSize { row[i] += b }
+                    }
+                }
+            }
+        }
+    }
+
+    /// x *= s elementwise.
+    public static func scale(_ x: inout FloatTensor, by s: Float) {
+        let count = x.count
+        guard count > 0 else { return }
+        x.data.withUnsafeMutableBufferPointer { xBuffer in
+            let xp = xBuffer.baseAddress!
+            parallelRanges(count) { range in
+                for i in range { xp[i] *= s }
+            }
+        }
+    }
+}

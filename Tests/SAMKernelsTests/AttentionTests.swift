@@ -1,0 +1,85 @@
+import Foundation
+import SAMKernels
+import SAMTensor
+import Testing
+
+struct AttentionCase: CustomTestStringConvertible, Sendable {
+    let name: String
+    let batch: Int, queryLength: Int, keyLength: Int, heads: Int, headDim: Int, valueHeadDim: Int
+    /// nil: no bias; 3: [H, Lq, Lk]; 4: [B, H, Lq, Lk]
+    let biasRank: Int?
+    var testDescription: String { name }
+}
+
+@Suite("Attention")
+struct AttentionTests {
+    /// Per batch and head, with heads taken from slices of the last dim:
+    /// out[b, i, h*Dv + d] = sum_j softmax_j(scale * q_h[i] . k_h[j] + bias[h, i, j]) * v_h[j, d].
+    static func reference(q: FloatTensor, k: FloatTensor, v: FloatTensor, heads: Int, scale: Float,
+                          bias: FloatTensor?) -> [Double] {
+        let (batch, lq, width) = (q.shape[0], q.shape[1], q.shape[2])
+        let lk = k.shape[1], valueWidth = v.shape[2]
+        let d = width / heads, dv = valueWidth / heads
+        var out = [Double](repeating: 0, count: batch * lq * valueWidth)
+        for b in 0..<batch {
+            for h in 0..<heads {
+                for i in 0..<lq {
+                    var scores = [Double](repeating: 0, count: lk)
+                    for j in 0..<lk {
+                        var dot = 0.0
+                        for e in 0..<d {
+                            dot += Double(q.data[(b * lq + i) * width + h * d + e]) * Double(k.data[(b * lk + j) * width + h * d + e])
+                        }
+                        scores[j] = dot * Double(scale)
+                        if let bias {
+                            let biasHead = bias.shape.count == 4 ? b * heads + h : h
+                            scores[j] += Double(bias.data[(biasHead * lq + i) * lk + j])
+                        }
+                    }
+                    let maxScore = scores.max()!
+                    let exps = scores.map { exp($0 - maxScore) }
+                    let total = exps.reduce(0, +)
+                    for e in 0..<dv {
+                        var sum = 0.0
+                        for j in 0..<lk { sum += exps[j] / total * Double(v.data[(b * lk + j) * valueWidth + h * dv + e]) }
+                        out[(b * lq + i) * valueWidth + h * dv + e] = sum
+                    }
+                }
+            }
+        }
+        return out
+    }
+
+    static let cases: [AttentionCase] = [
+        AttentionCase(name: "3 batches, Lq 13, Lk 11, 3 heads, bias [H, Lq, Lk]",
+                      batch: 3, queryLength: 13, keyLength: 11, heads: 3, headDim: 5, valueHeadDim: 5, biasRank: 3),
+        AttentionCase(name: "per-batch bias [B, H, Lq, Lk], value dim differs",
+                      batch: 2, queryLength: 7, keyLength: 9, heads: 2, headDim: 6, valueHeadDim: 4, biasRank: 4),
+        AttentionCase(name: "no bias, single head",
+                      batch: 1, queryLength: 5, keyLength: 3, heads: 1, headDim: 8, valueHeadDim: 8, biasRank: nil),
+        AttentionCase(name: "TinyViT 7x7 windows: 40 windows, L 49, 4 heads of 16",
+                      batch: 40, queryLength: 49, keyLength: 49, heads: 4, headDim: 16, valueHeadDim: 16, biasRank: 3),
+        AttentionCase(name: "decoder image-to-token: Lq 1031 tokens, Lk 7, row blocks",
+                      batch: 1, queryLength: 1031, keyLength: 7, heads: 2, headDim: 16, valueHeadDim: 16, biasRank: nil),
+        AttentionCase(name: "one query row above the BLAS threading threshold (serial tasks)",
+                      batch: 1, queryLength: 3, keyLength: 2_113, heads: 2, headDim: 128, valueHeadDim: 128, biasRank: nil),
+    ]
+
+    @Test("attention matches per-head softmax(q kᵀ * scale + bias) v", arguments: cases)
+    func matchesReference(_ c: AttentionCase) {
+        var rng = SeededGenerator(seed: UInt64(c.queryLength * 1000 + c.keyLength))
+        let q = randomTensor([c.batch, c.queryLength, c.heads * c.headDim], using: &rng)
+        let k = randomTensor([c.batch, c.keyLength, c.heads * c.headDim], using: &rng)
+        let v = randomTensor([c.batch, c.keyLength, c.heads * c.valueHeadDim], using: &rng)
+        let bias: FloatTensor? = switch c.biasRank {
+        case 3: randomTensor([c.heads, c.queryLength, c.keyLength], in: -2...2, using: &rng)
+        case 4: randomTensor([c.batch, c.heads, c.queryLength, c.keyLength], in: -2...2, using: &rng)
+        default: nil
+        }
+        // A scale above 1/sqrt(D) gives peaked softmaxes, so wrong pairings show up clearly.
+        let scale: Float = 1.5 / Float(c.headDim).squareRoot()
+        let out = Kernels.attention(q: q, k: k, v: v, heads: c.heads, scale: scale, bias: bias)
+        let expected = Self.reference(q: q, k: k, v: v, heads: c.heads, scale: scale, bias: bias)
+        expectClose(out, expected, shape: [c.batch, c.queryLength, c.heads * c.valueHeadDim], "attention \(c.name)")
+    }
+}
