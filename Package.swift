@@ -45,6 +45,7 @@ let package = Package(
 
         // The native model: TinyViT image encoder, prompt encoder, mask decoder, weight loading.
         .target(name: "SAMModel", dependencies: ["SAMTensor", "SAMKernels"], swiftSettings: fastMath),
+        .target(name: "SAMImport", dependencies: ["SAMFormats", "SAMTensor"], swiftSettings: fastMath),
 
         // Command-line tools, one target each.
         .executableTarget(name: "saminspect", dependencies: [
@@ -55,8 +56,10 @@ let package = Package(
         // Shared by the test targets: where the fixtures and the outside drop are, error figures.
         .target(name: "SAMTestSupport", dependencies: ["SAMTensor", "SAMFormats"], path: "Tests/SAMTestSupport"),
 
-        .testTarget(name: "SAMFormatsTests", dependencies: ["SAMFormats", "SAMTensor", "SAMTestSupport"]),
+        .testTarget(name: "SAMFormatsTests", dependencies: ["SAMFormats", "SAMTensor", "SAMTestSupport"],
+                    exclude: ["Fixtures"]),
         .testTarget(name: "SAMKernelsTests", dependencies: ["SAMKernels", "SAMBLAS"]),
         .testTarget(name: "SAMModelTests", dependencies: ["SAMModel", "SAMFormats", "SAMKernels", "SAMTensor", "SAMTestSupport"]),
+        .testTarget(name: "SAMImportTests", dependencies: ["SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport"]),
     ]
 )

@@ -20,3 +20,16 @@ static inline hid_t shim_H5T_IEEE_F32LE(void) { return H5T_IEEE_F32LE; }
 
 /// Silences HDF5's default error printer; errors are reported as typed Swift errors instead.
 static inline void shim_H5_silence_errors(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+
+/// libhdf5 reports a cut-off file only on its error stack (minor code H5E_TRUNCATED);
+/// this walks the current stack so the reader can say "truncated" rather than "corrupt".
+static herr_t shim_H5_truncation_visitor(unsigned depth, const H5E_error2_t *error, void *found) {
+    (void)depth;
+    if (error->min_num == H5E_TRUNCATED) { *(int *)found = 1; }
+    return 0;
+}
+static inline int shim_H5_error_stack_reports_truncation(void) {
+    int found = 0;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, shim_H5_truncation_visitor, &found);
+    return found;
+}

@@ -11,19 +11,20 @@ public final class MappedFile: @unchecked Sendable {
     public let bytes: UnsafeRawBufferPointer
     private let mapping: UnsafeMutableRawPointer?
 
-    public init(path: String) throws(FormatError) {
+    /// `tensor` names the tensor the caller wants from this file, for the error message.
+    public init(path: String, tensor: String? = nil) throws(FormatError) {
         self.path = path
         let descriptor = open(path, O_RDONLY)
         guard descriptor >= 0 else {
-            throw FormatError(.unreadable, file: path, "cannot open: \(String(cString: strerror(errno)))")
+            throw FormatError(.unreadable, file: path, tensor: tensor, "cannot open: \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else {
-            throw FormatError(.unreadable, file: path, "cannot stat: \(String(cString: strerror(errno)))")
+            throw FormatError(.unreadable, file: path, tensor: tensor, "cannot stat: \(String(cString: strerror(errno)))")
         }
         guard (status.st_mode & S_IFMT) == S_IFREG else {
-            throw FormatError(.unreadable, file: path, "not a regular file")
+            throw FormatError(.unreadable, file: path, tensor: tensor, "not a regular file")
         }
         let size = Int(status.st_size)
         if size == 0 {  // mmap refuses empty files; an empty view is what callers need
@@ -33,7 +34,7 @@ public final class MappedFile: @unchecked Sendable {
         }
         let address = mmap(nil, size, PROT_READ, MAP_PRIVATE, descriptor, 0)
         guard let address, address != MAP_FAILED else {
-            throw FormatError(.unreadable, file: path, "cannot map \(size) bytes: \(String(cString: strerror(errno)))")
+            throw FormatError(.unreadable, file: path, tensor: tensor, "cannot map \(size) bytes: \(String(cString: strerror(errno)))")
         }
         mapping = address
         bytes = UnsafeRawBufferPointer(start: address, count: size)

@@ -8,7 +8,7 @@ public enum RawBlob {
         do { expected = try Shape.byteCount(shape, dtype) } catch {
             throw FormatError(.sizeMismatch, file: path, tensor: tensorName, "declared shape: \(error)")
         }
-        let file = try MappedFile(path: path)
+        let file = try MappedFile(path: path, tensor: tensorName)
         guard file.count == expected else {
             throw FormatError(.sizeMismatch, file: path, tensor: tensorName,
                               "has \(file.count) bytes; \(dtype) \(Shape.text(shape)) needs \(expected)")

@@ -25,12 +25,26 @@ public final class HDF5File {
         }
         let handle = H5Fopen(path, shim_H5F_ACC_RDONLY(), shim_H5P_DEFAULT())
         guard handle >= 0 else {
-            throw FormatError(.corrupt, file: path, "libhdf5 cannot open it (truncated or corrupt)")
+            if shim_H5_error_stack_reports_truncation() != 0 {
+                throw FormatError(.truncated, file: path, "the file ends before the data its superblock declares")
+            }
+            throw FormatError(.corrupt, file: path, "libhdf5 cannot open it (corrupt)")
         }
         file = handle
         var found: [HDF5Dataset] = []
         try collectDatasets(in: "/", into: &found)
         datasets = found.sorted { $0.path < $1.path }
+        rootAttributes = Self.readRootAttributes(of: handle)
+    }
+
+    /// Attributes on the root group (exporters put provenance there, e.g. `source`).
+    public private(set) var rootAttributes: [String: String] = [:]
+
+    private static func readRootAttributes(of file: hid_t) -> [String: String] {
+        let root = H5Gopen2(file, "/", shim_H5P_DEFAULT())
+        guard root >= 0 else { return [:] }
+        defer { H5Gclose(root) }
+        return HDF5Attributes.read(of: root)
     }
 
     deinit { H5Fclose(file) }

@@ -72,9 +72,12 @@ public enum ONNXDataLocation: Sendable, Equatable, CustomStringConvertible {
     case typed(field: String, count: Int)
     /// An external file next to the model (`location`, `offset`, `length`; length nil when not given).
     case external(location: String, offset: Int, length: Int?)
+    /// A `Constant` node's scalar or list attribute (`value_float`, `value_ints` ...).
+    case constantAttribute(String)
 
     public var description: String {
         switch self {
+        case .constantAttribute(let name): "\(name) attribute"
         case .raw(let byteCount): "raw_data (\(byteCount) B)"
         case .typed(let field, let count): "\(field) (\(count) elements)"
         case .external(let location, let offset, let length):

@@ -23,6 +23,8 @@ public final class ONNXModel: @unchecked Sendable {
     /// Tensor-valued node attributes, by node index and attribute name.
     let attributeTensors: [Int: [String: UnsafeMutablePointer<Onnx__TensorProto>]]
     let externalData: ExternalDataFiles
+    /// Constant values given as `value_float(s)` / `value_int(s)` attributes, made into tensors.
+    let scalarConstants: [String: Tensor]
 
     public init(path: String) throws(FormatError) {
         self.path = path
@@ -58,6 +60,7 @@ public final class ONNXModel: @unchecked Sendable {
         var nodes: [ONNXNode] = []
         var constants: [ONNXInitializer] = []
         var attributeProtos: [Int: [String: UnsafeMutablePointer<Onnx__TensorProto>]] = [:]
+        var attributeConstants: [String: Tensor] = [:]
         for (index, nodeProto) in messages(graphProto.pointee.node, graphProto.pointee.n_node).enumerated() {
             let node = nodeProto.pointee
             var attributes: [ONNXAttribute] = []
@@ -72,13 +75,19 @@ public final class ONNXModel: @unchecked Sendable {
                                   attributes: attributes, metadataProps: entries(node.metadata_props, node.n_metadata_props))
             nodes.append(parsed)
             if parsed.opType == "Constant", parsed.domain.isEmpty || parsed.domain == "ai.onnx",
-               let output = parsed.outputs.first, let value = attributeProtos[index]?["value"] {
-                let description = try Self.describe(value, name: output, file: path)
-                constants.append(description)
-                protos[output] = value
+               let output = parsed.outputs.first {
+                if let value = attributeProtos[index]?["value"] {
+                    constants.append(try Self.describe(value, name: output, file: path))
+                    protos[output] = value
+                } else if let (attribute, tensor) = Self.constantFromListAttribute(parsed) {
+                    constants.append(ONNXInitializer(name: output, elementType: ONNXElementType(code: tensor.dtype == .float32 ? 1 : 7),
+                                                     shape: tensor.shape, location: .constantAttribute(attribute)))
+                    attributeConstants[output] = tensor
+                }
             }
         }
         tensorProtos = protos
+        scalarConstants = attributeConstants
         attributeTensors = attributeProtos
         graph = ONNXGraph(name: string(graphProto.pointee.name),
                           inputs: messages(graphProto.pointee.input, graphProto.pointee.n_input).map(Self.valueInfo),
@@ -91,6 +100,7 @@ public final class ONNXModel: @unchecked Sendable {
 
     /// Reads the initializer or Constant output called `name`.
     public func tensor(named name: String) throws(FormatError) -> Tensor {
+        if let constant = scalarConstants[name] { return constant }
         guard let proto = tensorProtos[name] else {
             throw FormatError(.missingTensor, file: path, tensor: name, "no initializer or Constant of that name")
         }
@@ -103,6 +113,32 @@ public final class ONNXModel: @unchecked Sendable {
             throw FormatError(.missingTensor, file: path, tensor: attribute, "node \(nodeIndex) has no tensor attribute of that name")
         }
         return try decode(proto, name: "\(graph.nodes[nodeIndex].name).\(attribute)")
+    }
+}
+
+extension ONNXModel {
+    /// A Constant node's `value_float`, `value_floats`, `value_int` or `value_ints` as a tensor
+    /// (scalars have shape [], lists shape [n]), per the Constant operator's definition.
+    static func constantFromListAttribute(_ node: ONNXNode) -> (String, Tensor)? {
+        for attribute in node.attributes {
+            switch (attribute.name, attribute.value) {
+            case ("value_float", .float(let value)):
+                return (attribute.name, Tensor(shape: [], floats: [value]))
+            case ("value_floats", .floats(let values)):
+                return (attribute.name, Tensor(shape: [values.count], floats: values))
+            case ("value_int", .int(let value)):
+                return (attribute.name, int64Tensor([value], shape: []))
+            case ("value_ints", .ints(let values)):
+                return (attribute.name, int64Tensor(values, shape: [values.count]))
+            default: continue
+            }
+        }
+        return nil
+    }
+
+    private static func int64Tensor(_ values: [Int64], shape: [Int]) -> Tensor {
+        let storage = values.withUnsafeBytes { TensorStorage(copying: $0) }
+        return try! Tensor(dtype: .int64, shape: shape, storage: storage)
     }
 }
 

@@ -75,6 +75,9 @@ extension ONNXModel {
             }
             let (bytes, owner) = try externalData.bytes(location: location, offset: offset, length: byteCount, tensor: name)
             return try! Tensor(dtype: dtype, shape: description.shape, storage: TensorStorage(borrowing: bytes, owner: owner))
+        case .constantAttribute(let attribute):
+            // Not produced for TensorProtos; those constants are read from `scalarConstants`.
+            throw FormatError(.corrupt, file: path, tensor: name, "\(attribute) is not stored as a TensorProto")
         case .typed(let field, let count):
             let elements = byteCount / dtype.byteSize
             guard count == elements else {
