@@ -38,6 +38,7 @@ venv:
 
 references: venv
 	$(PYTHON) converters/export_reference.py --config tiny --seed 0 --out reference_outputs/tiny
+	$(PYTHON) converters/export_dynamo.py --weights reference_outputs/tiny/mobile_sam.h5 --out reference_outputs/tiny/dynamo
 	$(PYTHON) converters/make_format_fixtures.py --out Tests/SAMFormatsTests/Fixtures
 
 # Regenerates the committed protobuf-c bindings (see Sources/CONNXProto/GENERATED.md).

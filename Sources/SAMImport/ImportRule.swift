@@ -1,0 +1,64 @@
+/// Every way an importer turns (or refuses to turn) a stored tensor into a canonical one.
+/// Each imported, dropped or ignored tensor records the rule that decided it, for the
+/// summary and for error messages.
+public enum ImportRule: String, CaseIterable, Sendable, CustomStringConvertible {
+    // State dicts (HDF5)
+    /// The key is the canonical name (possibly after stripping a wrapper prefix).
+    case stateDictKey = "state-dict key"
+    /// `X.c.weight` + `X.bn.{weight,bias,running_mean,running_var}` -> folded `X.c.weight`, `X.c.bias`.
+    case foldBatchNorm = "fold BatchNorm into conv"
+    /// `*.num_batches_tracked`: BatchNorm's training step counter, no numeric meaning in eval mode.
+    case dropBatchNormCounter = "drop BatchNorm step counter"
+    /// `image_encoder.head.*`, `image_encoder.norm_head.*`: TinyViT's classifier, never run by SAM.
+    case dropClassifierHead = "drop TinyViT classifier head"
+    /// `*.attention_bias_idxs`: index table derived from the window size (upstream keeps it out of the state dict).
+    case dropDerivedIndexTable = "drop derived attention-bias index table"
+    /// float64 stored tensor narrowed to float32 (the runtime's precision).
+    case narrowFloat64 = "narrow float64 to float32"
+
+    // ONNX: names
+    /// Initializer keeps its PyTorch name (wrapper prefix stripped), layout unchanged.
+    case exportedName = "exported name"
+    /// Named Linear weight fed straight into MatMul: stored [in,out], canonical [out,in].
+    case namedLinearWeightTransposed = "named Linear weight, transposed back"
+
+    // ONNX: consumers (TorchScript node-name scopes, dynamo metadata scopes)
+    /// Conv/ConvTranspose input 1 -> `<scope>.weight` (a fused `X.bn` scope means `X.c`).
+    case convWeightByScope = "Conv weight from consumer scope"
+    /// Conv/ConvTranspose input 2 -> `<weight>.bias` or `<scope>.bias`.
+    case convBiasByScope = "Conv bias from consumer scope"
+    /// MatMul input 1 (Linear weight stored transposed [in,out]) -> `<scope>.weight` [out,in].
+    case linearWeightTransposed = "MatMul weight transposed back to Linear"
+    /// Gemm input 1 -> `<scope>.weight` (transposed back when transB = 0), input 2 -> `<scope>.bias`.
+    case gemmWeight = "Gemm weight/bias from consumer scope"
+    /// 1-D tensor added in a module scope (MatMul + Add = Linear) -> `<scope>.bias`.
+    case linearBiasByScope = "Linear bias from consumer scope"
+    /// LayerNormalization inputs 1/2 -> `<scope>.weight` / `<scope>.bias`.
+    case layerNormAffineByScope = "LayerNorm affine from consumer scope"
+    /// [C,1,1] multiplied / added in a LayerNorm2d scope -> `<scope>.weight` / `<scope>.bias` [C].
+    case channelAffineReshaped = "LayerNorm2d affine [C,1,1] reshaped to [C]"
+    /// MatMul input 1 in `pe_layer` scope -> `pe_layer.positional_encoding_gaussian_matrix` (no transpose: used as `coords @ G`).
+    case gaussianMatrixByScope = "positional Gaussian matrix from consumer scope"
+    /// [H,N,N] added to attention logits = `attention_biases[:, attention_bias_idxs]`, inverted to [H, offsets].
+    case attentionBiasTableInverted = "TinyViT attention-bias table inverted"
+    /// [1,C,1,1] expanded or multiplied at the prompt encoder's root -> `prompt_encoder.no_mask_embed.weight` [1,C].
+    case noMaskEmbedReshaped = "no-mask embedding [1,C,1,1] reshaped to [1,C]"
+    /// [1,T,C] = cat(iou_token, mask_tokens) expanded at the mask decoder's root -> split into both.
+    case outputTokensSplit = "output tokens split into iou_token and mask_tokens"
+
+    // Dense positional encoding (a fact, not a weight)
+    /// Constant-folded `get_dense_pe()` [1,C,g,g] feeding the transformer's positional input.
+    case densePEConstant = "constant-folded dense PE"
+    /// Constant-folded `get_dense_pe().flatten(2).permute(0,2,1)` [1,g*g,C] -> [1,C,g,g].
+    case densePETokensUnflattened = "constant-folded dense PE tokens [1,g*g,C] to [1,C,g,g]"
+    /// `image_points_embeddings.bin`: raw f32 [1,C,g,g].
+    case densePEBlob = "dense PE raw blob"
+
+    // Recognised non-weights
+    /// [g,g,2] coordinate grid of `PositionEmbeddingRandom.forward`, checked against the formula.
+    case peCoordinateGrid = "dense-PE coordinate grid (derived from g, checked)"
+    /// Consumed only as shape/scale arguments (Resize scales, Reshape shapes ...).
+    case shapeArithmetic = "shape arithmetic"
+
+    public var description: String { rawValue }
+}

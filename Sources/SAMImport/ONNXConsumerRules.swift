@@ -1,0 +1,106 @@
+import SAMFormats
+import SAMTensor
+
+/// What a stored ONNX tensor becomes, and which layout rule turns it into that.
+enum ONNXTarget: Equatable {
+    /// One canonical tensor.
+    case tensor(name: String, layout: Layout, rule: ImportRule)
+    /// `cat(iou_token, mask_tokens)`: two canonical tensors.
+    case outputTokens(iouToken: String, maskTokens: String)
+
+    enum Layout: Equatable {
+        case asStored
+        case linearWeightFromMatMul
+        case channelAffine
+        case noMaskEmbedding
+        case attentionBiasTable
+    }
+}
+
+/// Canonical names for tensors that lost theirs (`onnx::MatMul_2553`, `val_118`, `unsqueeze_1`),
+/// from the node that reads them: its op, which input, and its module scope.
+enum ONNXConsumerRules {
+    /// The target one use implies, or nil when this use says nothing.
+    /// - Parameters:
+    ///   - shape: the stored tensor's shape.
+    ///   - components: components the file holds (root-scope rules need theirs).
+    static func target(for use: ONNXUse, shape: [Int], components: Set<SAMComponent>) -> ONNXTarget? {
+        let node = use.node
+        guard let scope = use.canonicalScope?.path else {
+            return rootTarget(for: use, shape: shape, components: components)
+        }
+        switch (node.opType, use.input) {
+        case ("Conv", 1), ("ConvTranspose", 1):
+            return .tensor(name: convModule(scope) + ".weight", layout: .asStored, rule: .convWeightByScope)
+        case ("Conv", 2), ("ConvTranspose", 2):
+            // The bias belongs to whatever module the weight belongs to.
+            if let weight = node.inputs.dropFirst().first, let named = CanonicalNames.resolveParameter(weight), named.path.hasSuffix(".weight") {
+                return .tensor(name: String(named.path.dropLast(".weight".count)) + ".bias", layout: .asStored, rule: .convBiasByScope)
+            }
+            return .tensor(name: convModule(scope) + ".bias", layout: .asStored, rule: .convBiasByScope)
+        case ("MatMul", 1) where shape.count == 2:
+            // PositionEmbeddingRandom multiplies by its matrix as is: coords @ G.
+            if CanonicalNames.leaf(scope) == "pe_layer" {
+                return .tensor(name: scope + ".positional_encoding_gaussian_matrix", layout: .asStored, rule: .gaussianMatrixByScope)
+            }
+            return .tensor(name: scope + ".weight", layout: .linearWeightFromMatMul, rule: .linearWeightTransposed)
+        case ("Gemm", 1) where shape.count == 2:
+            return .tensor(name: scope + ".weight", layout: gemmTransposesB(node) ? .asStored : .linearWeightFromMatMul, rule: .gemmWeight)
+        case ("Gemm", 2):
+            return .tensor(name: scope + ".bias", layout: .asStored, rule: .gemmWeight)
+        case ("LayerNormalization", 1):
+            return .tensor(name: scope + ".weight", layout: .asStored, rule: .layerNormAffineByScope)
+        case ("LayerNormalization", 2):
+            return .tensor(name: scope + ".bias", layout: .asStored, rule: .layerNormAffineByScope)
+        case ("Mul", _) where isChannelColumn(shape):
+            // LayerNorm2d: weight[:, None, None] * x
+            return .tensor(name: scope + ".weight", layout: .channelAffine, rule: .channelAffineReshaped)
+        case ("Add", _) where isChannelColumn(shape):
+            // LayerNorm2d: ... + bias[:, None, None]
+            return .tensor(name: scope + ".bias", layout: .channelAffine, rule: .channelAffineReshaped)
+        case ("Add", _) where shape.count == 1:
+            // MatMul + Add is a Linear.
+            return .tensor(name: scope + ".bias", layout: .asStored, rule: .linearBiasByScope)
+        case ("Add", _) where shape.count == 3 && shape[1] == shape[2] && use.canonicalScope?.component == .imageEncoder:
+            // TinyViT Attention: (q @ k^T) * scale + attention_biases[:, attention_bias_idxs]
+            return .tensor(name: scope + ".attention_biases", layout: .attentionBiasTable, rule: .attentionBiasTableInverted)
+        default:
+            return nil
+        }
+    }
+
+    /// Uses in the exported module's own forward (no module scope): the few SAM tensors that
+    /// wrapper code touches directly.
+    static func rootTarget(for use: ONNXUse, shape: [Int], components: Set<SAMComponent>) -> ONNXTarget? {
+        let op = use.node.opType
+        // no_mask_embed.weight.reshape(1, -1, 1, 1), expanded (PromptEncoder.forward) or scaled by
+        // (1 - has_mask_input) (SamOnnxModel._embed_masks).
+        if (op == "Expand" || op == "Mul"), shape.count == 4, shape[0] == 1, shape[2] == 1, shape[3] == 1,
+           components.contains(.promptEncoder) {
+            return .tensor(name: "prompt_encoder.no_mask_embed.weight", layout: .noMaskEmbedding, rule: .noMaskEmbedReshaped)
+        }
+        // cat([iou_token.weight, mask_tokens.weight]).unsqueeze(0).expand(...), then cat with the
+        // sparse prompts (MaskDecoder.predict_masks); dynamo folds the expand and feeds Concat.
+        if (op == "Expand" || op == "Concat"), use.input == 0, shape.count == 3, shape[0] == 1, shape[1] >= 2,
+           components.contains(.maskDecoder) {
+            return .outputTokens(iouToken: "mask_decoder.iou_token.weight", maskTokens: "mask_decoder.mask_tokens.weight")
+        }
+        return nil
+    }
+
+    /// A Conv whose scope is `X.bn` is TinyViT's Conv2d_BN after the exporter fused the BatchNorm
+    /// into it (the dynamo optimizer keeps the BatchNorm's scope): canonical module `X.c`.
+    static func convModule(_ scope: String) -> String {
+        scope.hasSuffix(".bn") ? String(scope.dropLast(".bn".count)) + ".c" : scope
+    }
+
+    /// [C,1,1], the broadcast form of a per-channel affine.
+    static func isChannelColumn(_ shape: [Int]) -> Bool {
+        shape.count == 3 && shape[1] == 1 && shape[2] == 1
+    }
+
+    static func gemmTransposesB(_ node: ONNXNode) -> Bool {
+        if case .int(let value)? = node.attribute("transB") { return value != 0 }
+        return false
+    }
+}

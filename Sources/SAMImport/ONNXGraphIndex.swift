@@ -1,0 +1,80 @@
+import SAMFormats
+
+/// One place a value is read: node `nodeIndex`'s input number `input`.
+struct ONNXUse {
+    let nodeIndex: Int
+    let input: Int
+    let node: ONNXNode
+    /// Module scope as exported ("" at the root), and its canonical form when it resolves.
+    let scope: String
+    let canonicalScope: CanonicalPath?
+
+    /// "Add '/neck/neck.1/Add_1' input 1 (scope neck.1)", for messages.
+    var text: String {
+        "\(node.opType) '\(node.name)' input \(input)" + (scope.isEmpty ? " (root scope)" : " (scope \(scope))")
+    }
+}
+
+/// Who reads which value, with each node's module scope, looking through `Identity` nodes
+/// (the TorchScript exporter dedups equal initializers and feeds the copies through Identity).
+struct ONNXGraphIndex {
+    let nodes: [ONNXNode]
+    private let readers: [String: [(node: Int, input: Int)]]
+    private let scopes: [String]
+    private let canonicalScopes: [CanonicalPath?]
+
+    init(_ graph: ONNXGraph) {
+        nodes = graph.nodes
+        var readers: [String: [(node: Int, input: Int)]] = [:]
+        for (index, node) in graph.nodes.enumerated() {
+            for (input, name) in node.inputs.enumerated() where !name.isEmpty {
+                readers[name, default: []].append((index, input))
+            }
+        }
+        self.readers = readers
+        scopes = graph.nodes.map(ONNXScope.modulePath)
+        canonicalScopes = scopes.map { $0.isEmpty ? nil : CanonicalNames.resolve($0) }
+    }
+
+    /// Every non-Identity read of `value`, following Identity outputs.
+    func uses(of value: String) -> [ONNXUse] {
+        var result: [ONNXUse] = []
+        var pending = [value], seen: Set<String> = [value]
+        while let current = pending.popLast() {
+            for (nodeIndex, input) in readers[current] ?? [] {
+                let node = nodes[nodeIndex]
+                if node.opType == "Identity" {
+                    for output in node.outputs where seen.insert(output).inserted { pending.append(output) }
+                    continue
+                }
+                result.append(ONNXUse(nodeIndex: nodeIndex, input: input, node: node,
+                                      scope: scopes[nodeIndex], canonicalScope: canonicalScopes[nodeIndex]))
+            }
+        }
+        return result.sorted { ($0.nodeIndex, $0.input) < ($1.nodeIndex, $1.input) }
+    }
+
+    /// Nodes reachable from `value` through ops that only move or repeat data, up to `depth` hops
+    /// (how a constant-folded dense PE reaches the transformer: repeat_interleave, flatten, permute).
+    func dataMovementReach(from value: String, depth: Int = 8) -> [ONNXUse] {
+        let movers: Set<String> = ["Tile", "Expand", "Reshape", "Flatten", "Transpose", "Unsqueeze", "Squeeze", "Cast"]
+        var reached: [ONNXUse] = []
+        var frontier = [value], seen: Set<String> = [value]
+        for _ in 0..<depth where !frontier.isEmpty {
+            var next: [String] = []
+            for current in frontier {
+                for use in uses(of: current) {
+                    reached.append(use)
+                    if movers.contains(use.node.opType), use.input == 0 {
+                        for output in use.node.outputs where seen.insert(output).inserted { next.append(output) }
+                    }
+                }
+            }
+            frontier = next
+        }
+        return reached
+    }
+
+    /// Components named by any node scope of the graph.
+    var scopeComponents: Set<SAMComponent> { Set(canonicalScopes.compactMap { $0?.component }) }
+}

@@ -1,0 +1,128 @@
+import SAMFormats
+import SAMTensor
+
+/// ONNX exports of all or part of a SAM model, TorchScript-based (`dynamo=False`: unnamed
+/// initializers, scope in node names) or dynamo-based (names under a wrapper prefix, scope in
+/// node metadata, external data). Each stored float tensor of two or more elements becomes
+/// canonical weights, the dense positional encoding, a recognised non-weight, or an error.
+public enum ONNXImport {
+    public static func importModel(_ path: String, options: ImportOptions = ImportOptions()) throws(ImportError) -> ImportedWeights {
+        let model: ONNXModel
+        do { model = try ONNXModel(path: path) } catch { throw ImportError(error) }
+        var mapper = ONNXWeightMapper(model: model, file: path, options: options)
+        return try mapper.run()
+    }
+}
+
+/// One ONNX file's import (see `ONNXImport`).
+struct ONNXWeightMapper {
+    let model: ONNXModel
+    let file: String
+    let options: ImportOptions
+    let index: ONNXGraphIndex
+    /// Components the file holds, from tensor names and node scopes.
+    let components: Set<SAMComponent>
+    var result = ImportedWeights()
+    var unmapped: [UnmappedTensor] = []
+
+    init(model: ONNXModel, file: String, options: ImportOptions) {
+        self.model = model
+        self.file = file
+        self.options = options
+        index = ONNXGraphIndex(model.graph)
+        let named = model.storedTensors.compactMap { CanonicalNames.resolveParameter($0.name)?.component }
+        components = index.scopeComponents.union(named)
+        result.files = [file]
+    }
+
+    mutating func run() throws(ImportError) -> ImportedWeights {
+        try readFacts()
+        for stored in model.storedTensors {
+            guard (try? Shape.elementCount(stored.shape)) ?? 0 >= 2 else { continue }
+            if let dtype = stored.elementType.dtype {
+                if dtype.isFloatingPoint { try importTensor(stored) }
+            } else if Self.unreadableFloatCodes.contains(stored.elementType.code) {
+                unmapped.append(UnmappedTensor(file: file, name: stored.name, dtype: stored.elementType.name, shape: stored.shape,
+                                               context: "element type \(stored.elementType.name) is not one the readers convert"))
+            }
+        }
+        try AttentionBiasCaches.recover(in: &result, file: file)
+        try StateDictRules.apply(to: &result, file: file, eps: options.batchNormEps)
+        StateDictRules.markExporterFoldedConvBN(in: &result)
+        try Unmapped.report(unmapped, file: file, into: &result, options: options)
+        return result
+    }
+
+    /// ONNX float element types without a reader dtype (bfloat16, float8 variants, float4): weight-like, never skipped.
+    static let unreadableFloatCodes: Set<Int32> = [16, 17, 18, 19, 20, 23]
+
+    func read(_ name: String) throws(ImportError) -> Tensor {
+        do { return try model.tensor(named: name).narrowedToFloat32().tensor } catch { throw ImportError(error) }
+    }
+
+    // MARK: - One stored tensor
+
+    mutating func importTensor(_ stored: ONNXInitializer) throws(ImportError) {
+        let uses = index.uses(of: stored.name)
+        // 1. It kept its PyTorch name.
+        if let named = CanonicalNames.resolveParameter(stored.name) {
+            let transposed = named.path.hasSuffix(".weight") && uses.contains {
+                ($0.node.opType == "MatMul" && $0.input == 1)
+                    || ($0.node.opType == "Gemm" && $0.input == 1 && !ONNXConsumerRules.gemmTransposesB($0.node))
+            }
+            try apply(.tensor(name: named.path, layout: transposed ? .linearWeightFromMatMul : .asStored,
+                              rule: transposed ? .namedLinearWeightTransposed : .exportedName), to: stored)
+            return
+        }
+        // 2. Its readers name it.
+        var targets: [ONNXTarget] = []
+        for use in uses {
+            if let target = ONNXConsumerRules.target(for: use, shape: stored.shape, components: components), !targets.contains(target) {
+                targets.append(target)
+            }
+        }
+        if !targets.isEmpty {
+            for target in targets { try apply(target, to: stored) }
+            return
+        }
+        // 3. Not a weight: the dense PE, its coordinate grid, or shape arithmetic.
+        if try importDensePE(stored) { return }
+        if let rule = try recogniseNonWeight(stored, uses: uses) {
+            result.ignored.append(DroppedTensor(file: file, name: stored.name, rule: rule))
+            return
+        }
+        let context = uses.isEmpty ? "not read by any node" : "read by " + uses.prefix(4).map(\.text).joined(separator: "; ")
+        unmapped.append(UnmappedTensor(file: file, name: stored.name, dtype: stored.elementType.description,
+                                       shape: stored.shape, context: context))
+    }
+
+    mutating func apply(_ target: ONNXTarget, to stored: ONNXInitializer) throws(ImportError) {
+        let tensor = try read(stored.name)
+        switch target {
+        case .tensor(let name, let layout, let rule):
+            let value = try layoutStep(stored) { () throws(LayoutRuleError) -> Tensor in
+                switch layout {
+                case .asStored: tensor
+                case .linearWeightFromMatMul: try LayoutRules.linearWeightFromMatMul(tensor)
+                case .channelAffine: try LayoutRules.channelAffine(tensor)
+                case .noMaskEmbedding: try LayoutRules.noMaskEmbedding(tensor)
+                case .attentionBiasTable: try LayoutRules.attentionBiasesFromTable(tensor)
+                }
+            }
+            try result.insert(name, value, origin: origin(stored, rule))
+        case .outputTokens(let iouName, let masksName):
+            let (iou, masks) = try layoutStep(stored) { () throws(LayoutRuleError) in try LayoutRules.splitOutputTokens(tensor) }
+            try result.insert(iouName, iou, origin: origin(stored, .outputTokensSplit))
+            try result.insert(masksName, masks, origin: origin(stored, .outputTokensSplit))
+        }
+    }
+
+    /// Runs a layout rule; its failure becomes an error naming this file and the stored tensor.
+    func layoutStep<T>(_ stored: ONNXInitializer, _ rule: () throws(LayoutRuleError) -> T) throws(ImportError) -> T {
+        do { return try rule() } catch { throw ImportError(.invalidLayout, file: file, tensor: stored.name, error.message) }
+    }
+
+    func origin(_ stored: ONNXInitializer, _ rule: ImportRule, _ derivation: Derivation = .stored) -> TensorOrigin {
+        TensorOrigin(file: file, sources: [stored.name], rule: rule, derivation: derivation)
+    }
+}

@@ -1,0 +1,50 @@
+import SAMFormats
+import SAMTensor
+
+/// Float tensors of an export that are not weights and say so verifiably.
+extension ONNXWeightMapper {
+    mutating func recogniseNonWeight(_ stored: ONNXInitializer, uses: [ONNXUse]) throws(ImportError) -> ImportRule? {
+        if !uses.isEmpty, uses.allSatisfy(Self.isShapeArgument) { return .shapeArithmetic }
+        if try isPECoordinateGrid(stored, uses: uses) { return .peCoordinateGrid }
+        return nil
+    }
+
+    /// Inputs that carry sizes, scales or ranges, never weights.
+    static func isShapeArgument(_ use: ONNXUse) -> Bool {
+        switch use.node.opType {
+        case "ConstantOfShape", "Range": true
+        case "Resize", "Upsample", "Reshape", "Expand", "Tile", "Slice", "Pad": use.input >= 1
+        default: false
+        }
+    }
+
+    /// `PositionEmbeddingRandom.forward` builds a [g,g,2] grid of pixel centres, (x+0.5)/g and
+    /// (y+0.5)/g, maps it to 2c-1 and multiplies by the Gaussian matrix; TorchScript folds the grid
+    /// (with or without the 2c-1) into a Constant. Accepted only if every value matches the formula.
+    /// ref: mobile_sam/modeling/prompt_encoder.py PositionEmbeddingRandom.forward, _pe_encoding.
+    mutating func isPECoordinateGrid(_ stored: ONNXInitializer, uses: [ONNXUse]) throws(ImportError) -> Bool {
+        let shape = stored.shape
+        guard shape.count == 3, shape[0] == shape[1], shape[2] == 2, shape[0] >= 1 else { return false }
+        let inPELayer = uses.contains { use in
+            use.node.opType == "MatMul" && use.input == 0
+                && (use.canonicalScope.map { CanonicalNames.leaf($0.path) == "pe_layer" } ?? false
+                    || use.node.inputs.dropFirst().first.flatMap(CanonicalNames.resolveParameter)?.path.hasSuffix(".positional_encoding_gaussian_matrix") == true)
+        }
+        guard inPELayer else { return false }
+        let grid = try read(stored.name)
+        let side = shape[0]
+        func matches(_ transform: (Double) -> Double) -> Bool {
+            for y in 0..<side {
+                for x in 0..<side {
+                    let base = (y * side + x) * 2
+                    let expectedX = transform((Double(x) + 0.5) / Double(side)), expectedY = transform((Double(y) + 0.5) / Double(side))
+                    if abs(grid.value(at: base) - expectedX) > 1e-6 || abs(grid.value(at: base + 1) - expectedY) > 1e-6 { return false }
+                }
+            }
+            return true
+        }
+        guard matches({ 2 * $0 - 1 }) || matches({ $0 }) else { return false }
+        try learn(embeddingDim: nil, imageEmbeddingSize: side, from: stored.name)
+        return true
+    }
+}

@@ -1,0 +1,47 @@
+import SAMFormats
+import SAMTensor
+
+/// HDF5 state dicts (`mobile_sam.h5`): one dataset per key, flat dotted names or nested groups
+/// (the reader gives dotted keys either way). Keys are canonical already, possibly under a
+/// wrapper prefix (`model.`, `module.`); BatchNorm is unfused and folded here.
+public enum StateDictImport {
+    public static func importHDF5(_ path: String, options: ImportOptions = ImportOptions()) throws(ImportError) -> ImportedWeights {
+        let stored: [String: Tensor]
+        do { stored = try HDF5File(path: path).readAll() } catch { throw ImportError(error) }
+
+        var result = ImportedWeights()
+        result.files = [path]
+        var unmapped: [UnmappedTensor] = []
+        for key in stored.keys.sorted() {
+            let tensor = stored[key]!
+            guard let resolved = CanonicalNames.resolve(key), resolved.path.contains(".") else {
+                if tensor.isWeightLike {
+                    unmapped.append(UnmappedTensor(file: path, name: key, dtype: tensor.dtype.shortName, shape: tensor.shape,
+                                                   context: "no segment names a SAM component or one of its modules"))
+                }
+                continue
+            }
+            let (value, narrowed) = tensor.narrowedToFloat32()
+            let origin = TensorOrigin(file: path, sources: [key], rule: narrowed ? .narrowFloat64 : .stateDictKey, derivation: .stored)
+            try result.insert(resolved.path, value, origin: origin)
+        }
+        try StateDictRules.apply(to: &result, file: path, eps: options.batchNormEps)
+        try AttentionBiasCaches.recover(in: &result, file: path)
+        try Unmapped.report(unmapped, file: path, into: &result, options: options)
+        return result
+    }
+}
+
+/// Unmapped tensors: an error listing them, or (when allowed) a listing in the result.
+enum Unmapped {
+    static func report(_ unmapped: [UnmappedTensor], file: String, into result: inout ImportedWeights,
+                       options: ImportOptions) throws(ImportError) {
+        guard !unmapped.isEmpty else { return }
+        if options.allowUnmapped {
+            result.unmapped += unmapped
+            return
+        }
+        throw ImportError(.unmappedTensors, file: file, unmapped: unmapped,
+                          "\(unmapped.count) weight-like tensor(s) that no rule maps (pass allowUnmapped to import the rest)")
+    }
+}
