@@ -1,0 +1,51 @@
+import SAMKernels
+import SAMTensor
+
+extension TinyViT {
+    /// tiny_vit_sam.py Conv2d_BN: a bias-free Conv2d followed by an eval-mode BatchNorm2d
+    /// (`path.c`, `path.bn`), folded into one convolution with bias when loaded (`Conv2d_BN.fuse`).
+    public struct Conv2dBN: Sendable {
+        public enum Grouping: Sendable { case dense, depthwise }
+
+        public let path: String
+        /// [out, in/groups, k, k] with the BatchNorm scale folded in.
+        public let weight: FloatTensor
+        /// [out]: the BatchNorm shift (beta - mean * scale).
+        public let bias: FloatTensor
+        public let stride: Int
+        public let padding: Int
+        public let groups: Int
+
+        public var outChannels: Int { weight.shape[0] }
+        public var kernelSize: Int { weight.shape[2] }
+
+        /// Loads a square convolution over `inChannels` inputs. `outChannels` and `kernelSize` are
+        /// read from `path.c.weight` when nil; `padding` nil means `kernelSize / 2`. A depthwise
+        /// convolution has groups = out = in channels.
+        init(weights: WeightStore, path: String, inChannels: Int, outChannels: Int? = nil,
+             kernelSize: Int? = nil, stride: Int = 1, padding: Int? = nil,
+             grouping: Grouping = .dense) throws(WeightError) {
+            let shape = try weights.requireShape("\(path).c.weight")
+            let out = grouping == .depthwise ? inChannels : (outChannels ?? shape.first ?? 0)
+            let k = kernelSize ?? (shape.count == 4 ? shape[2] : 0)
+            let expected = [out, grouping == .depthwise ? 1 : inChannels, k, k]
+            (weight, bias) = try weights.takeConvBN(path, weightShape: expected)
+            self.path = path
+            self.stride = stride
+            self.padding = padding ?? k / 2
+            groups = grouping == .depthwise ? inChannels : 1
+        }
+
+        /// Output side for an input side (PyTorch's floor((n + 2p - k) / s) + 1).
+        public func outputSize(_ inputSize: Int) -> Int {
+            (inputSize + 2 * padding - kernelSize) / stride + 1
+        }
+
+        /// NCHW -> NCHW. (PyTorch's output of `path` equals that of `path.bn`.)
+        public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+            let y = Kernels.conv2d(x, weight: weight, bias: bias, stride: stride, padding: padding, groups: groups)
+            observer?(path, y)
+            return y
+        }
+    }
+}

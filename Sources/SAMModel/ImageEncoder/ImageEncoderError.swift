@@ -1,0 +1,13 @@
+/// Why the image encoder refused an input at run time. (Load-time problems are `WeightError`s.)
+public enum ImageEncoderError: Error, CustomStringConvertible, Equatable {
+    /// The image is not [B, inChannels, imageSize, imageSize]. Upstream TinyViT fixes every stage's
+    /// resolution when it is built (`input_resolution`), so only that one size can be encoded.
+    case imageShape(expected: String, actual: [Int])
+
+    public var description: String {
+        switch self {
+        case .imageShape(let expected, let actual):
+            "image encoder input has shape \(actual), expected \(expected)"
+        }
+    }
+}

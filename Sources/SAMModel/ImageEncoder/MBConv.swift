@@ -1,0 +1,46 @@
+import SAMKernels
+import SAMTensor
+
+extension TinyViT {
+    /// tiny_vit_sam.py MBConv: inverted residual block of stage 0 (1x1 expand, 3x3 depthwise,
+    /// 1x1 project, residual add, GELU), on NCHW maps; channel count is unchanged.
+    public struct MBConv: Sendable {
+        public let path: String
+        /// 1x1, dim -> hidden (= dim * mbconv_expand_ratio)
+        public let conv1: Conv2dBN
+        /// 3x3 depthwise over hidden channels, pad 1
+        public let conv2: Conv2dBN
+        /// 1x1, hidden -> dim
+        public let conv3: Conv2dBN
+
+        public var dim: Int { conv3.outChannels }
+        public var hiddenDim: Int { conv1.outChannels }
+
+        init(weights: WeightStore, path: String, dim: Int) throws(WeightError) {
+            self.path = path
+            // ref: tiny_vit_sam.py MBConv.__init__ (L85-93)
+            conv1 = try Conv2dBN(weights: weights, path: "\(path).conv1", inChannels: dim, kernelSize: 1)
+            conv2 = try Conv2dBN(weights: weights, path: "\(path).conv2", inChannels: conv1.outChannels,
+                                 kernelSize: 3, stride: 1, padding: 1, grouping: .depthwise)
+            conv3 = try Conv2dBN(weights: weights, path: "\(path).conv3", inChannels: conv1.outChannels,
+                                 outChannels: dim, kernelSize: 1)
+        }
+
+        /// [B, dim, H, W] -> [B, dim, H, W]
+        // ref: tiny_vit_sam.py MBConv.forward (L99-115); drop_path is the identity at inference.
+        public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+            var y = conv1(x, observer: observer)
+            Kernels.gelu(&y)
+            observer?("\(path).act1", y)
+            y = conv2(y, observer: observer)
+            Kernels.gelu(&y)
+            observer?("\(path).act2", y)
+            y = conv3(y, observer: observer)
+            Kernels.add(&y, x)        // x += shortcut
+            Kernels.gelu(&y)          // act3, after the residual
+            observer?("\(path).act3", y)
+            observer?(path, y)
+            return y
+        }
+    }
+}

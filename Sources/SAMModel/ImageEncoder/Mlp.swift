@@ -1,0 +1,35 @@
+import SAMKernels
+import SAMTensor
+
+extension TinyViT {
+    /// tiny_vit_sam.py Mlp: LayerNorm, fc1, GELU, fc2 (dropout is the identity at inference).
+    public struct Mlp: Sendable {
+        public static let key = "mlp"
+        public let path: String
+        public let norm: NN.LayerNorm
+        public let fc1: NN.Linear
+        public let fc2: NN.Linear
+
+        public var hiddenDim: Int { fc1.outFeatures }
+
+        init(weights: WeightStore, path: String, dim: Int) throws(WeightError) {
+            self.path = path
+            norm = try NN.LayerNorm(weights: weights, path: "\(path).norm", dim: dim)
+            fc1 = try NN.Linear(weights: weights, path: "\(path).fc1", inFeatures: dim, outFeatures: nil)
+            fc2 = try NN.Linear(weights: weights, path: "\(path).fc2", inFeatures: fc1.outFeatures, outFeatures: dim)
+        }
+
+        /// [..., dim] -> [..., dim]
+        // ref: tiny_vit_sam.py Mlp.forward (L201-209)
+        public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+            var h = x
+            norm(&h, observer: observer)
+            h = fc1(h, observer: observer)
+            Kernels.gelu(&h)
+            observer?("\(path).act", h)
+            let y = fc2(h, observer: observer)
+            observer?(path, y)
+            return y
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import SAMKernels
+import SAMTensor
+
+extension TinyViT {
+    /// tiny_vit_sam.py TinyViTBlock: windowed attention with a residual, a depthwise conv
+    /// (`local_conv`) on the map view, then the Mlp with a residual. Tokens [B, H*W, dim] in and out.
+    public struct TinyViTBlock: Sendable {
+        public let path: String
+        public let inputResolution: GridSize
+        public let attn: Attention
+        /// Depthwise Conv2d_BN, local_conv_size x local_conv_size, pad local_conv_size / 2.
+        public let localConv: Conv2dBN
+        public let mlp: Mlp
+        public let windows: WindowPartition
+
+        public var dim: Int { attn.dim }
+        public var windowSize: Int { attn.windowSize }
+
+        init(weights: WeightStore, path: String, dim: Int, inputResolution: GridSize) throws(WeightError) {
+            self.path = path
+            self.inputResolution = inputResolution
+            // ref: tiny_vit_sam.py TinyViTBlock.__init__ (L319-333)
+            attn = try Attention(weights: weights, path: "\(path).\(Attention.key)", dim: dim)
+            mlp = try Mlp(weights: weights, path: "\(path).\(Mlp.key)", dim: dim)
+            localConv = try Conv2dBN(weights: weights, path: "\(path).local_conv", inChannels: dim,
+                                     grouping: .depthwise)
+            // pad = ks // 2 keeps the map size only for odd ks (upstream would fail its view otherwise).
+            guard localConv.kernelSize % 2 == 1 else {
+                throw .invalid(key: "\(localConv.path).c.weight", reason: "local_conv kernel \(localConv.kernelSize) is even; "
+                               + "the map would change size", source: weights.source)
+            }
+            windows = WindowPartition(resolution: inputResolution, window: attn.windowSize)
+        }
+
+        /// [B, H*W, dim] -> [B, H*W, dim]
+        // ref: tiny_vit_sam.py TinyViTBlock.forward (L335-376); drop_path is the identity at inference.
+        public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+            let (height, width) = (inputResolution.height, inputResolution.width)
+            precondition(x.shape.count == 3 && x.shape[1] == height * width && x.shape[2] == dim,
+                         "\(path): input \(x.shape) is not [B, \(height)*\(width), \(dim)]")
+            let batch = x.shape[0]
+
+            var attended: FloatTensor
+            if height == windowSize && width == windowSize {
+                // L340-341: the map is exactly one window
+                attended = attn(x, observer: observer)
+            } else {
+                // L343-367: pad, partition, attend, reverse, crop
+                let windowed = attn(windows.partition(x), observer: observer)
+                attended = windows.merge(windowed, batch: batch)
+            }
+            // L369: x = res_x + attn(x)
+            Kernels.add(&attended, x)
+
+            // L371-373: transpose(1, 2).reshape(B, C, H, W) -> local_conv -> view(B, C, L).transpose(1, 2)
+            let map = localConv(Kernels.tokensToNCHW(attended, height: height, width: width), observer: observer)
+            let y = Kernels.nchwToTokens(map)
+
+            // L375: x = x + mlp(x)
+            var output = mlp(y, observer: observer)
+            Kernels.add(&output, y)
+            observer?(path, output)
+            return output
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import SAMTensor
+
+extension TinyViT {
+    /// The window partition and reverse of TinyViTBlock, with its zero padding: tokens
+    /// [B, H*W, C] are padded bottom/right with zeros to multiples of the window side, then cut into
+    /// [B * nH * nW, window², C] (windows in row-major order, positions row-major inside a window).
+    /// Padding happens before the attention's LayerNorm, so padded positions take part in the
+    /// attention as keys (with the normalised-zero value = the norm's bias) — as upstream.
+    // ref: tiny_vit_sam.py TinyViTBlock.forward (L343-367)
+    public struct WindowPartition: Sendable, Equatable {
+        public let resolution: GridSize
+        public let window: Int
+
+        public init(resolution: GridSize, window: Int) {
+            precondition(window >= 1, "window side must be positive")
+            self.resolution = resolution
+            self.window = window
+        }
+
+        /// Windows down and across: (H + pad_b) / window, (W + pad_r) / window.
+        public var windowRows: Int { (resolution.height + window - 1) / window }
+        public var windowColumns: Int { (resolution.width + window - 1) / window }
+        public var needsPadding: Bool { resolution.height % window != 0 || resolution.width % window != 0 }
+
+        /// [B, H*W, C] -> [B * nH * nW, window², C]
+        /// Upstream: F.pad(x, (0, 0, 0, pad_r, 0, pad_b)), then
+        /// x.view(B, nH, ws, nW, ws, C).transpose(2, 3).reshape(B * nH * nW, ws * ws, C)
+        public func partition(_ x: FloatTensor) -> FloatTensor {
+            let (batch, channels) = checkTokens(x)
+            let windowCount = windowRows * windowColumns
+            var output = FloatTensor(zeros: [batch * windowCount, window * window, channels])
+            x.data.withUnsafeBufferPointer { source in
+                output.data.withUnsafeMutableBufferPointer { destination in
+                    forEachCopiedRow(batch: batch) { token, windowToken, length in
+                        (destination.baseAddress! + windowToken * channels)
+                            .update(from: source.baseAddress! + token * channels, count: length * channels)
+                    }
+                }
+            }
+            return output
+        }
+
+        /// [B * nH * nW, window², C] -> [B, H*W, C], dropping the padding.
+        /// Upstream: x.view(B, nH, nW, ws, ws, C).transpose(2, 3).reshape(B, pH, pW, C)[:, :H, :W]
+        public func merge(_ windows: FloatTensor, batch: Int) -> FloatTensor {
+            precondition(windows.shape.count == 3 && windows.shape[0] == batch * windowRows * windowColumns
+                         && windows.shape[1] == window * window,
+                         "window merge: \(windows.shape) is not [\(batch) * \(windowRows) * \(windowColumns), \(window * window), C]")
+            let channels = windows.shape[2]
+            var output = FloatTensor(zeros: [batch, resolution.count, channels])
+            windows.data.withUnsafeBufferPointer { source in
+                output.data.withUnsafeMutableBufferPointer { destination in
+                    forEachCopiedRow(batch: batch) { token, windowToken, length in
+                        (destination.baseAddress! + token * channels)
+                            .update(from: source.baseAddress! + windowToken * channels, count: length * channels)
+                    }
+                }
+            }
+            return output
+        }
+
+        private func checkTokens(_ x: FloatTensor) -> (batch: Int, channels: Int) {
+            precondition(x.shape.count == 3 && x.shape[1] == resolution.count,
+                         "window partition: \(x.shape) is not [B, \(resolution.height)*\(resolution.width), C]")
+            return (x.shape[0], x.shape[2])
+        }
+
+        /// Calls `copy(token, windowToken, length)` for every run of `length` consecutive tokens of
+        /// one image row that lands in consecutive positions of one window row: `token` indexes the
+        /// [B * H * W] token grid, `windowToken` the [B * windows * window²] window grid. Padded
+        /// positions are never visited (they stay zero).
+        private func forEachCopiedRow(batch: Int, _ copy: (_ token: Int, _ windowToken: Int, _ length: Int) -> Void) {
+            let height = resolution.height, width = resolution.width
+            for b in 0..<batch {
+                for windowRow in 0..<windowRows {
+                    for windowColumn in 0..<windowColumns {
+                        let windowIndex = (b * windowRows + windowRow) * windowColumns + windowColumn
+                        let column0 = windowColumn * window
+                        let length = min(window, width - column0)
+                        for i in 0..<window {
+                            let row = windowRow * window + i
+                            guard row < height else { break }
+                            copy((b * height + row) * width + column0, (windowIndex * window + i) * window, length)
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

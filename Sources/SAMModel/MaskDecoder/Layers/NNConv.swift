@@ -1,0 +1,58 @@
+import SAMKernels
+import SAMTensor
+
+extension NN {
+    /// `nn.Conv2d` without groups: weight [out, in, kh, kw], bias [out].
+    public struct Conv2d: Sendable {
+        public let path: String
+        public let weight: FloatTensor
+        public let bias: FloatTensor
+        public let stride: Int
+
+        public var inChannels: Int { weight.shape[1] }
+        public var outChannels: Int { weight.shape[0] }
+
+        /// Loads `path.weight` [out, in, kernel, kernel] and `path.bias` [out]; nil widths come from the weight.
+        public init(weights: WeightStore, path: String, inChannels: Int?, outChannels: Int?,
+                    kernel: Int, stride: Int) throws(WeightError) {
+            self.path = path
+            weight = try NN.take("\(path).weight", shape: [outChannels, inChannels, kernel, kernel], from: weights)
+            bias = try weights.take("\(path).bias", shape: [weight.shape[0]])
+            self.stride = stride
+        }
+
+        /// ref: torch.nn.Conv2d.forward (no padding)
+        public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+            let y = Kernels.conv2d(x, weight: weight, bias: bias, stride: stride)
+            observer?(path, y)
+            return y
+        }
+    }
+
+    /// `nn.ConvTranspose2d` with kernel == stride (no overlap, no padding): weight [in, out, kh, kw], bias [out].
+    public struct ConvTranspose2d: Sendable {
+        public let path: String
+        public let weight: FloatTensor
+        public let bias: FloatTensor
+        public let stride: Int
+
+        public var inChannels: Int { weight.shape[0] }
+        public var outChannels: Int { weight.shape[1] }
+
+        /// Loads `path.weight` [in, out, kernel, kernel] and `path.bias` [out]; nil widths come from the weight.
+        public init(weights: WeightStore, path: String, inChannels: Int?, outChannels: Int?,
+                    kernel: Int, stride: Int) throws(WeightError) {
+            self.path = path
+            weight = try NN.take("\(path).weight", shape: [inChannels, outChannels, kernel, kernel], from: weights)
+            bias = try weights.take("\(path).bias", shape: [weight.shape[1]])
+            self.stride = stride
+        }
+
+        /// ref: torch.nn.ConvTranspose2d.forward
+        public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+            let y = Kernels.convTranspose2d(x, weight: weight, bias: bias, stride: stride)
+            observer?(path, y)
+            return y
+        }
+    }
+}

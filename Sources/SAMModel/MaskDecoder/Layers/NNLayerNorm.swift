@@ -1,0 +1,48 @@
+import SAMKernels
+import SAMTensor
+
+extension NN {
+    /// `nn.LayerNorm` over the last dimension (weight and bias [dim]).
+    public struct LayerNorm: Sendable {
+        public let path: String
+        public let weight: FloatTensor
+        public let bias: FloatTensor
+        public let eps: Float
+
+        /// `eps` defaults to nn.LayerNorm's 1e-5 (SAM's transformer keeps the default).
+        public init(weights: WeightStore, path: String, dim: Int, eps: Float = 1e-5) throws(WeightError) {
+            self.path = path
+            weight = try weights.take("\(path).weight", shape: [dim])
+            bias = try weights.take("\(path).bias", shape: [dim])
+            self.eps = eps
+        }
+
+        /// ref: torch.nn.LayerNorm.forward
+        public func callAsFunction(_ x: inout FloatTensor, observer: ModuleObserver? = nil) {
+            Kernels.layerNorm(&x, weight: weight, bias: bias, eps: eps)
+            observer?(path, x)
+        }
+    }
+
+    /// SAM's `LayerNorm2d` (common.py): normalises the channels of every pixel of an NCHW tensor.
+    public struct LayerNorm2d: Sendable {
+        public let path: String
+        public let weight: FloatTensor
+        public let bias: FloatTensor
+        public let eps: Float
+
+        /// `eps` defaults to LayerNorm2d's 1e-6 (not nn.LayerNorm's 1e-5).
+        public init(weights: WeightStore, path: String, channels: Int, eps: Float = 1e-6) throws(WeightError) {
+            self.path = path
+            weight = try weights.take("\(path).weight", shape: [channels])
+            bias = try weights.take("\(path).bias", shape: [channels])
+            self.eps = eps
+        }
+
+        /// ref: common.py LayerNorm2d.forward
+        public func callAsFunction(_ x: inout FloatTensor, observer: ModuleObserver? = nil) {
+            Kernels.layerNorm2d(&x, weight: weight, bias: bias, eps: eps)
+            observer?(path, x)
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import SAMKernels
+import SAMTensor
+
+extension NN {
+    /// `nn.Linear`: y = x Wᵀ + b over the last dimension; weight [out, in], bias [out].
+    public struct Linear: Sendable {
+        public let path: String
+        public let weight: FloatTensor
+        public let bias: FloatTensor
+
+        public var inFeatures: Int { weight.shape[1] }
+        public var outFeatures: Int { weight.shape[0] }
+
+        /// Loads `path.weight` and `path.bias`; a nil width is read from the weight's shape.
+        public init(weights: WeightStore, path: String, inFeatures: Int?, outFeatures: Int?) throws(WeightError) {
+            self.path = path
+            weight = try NN.take("\(path).weight", shape: [outFeatures, inFeatures], from: weights)
+            bias = try weights.take("\(path).bias", shape: [weight.shape[0]])
+        }
+
+        /// ref: torch.nn.Linear.forward
+        public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+            let y = Kernels.linear(x, weight: weight, bias: bias)
+            observer?(path, y)
+            return y
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import SAMKernels
+import SAMTensor
+
+extension MaskDecoder {
+    /// Predicts all mask tokens' masks and IoU scores.
+    ///
+    /// - imageEmbeddings: [1, C, g, g] from the image encoder.
+    /// - imagePE: [1, C, g, g], `PromptEncoder.denseImagePositionalEncoding()`.
+    /// - sparse: [1, N, C] prompt tokens, N in `sparseTokenRange`.
+    /// - dense: [1, C, g, g] from `PromptEncoder.denseEmbedding`.
+    ///
+    /// Returns masks [1, 4, 4g, 4g] (logits) and iou [1, 4], for every mask token (no multimask slicing).
+    /// ref: mask_decoder.py MaskDecoder.predict_masks
+    public func predictMasks(imageEmbeddings: FloatTensor, imagePE: FloatTensor, sparse: FloatTensor, dense: FloatTensor,
+                             observer: ModuleObserver? = nil) throws(PromptError) -> (masks: FloatTensor, iou: FloatTensor) {
+        let c = transformerDim
+        let imageShape = imageEmbeddings.shape
+        guard imageShape.count == 4, imageShape[0] == 1, imageShape[1] == c, imageShape[2] > 0, imageShape[3] > 0 else {
+            throw .shape(input: "image embeddings", expected: "[1,\(c),H,W]", actual: imageShape)
+        }
+        let expectedImage = Shape.text(imageShape)
+        guard imagePE.shape == imageShape else { throw .shape(input: "image positional encoding", expected: expectedImage, actual: imagePE.shape) }
+        guard dense.shape == imageShape else { throw .shape(input: "dense prompt embeddings", expected: expectedImage, actual: dense.shape) }
+        guard sparse.shape.count == 3, sparse.shape[0] == 1, sparse.shape[2] == c else {
+            throw .shape(input: "sparse prompt embeddings", expected: "[1,N,\(c)]", actual: sparse.shape)
+        }
+        guard sparseTokenRange.contains(sparse.shape[1]) else {
+            throw .pointCount(sparse.shape[1], allowed: sparseTokenRange, what: "number of sparse prompt tokens")
+        }
+        let (height, width) = (imageShape[2], imageShape[3])
+
+        // ref: predict_masks — output_tokens = torch.cat([self.iou_token.weight, self.mask_tokens.weight], dim=0);
+        // tokens = torch.cat((output_tokens, sparse_prompt_embeddings), dim=1)
+        let tokens = FloatTensor(shape: [1, 1 + numMaskTokens + sparse.shape[1], c],
+                                 data: iouToken.weight.data + maskTokens.weight.data + sparse.data)
+
+        // ref: predict_masks — src = torch.repeat_interleave(image_embeddings, tokens.shape[0], dim=0) (batch 1);
+        // src = src + dense_prompt_embeddings
+        var src = imageEmbeddings
+        Kernels.add(&src, dense)
+
+        // ref: predict_masks — hs, src = self.transformer(src, pos_src, tokens)
+        let (hs, imageTokens) = transformer(imageEmbedding: src, imagePE: imagePE, pointEmbedding: tokens, observer: observer)
+        // ref: predict_masks — iou_token_out = hs[:, 0, :]; mask_tokens_out = hs[:, 1 : (1 + self.num_mask_tokens), :]
+        let iouTokenOut = FloatTensor(shape: [1, c], data: Array(hs.data[0..<c]))
+
+        // ref: predict_masks — src = src.transpose(1, 2).view(b, c, h, w); upscaled_embedding = self.output_upscaling(src)
+        let upscaled = outputUpscaling(Kernels.tokensToNCHW(imageTokens, height: height, width: width), observer: observer)
+
+        // ref: predict_masks — hyper_in_list.append(self.output_hypernetworks_mlps[i](mask_tokens_out[:, i, :]));
+        // hyper_in = torch.stack(hyper_in_list, dim=1)
+        var hyperIn: [Float] = []
+        for (index, mlp) in outputHypernetworksMLPs.enumerated() {
+            let token = FloatTensor(shape: [1, c], data: Array(hs.data[((1 + index) * c)..<((2 + index) * c)]))
+            hyperIn += mlp(token, observer: observer).data
+        }
+        // ref: predict_masks — masks = (hyper_in @ upscaled_embedding.view(b, c, h * w)).view(b, -1, h, w)
+        let masks = Self.hypernetworkProduct(hyperIn, upscaled: upscaled)
+        observer?("\(path):masks", masks)
+
+        // ref: predict_masks — iou_pred = self.iou_prediction_head(iou_token_out)
+        let iou = iouPredictionHead(iouTokenOut, observer: observer)
+        observer?("\(path):iou_predictions", iou)
+        return (masks, iou)
+    }
+
+    /// masks[m, p] = Σ_d hyper[m, d] · upscaled[d, p]: [M, D] @ [1, D, H, W] → [1, M, H, W].
+    /// ref: mask_decoder.py MaskDecoder.predict_masks — hyper_in @ upscaled_embedding.view(b, c, h * w)
+    static func hypernetworkProduct(_ hyper: [Float], upscaled: FloatTensor) -> FloatTensor {
+        let depth = upscaled.shape[1], height = upscaled.shape[2], width = upscaled.shape[3]
+        let pixels = height * width, maskCount = hyper.count / depth
+        var masks = FloatTensor(zeros: [1, maskCount, height, width])
+        let chunk = 4096
+        let chunksPerMask = (pixels + chunk - 1) / chunk
+        masks.data.withUnsafeMutableBufferPointer { out in
+            let outBase = out.baseAddress!
+            upscaled.data.withUnsafeBufferPointer { source in
+                let sourceBase = source.baseAddress!
+                hyper.withUnsafeBufferPointer { weights in
+                    Kernels.parallelFor(maskCount * chunksPerMask) { task in
+                        let mask = task / chunksPerMask
+                        let start = (task % chunksPerMask) * chunk, end = min(start + chunk, pixels)
+                        let row = outBase + mask * pixels
+                        for d in 0..<depth {
+                            let weight = weights[mask * depth + d]
+                            let plane = sourceBase + d * pixels
+                            for p in start..<end { row[p] += weight * plane[p] }
+                        }
+                    }
+                }
+            }
+        }
+        return masks
+    }
+}

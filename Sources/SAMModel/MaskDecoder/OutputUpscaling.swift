@@ -1,0 +1,38 @@
+import SAMKernels
+import SAMTensor
+
+/// `mask_decoder.output_upscaling`, an nn.Sequential: ConvTranspose2d 2x2/2 (C → C/4) → LayerNorm2d →
+/// GELU → ConvTranspose2d 2x2/2 (C/4 → C/8) → GELU, taking [1, C, g, g] to [1, C/8, 4g, 4g].
+/// The GELUs (indices 2 and 4) hold no weights.
+public struct OutputUpscaling: Sendable {
+    public let path: String
+    public let convTranspose0: NN.ConvTranspose2d
+    public let norm1: NN.LayerNorm2d
+    public let convTranspose3: NN.ConvTranspose2d
+
+    /// ref: mask_decoder.py MaskDecoder.__init__ (output_upscaling)
+    public init(weights: WeightStore, path: String, transformerDim: Int) throws(WeightError) {
+        self.path = path
+        guard transformerDim % 8 == 0 else {
+            throw .invalid(key: "\(path).0.weight", reason: "transformer dim \(transformerDim) is not a multiple of 8", source: weights.source)
+        }
+        convTranspose0 = try NN.ConvTranspose2d(weights: weights, path: "\(path).0", inChannels: transformerDim,
+                                                outChannels: transformerDim / 4, kernel: 2, stride: 2)
+        norm1 = try NN.LayerNorm2d(weights: weights, path: "\(path).1", channels: transformerDim / 4)
+        convTranspose3 = try NN.ConvTranspose2d(weights: weights, path: "\(path).3", inChannels: transformerDim / 4,
+                                                outChannels: transformerDim / 8, kernel: 2, stride: 2)
+    }
+
+    /// ref: mask_decoder.py MaskDecoder.predict_masks — upscaled_embedding = self.output_upscaling(src)
+    public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+        var y = convTranspose0(x, observer: observer)
+        norm1(&y, observer: observer)
+        Kernels.gelu(&y)
+        observer?("\(path).2", y)
+        y = convTranspose3(y, observer: observer)
+        Kernels.gelu(&y)
+        observer?("\(path).4", y)
+        observer?(path, y)
+        return y
+    }
+}

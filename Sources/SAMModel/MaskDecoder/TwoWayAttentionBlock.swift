@@ -1,0 +1,89 @@
+import SAMKernels
+import SAMTensor
+
+/// transformer.py `TwoWayAttentionBlock` (`mask_decoder.transformer.layers.i`): self attention on the
+/// prompt tokens, cross attention tokens → image, an MLP on the tokens, cross attention image → tokens,
+/// each followed by a residual add and a LayerNorm (eps 1e-5). The first block of the transformer
+/// skips the positional encoding (and the residual) in its self attention (`skip_first_layer_pe`).
+public struct TwoWayAttentionBlock: Sendable {
+    public let path: String
+    public let selfAttn: TwoWayTransformer.Attention
+    public let norm1: NN.LayerNorm
+    public let crossAttnTokenToImage: TwoWayTransformer.Attention
+    public let norm2: NN.LayerNorm
+    public let mlp: MLPBlock
+    public let norm3: NN.LayerNorm
+    public let norm4: NN.LayerNorm
+    public let crossAttnImageToToken: TwoWayTransformer.Attention
+    public let skipFirstLayerPE: Bool
+
+    /// `mlpDim` nil reads the MLP width from `mlp.lin1.weight`.
+    /// ref: transformer.py TwoWayAttentionBlock.__init__
+    public init(weights: WeightStore, path: String, embeddingDim: Int, numHeads: Int, mlpDim: Int?,
+                attentionDownsampleRate: Int, skipFirstLayerPE: Bool) throws(WeightError) {
+        self.path = path
+        selfAttn = try .init(weights: weights, path: "\(path).self_attn", embeddingDim: embeddingDim,
+                             numHeads: numHeads, downsampleRate: 1)
+        norm1 = try NN.LayerNorm(weights: weights, path: "\(path).norm1", dim: embeddingDim)
+        crossAttnTokenToImage = try .init(weights: weights, path: "\(path).cross_attn_token_to_image", embeddingDim: embeddingDim,
+                                          numHeads: numHeads, downsampleRate: attentionDownsampleRate)
+        norm2 = try NN.LayerNorm(weights: weights, path: "\(path).norm2", dim: embeddingDim)
+        mlp = try MLPBlock(weights: weights, path: "\(path).mlp", embeddingDim: embeddingDim, mlpDim: mlpDim, activation: .relu)
+        norm3 = try NN.LayerNorm(weights: weights, path: "\(path).norm3", dim: embeddingDim)
+        norm4 = try NN.LayerNorm(weights: weights, path: "\(path).norm4", dim: embeddingDim)
+        crossAttnImageToToken = try .init(weights: weights, path: "\(path).cross_attn_image_to_token", embeddingDim: embeddingDim,
+                                          numHeads: numHeads, downsampleRate: attentionDownsampleRate)
+        self.skipFirstLayerPE = skipFirstLayerPE
+    }
+
+    /// queries [1, T, C] (prompt tokens), keys [1, HW, C] (image tokens), with their positional
+    /// encodings of the same shapes. Returns the updated pair.
+    /// ref: transformer.py TwoWayAttentionBlock.forward
+    public func callAsFunction(queries: FloatTensor, keys: FloatTensor, queryPE: FloatTensor, keyPE: FloatTensor,
+                               observer: ModuleObserver? = nil) -> (queries: FloatTensor, keys: FloatTensor) {
+        var queries = queries, keys = keys
+
+        // Self attention block
+        if skipFirstLayerPE {
+            // ref: forward — queries = self.self_attn(q=queries, k=queries, v=queries)  (no residual)
+            queries = selfAttn(q: queries, k: queries, v: queries, observer: observer)
+        } else {
+            // ref: forward — q = queries + query_pe; attn_out = self.self_attn(q=q, k=q, v=queries); queries = queries + attn_out
+            var q = queries
+            Kernels.add(&q, queryPE)
+            Kernels.add(&queries, selfAttn(q: q, k: q, v: queries, observer: observer))
+        }
+        // ref: forward — queries = self.norm1(queries)
+        norm1(&queries, observer: observer)
+
+        // Cross attention block, tokens attending to image embedding
+        // ref: forward — q = queries + query_pe; k = keys + key_pe
+        var q = queries
+        Kernels.add(&q, queryPE)
+        var k = keys
+        Kernels.add(&k, keyPE)
+        // ref: forward — attn_out = self.cross_attn_token_to_image(q=q, k=k, v=keys); queries = queries + attn_out
+        Kernels.add(&queries, crossAttnTokenToImage(q: q, k: k, v: keys, observer: observer))
+        norm2(&queries, observer: observer)
+
+        // MLP block
+        // ref: forward — mlp_out = self.mlp(queries); queries = queries + mlp_out; queries = self.norm3(queries)
+        Kernels.add(&queries, mlp(queries, observer: observer))
+        norm3(&queries, observer: observer)
+
+        // Cross attention block, image embedding attending to tokens
+        // ref: forward — q = queries + query_pe; k = keys + key_pe (keys are unchanged since the
+        // token→image attention, so `k` from above already holds exactly keys + key_pe)
+        q = queries
+        Kernels.add(&q, queryPE)
+        // ref: forward — attn_out = self.cross_attn_image_to_token(q=k, k=q, v=queries); keys = keys + attn_out
+        Kernels.add(&keys, crossAttnImageToToken(q: k, k: q, v: queries, observer: observer))
+        // ref: forward — keys = self.norm4(keys)
+        norm4(&keys, observer: observer)
+
+        // A forward hook sees the (queries, keys) tuple: report queries under the module's path.
+        observer?(path, queries)
+        observer?("\(path):keys", keys)
+        return (queries, keys)
+    }
+}

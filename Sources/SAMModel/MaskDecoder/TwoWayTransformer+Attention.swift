@@ -1,0 +1,59 @@
+import SAMKernels
+import SAMTensor
+
+extension TwoWayTransformer {
+    /// transformer.py `Attention`: multi-head attention whose q/k/v projections may shrink the width
+    /// to `embeddingDim / downsampleRate` (2 for the cross attentions, 1 for self attention) before
+    /// splitting heads; `out_proj` maps back to `embeddingDim`. No masking, no attention bias.
+    /// (Nested here so it cannot be confused with TinyViT's own `Attention`.)
+    public struct Attention: Sendable {
+        public let path: String
+        public let qProj: NN.Linear
+        public let kProj: NN.Linear
+        public let vProj: NN.Linear
+        public let outProj: NN.Linear
+        public let numHeads: Int
+
+        public var embeddingDim: Int { qProj.inFeatures }
+        /// embedding_dim // downsample_rate
+        public var internalDim: Int { qProj.outFeatures }
+
+        /// ref: transformer.py Attention.__init__
+        public init(weights: WeightStore, path: String, embeddingDim: Int, numHeads: Int, downsampleRate: Int) throws(WeightError) {
+            self.path = path
+            guard downsampleRate > 0, embeddingDim % downsampleRate == 0 else {
+                throw .invalid(key: "\(path).q_proj.weight", reason: "embedding dim \(embeddingDim) is not divisible by the downsample rate \(downsampleRate)",
+                               source: weights.source)
+            }
+            let internalDim = embeddingDim / downsampleRate
+            guard numHeads > 0, internalDim % numHeads == 0 else {
+                throw .invalid(key: "\(path).q_proj.weight", reason: "\(numHeads) heads do not divide the internal dim \(internalDim)",
+                               source: weights.source)
+            }
+            qProj = try NN.Linear(weights: weights, path: "\(path).q_proj", inFeatures: embeddingDim, outFeatures: internalDim)
+            kProj = try NN.Linear(weights: weights, path: "\(path).k_proj", inFeatures: embeddingDim, outFeatures: internalDim)
+            vProj = try NN.Linear(weights: weights, path: "\(path).v_proj", inFeatures: embeddingDim, outFeatures: internalDim)
+            outProj = try NN.Linear(weights: weights, path: "\(path).out_proj", inFeatures: internalDim, outFeatures: embeddingDim)
+            self.numHeads = numHeads
+        }
+
+        /// q [1, Lq, E], k and v [1, Lk, E] → [1, Lq, E].
+        /// ref: transformer.py Attention.forward
+        public func callAsFunction(q: FloatTensor, k: FloatTensor, v: FloatTensor,
+                                   observer: ModuleObserver? = nil) -> FloatTensor {
+            // ref: Attention.forward — q = self.q_proj(q); k = self.k_proj(k); v = self.v_proj(v)
+            let queries = qProj(q, observer: observer)
+            let keys = kProj(k, observer: observer)
+            let values = vProj(v, observer: observer)
+            // ref: Attention.forward — _separate_heads, attn = q @ kᵀ / math.sqrt(c_per_head),
+            // softmax(dim=-1), attn @ v, _recombine_heads
+            let headDim = internalDim / numHeads
+            let mixed = Kernels.attention(q: queries, k: keys, v: values, heads: numHeads,
+                                          scale: 1 / Float(headDim).squareRoot(), bias: nil)
+            // ref: Attention.forward — out = self.out_proj(out)
+            let out = outProj(mixed, observer: observer)
+            observer?(path, out)
+            return out
+        }
+    }
+}

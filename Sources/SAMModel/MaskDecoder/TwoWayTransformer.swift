@@ -1,0 +1,72 @@
+import SAMKernels
+import SAMTensor
+
+/// transformer.py `TwoWayTransformer` (`mask_decoder.transformer`): `depth` two-way attention blocks
+/// between the prompt tokens and the flattened image, then a final token → image attention and LayerNorm.
+public struct TwoWayTransformer: Sendable {
+    public let path: String
+    public let layers: [TwoWayAttentionBlock]
+    public let finalAttnTokenToImage: Attention
+    public let normFinalAttn: NN.LayerNorm
+
+    public var embeddingDim: Int { normFinalAttn.weight.count }
+    public var depth: Int { layers.count }
+
+    /// Depth is the number of `layers.N` in the weights and the MLP width is read from
+    /// `layers.0.mlp.lin1.weight`; both are checked against `config`, which gives the head count
+    /// and the cross-attention downsample rate.
+    /// ref: transformer.py TwoWayTransformer.__init__
+    public init(weights: WeightStore, path: String, embeddingDim: Int, config: MaskDecoderConfig) throws(WeightError) {
+        self.path = path
+        let depth = NN.childCount("\(path).layers", in: weights)
+        try NN.requireConsistent(depth, config.depth, field: "maskDecoder.depth", key: "\(path).layers", source: weights.source)
+        guard depth > 0 else { throw .missing(key: "\(path).layers.0.norm1.weight", source: weights.source) }
+        let mlpKey = "\(path).layers.0.mlp.lin1.weight"
+        guard let mlpShape = weights.shape(of: mlpKey) else { throw .missing(key: mlpKey, source: weights.source) }
+        let mlpDim = mlpShape.first ?? 0
+        try NN.requireConsistent(mlpDim, config.mlpDim, field: "maskDecoder.mlpDim", key: mlpKey, source: weights.source)
+
+        layers = try (0..<depth).map { (index) throws(WeightError) in
+            try TwoWayAttentionBlock(weights: weights, path: "\(path).layers.\(index)", embeddingDim: embeddingDim,
+                                     numHeads: config.numHeads, mlpDim: mlpDim,
+                                     attentionDownsampleRate: config.attentionDownsampleRate,
+                                     skipFirstLayerPE: index == 0)
+        }
+        finalAttnTokenToImage = try Attention(weights: weights, path: "\(path).final_attn_token_to_image",
+                                              embeddingDim: embeddingDim, numHeads: config.numHeads,
+                                              downsampleRate: config.attentionDownsampleRate)
+        normFinalAttn = try NN.LayerNorm(weights: weights, path: "\(path).norm_final_attn", dim: embeddingDim)
+    }
+
+    /// imageEmbedding and imagePE [1, C, h, w], pointEmbedding [1, T, C]. Returns the processed
+    /// tokens [1, T, C] and image tokens [1, h*w, C].
+    /// ref: transformer.py TwoWayTransformer.forward
+    public func callAsFunction(imageEmbedding: FloatTensor, imagePE: FloatTensor, pointEmbedding: FloatTensor,
+                               observer: ModuleObserver? = nil) -> (queries: FloatTensor, keys: FloatTensor) {
+        // ref: forward — image_embedding.flatten(2).permute(0, 2, 1), the same for image_pe
+        var keys = Kernels.nchwToTokens(imageEmbedding)
+        let keyPE = Kernels.nchwToTokens(imagePE)
+        // ref: forward — queries = point_embedding
+        var queries = pointEmbedding
+
+        // ref: forward — for layer in self.layers: queries, keys = layer(queries, keys, query_pe=point_embedding, key_pe=image_pe)
+        for layer in layers {
+            (queries, keys) = layer(queries: queries, keys: keys, queryPE: pointEmbedding, keyPE: keyPE, observer: observer)
+        }
+
+        // ref: forward — q = queries + point_embedding; k = keys + image_pe
+        var q = queries
+        Kernels.add(&q, pointEmbedding)
+        var k = keys
+        Kernels.add(&k, keyPE)
+        // ref: forward — attn_out = self.final_attn_token_to_image(q=q, k=k, v=keys); queries = queries + attn_out
+        Kernels.add(&queries, finalAttnTokenToImage(q: q, k: k, v: keys, observer: observer))
+        // ref: forward — queries = self.norm_final_attn(queries)
+        normFinalAttn(&queries, observer: observer)
+
+        // A forward hook sees the (queries, keys) tuple: report queries under the module's path.
+        observer?(path, queries)
+        observer?("\(path):keys", keys)
+        return (queries, keys)
+    }
+}
