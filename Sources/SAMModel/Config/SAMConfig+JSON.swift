@@ -1,0 +1,29 @@
+import Foundation
+
+/// Why a configuration file could not be used.
+public struct ConfigError: Error, CustomStringConvertible, Equatable {
+    public let file: String
+    public let message: String
+    public var description: String { "\(file): \(message)" }
+}
+
+extension SAMConfig {
+    /// Reads a config.json in this type's own key names (what `converters/export_reference.py` writes;
+    /// keys it does not know, such as derived geometry, are ignored).
+    public init(contentsOf path: String) throws(ConfigError) {
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw ConfigError(file: path, message: "cannot read: \(error.localizedDescription)")
+        }
+        do { self = try JSONDecoder().decode(SAMConfig.self, from: data) } catch {
+            throw ConfigError(file: path, message: "not a SAM config: \(error)")
+        }
+    }
+
+    /// Compact JSON of this configuration (stored in .samw metadata).
+    public func jsonData() -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(self)) ?? Data("{}".utf8)  // a struct of numbers and arrays always encodes
+    }
+}
