@@ -9,8 +9,10 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "saminspect", targets: ["saminspect"]),
+        .executable(name: "samconvert", targets: ["samconvert"]),
         .library(name: "SAMModel", targets: ["SAMModel"]),
         .library(name: "SAMFormats", targets: ["SAMFormats"]),
+        .library(name: "SAMModelFile", targets: ["SAMModelFile"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -47,6 +49,9 @@ let package = Package(
         .target(name: "SAMModel", dependencies: ["SAMTensor", "SAMKernels"], swiftSettings: fastMath),
         .target(name: "SAMImport", dependencies: ["SAMFormats", "SAMTensor"], swiftSettings: fastMath),
 
+        // The .samw model file: metadata schema, and a Sam written to / loaded from it.
+        .target(name: "SAMModelFile", dependencies: ["SAMModel", "SAMFormats", "SAMTensor"]),
+
         // Command-line tools, one target each.
         .executableTarget(name: "saminspect", dependencies: [
             "SAMFormats", "SAMTensor",
@@ -56,9 +61,20 @@ let package = Package(
         // Shared by the test targets: where the fixtures and the outside drop are, error figures.
         .target(name: "SAMTestSupport", dependencies: ["SAMTensor", "SAMFormats"], path: "Tests/SAMTestSupport"),
 
+        // Conversion as a library (samconvert is its command line; tests drive it directly).
+        .target(name: "SAMConvert", dependencies: ["SAMImport", "SAMModel", "SAMModelFile", "SAMFormats", "SAMTensor"]),
+
+        .executableTarget(name: "samconvert", dependencies: [
+            "SAMConvert", "SAMImport", "SAMModel", "SAMModelFile", "SAMTensor",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
         .testTarget(name: "SAMFormatsTests", dependencies: ["SAMFormats", "SAMTensor", "SAMTestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "SAMKernelsTests", dependencies: ["SAMKernels", "SAMBLAS"]),
+        .testTarget(name: "SAMConvertTests", dependencies: [
+            "SAMConvert", "SAMModelFile", "SAMModel", "SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport",
+        ]),
         .testTarget(name: "SAMModelTests", dependencies: ["SAMModel", "SAMFormats", "SAMKernels", "SAMTensor", "SAMTestSupport"]),
         .testTarget(name: "SAMImportTests", dependencies: ["SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport"]),
     ]

@@ -87,6 +87,19 @@ public enum ImportMerge {
             }
             merged.embeddingDim = dim
         }
+        if let size = facts.imageSize {
+            if let known = merged.imageSize, known != size {
+                throw ImportError(.conflictingFacts, file: file, otherFile: others, "image input size \(size), the other inputs \(known)")
+            }
+            merged.imageSize = size
+        }
+        for (stage, stride) in facts.mergeStrides {
+            if let known = merged.mergeStrides[stage], known != stride {
+                throw ImportError(.conflictingFacts, file: file, otherFile: others,
+                                  "layers.\(stage).downsample stride \(stride), the other inputs \(known)")
+            }
+            merged.mergeStrides[stage] = stride
+        }
         merged.opsets.merge(facts.opsets) { first, _ in first }
         merged.dynamicPointInputs.merge(facts.dynamicPointInputs) { first, _ in first }
     }

@@ -59,6 +59,10 @@ public struct ImportFacts: Sendable, Equatable {
     public var opsets: [String: Int64] = [:]
     /// Symbolic point-count dimension names of decoder inputs, by file (dynamic: any count).
     public var dynamicPointInputs: [String: [String]] = [:]
+    /// S of an image-encoder graph input [1,3,S,S].
+    public var imageSize: Int?
+    /// Stride of each stage's PatchMerging depthwise conv (`image_encoder.layers.i.downsample.conv2`), by i.
+    public var mergeStrides: [Int: Int] = [:]
 
     public init() {}
 }

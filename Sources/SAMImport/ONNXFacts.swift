@@ -18,6 +18,7 @@ extension ONNXWeightMapper {
                   height == width else { continue }
             try learn(embeddingDim: channels, imageEmbeddingSize: height, from: value.name)
         }
+        readArchitectureFacts()
         let dynamic = model.graph.realInputs.filter { $0.dims?.contains { if case .symbolic = $0 { true } else { false } } ?? false }
         if !dynamic.isEmpty {
             result.facts.dynamicPointInputs[file] = dynamic.map { input in
@@ -35,5 +36,26 @@ extension ONNXWeightMapper {
         }
         if let embeddingDim { result.facts.embeddingDim = embeddingDim }
         result.facts.imageEmbeddingSize = imageEmbeddingSize
+    }
+
+    /// What an image-encoder graph states that weights cannot: its input size ([1,3,S,S]) and the
+    /// stride of every PatchMerging depthwise conv (upstream picks it from the stage width, and
+    /// patched small models differ), read from the Conv nodes' attributes.
+    mutating func readArchitectureFacts() {
+        for input in model.graph.realInputs {
+            guard let dims = input.dims, dims.count == 4, case .fixed(3) = dims[1],
+                  case .fixed(let height) = dims[2], case .fixed(let width) = dims[3], height == width, height > 0 else { continue }
+            result.facts.imageSize = height
+        }
+        for node in model.graph.nodes where node.opType == "Conv" {
+            guard let resolved = CanonicalNames.resolve(ONNXScope.modulePath(of: node)), resolved.component == .imageEncoder else { continue }
+            // `...layers.<i>.downsample.conv2.c` (TorchScript) or `...conv2.c`/`conv2.bn` scopes (dynamo).
+            let parts = resolved.path.split(separator: ".").map(String.init)
+            guard let layers = parts.firstIndex(of: "layers"), layers + 4 < parts.count, let stage = Int(parts[layers + 1]),
+                  parts[layers + 2] == "downsample", parts[layers + 3] == "conv2" else { continue }
+            if case .ints(let strides)? = node.attribute("strides"), let stride = strides.first {
+                result.facts.mergeStrides[stage] = Int(stride)
+            }
+        }
     }
 }

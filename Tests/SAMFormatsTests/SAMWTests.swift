@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import SAMFormats
 import SAMTensor
+import SAMTestSupport
 
 @Suite("SAMW model file")
 struct SAMWTests {
@@ -75,5 +76,31 @@ struct SAMWTests {
     func duplicateNames() {
         let tensors = [("x", Tensor(shape: [1], floats: [1])), ("x", Tensor(shape: [1], floats: [2]))]
         #expect(throws: FormatError.self) { try SAMWWriter.write(tensors: tensors, metadata: .null, to: folder + "/dup.samw") }
+    }
+}
+
+@Suite("SHA-256")
+struct SHA256Tests {
+    @Test("Standard test vectors (FIPS 180-2 examples)")
+    func vectors() {
+        func digest(_ text: String) -> String { Array(text.utf8).withUnsafeBytes { SHA256.hex($0) } }
+        #expect(digest("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(digest("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(digest("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")
+                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        // python3 -c "import hashlib; print(hashlib.sha256(b'a' * 1000).hexdigest())" (crosses a block boundary)
+        #expect(digest(String(repeating: "a", count: 1000)) == "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3")
+    }
+
+}
+
+/// `make check-drops` runs this (the filter matches the `Drop` type name).
+@Suite("Drop checksums", .enabled(if: TestPaths.dropIsPresent))
+struct DropChecksumTests {
+    @Test("A file's SHA-256 matches the drop manifest's")
+    func dropFile() throws {
+        // manifest.json of the drop lists image_points_embeddings.bin with this sha256.
+        #expect(try SHA256.hex(ofFile: TestPaths.drop + "/image_points_embeddings.bin")
+                == "5ff23179a3c9310bef03ba357ac9ea3afe0ff2d73a6c42fcc74bf60e7f2b5739")
     }
 }

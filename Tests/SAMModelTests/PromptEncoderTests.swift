@@ -136,7 +136,8 @@ struct PromptEncoderTests {
 
         var random = SyntheticDecoder.Random(state: 99)
         let mask = random.tensor([1, 1, 4 * g, 4 * g], scale: 3)
-        let downscaled = encoder.maskDownscaling(mask)
+        let maskDownscaling = try #require(encoder.maskDownscaling)
+        let downscaled = maskDownscaling(mask)
         #expect(downscaled.shape == [1, c, g, g])
         // has_mask_input 1: the mask branch exactly; 0: no_mask_embed exactly (0 · finite = 0).
         #expect(try encoder.denseEmbedding(maskInput: mask, hasMaskInput: 1) == downscaled)
@@ -181,7 +182,7 @@ struct PromptEncoderTests {
         let store = WeightStore(tensors.filter { $0.key.hasPrefix("prompt_encoder.") }, source: "synthetic")
         let encoder = try PromptEncoder(weights: store, config: SyntheticDecoder.config)
         try store.finish()
-        #expect(encoder.embedDim == 16 && encoder.maskDownscaling.conv3.outChannels == 8)
+        #expect(encoder.embedDim == 16 && encoder.maskDownscaling?.conv3.outChannels == 8)
         #expect(encoder.pointEmbeddings.map(\.path) == (0...3).map { "prompt_encoder.point_embeddings.\($0)" })
 
         var missing = tensors

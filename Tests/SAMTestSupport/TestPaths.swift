@@ -9,18 +9,19 @@ public enum TestPaths {
     /// The committed tiny-configuration reference set.
     public static let tinyReferences = packageRoot + "/reference_outputs/tiny"
 
-    /// The full-size outside drop: `SAM_DROP_DIR` when set (make check-drops sets it), else
-    /// `../shared/fixtures/mobilesam-seed0` beside the clone, as CI lays it out.
+    /// The full-size outside drop: `SAM_DROP_DIR` when set, else `../shared/fixtures/mobilesam-seed0`
+    /// beside the clone, as CI lays it out.
     public static let drop: String = {
         if let path = ProcessInfo.processInfo.environment["SAM_DROP_DIR"], !path.isEmpty { return path }
         return URL(fileURLWithPath: packageRoot).deletingLastPathComponent()
             .appendingPathComponent("shared/fixtures/mobilesam-seed0").standardized.path
     }()
 
-    /// Drop tests run when the drop is there; `make check-drops` sets SAM_REQUIRE_DROP=1 and
-    /// fails before the tests when it is not, so in CI a missing drop is a failure, not a skip.
+    /// Drop tests run in `make check-drops` (an optimized build, SAM_DROP_DIR set); `make test` stays on the
+    /// committed fixtures. `make check-drops` fails before the tests when the drop is missing, and sets
+    /// SAM_REQUIRE_DROP=1 so a drop test that would disable itself fails instead: missing is never a skip there.
     public static var dropIsPresent: Bool {
-        FileManager.default.fileExists(atPath: drop + "/mobile_sam.h5")
+        ProcessInfo.processInfo.environment["SAM_DROP_DIR"] != nil && FileManager.default.fileExists(atPath: drop + "/mobile_sam.h5")
     }
 
     public static var dropIsRequired: Bool {

@@ -28,6 +28,11 @@ extension PromptEncoder {
         guard maskInput.shape == [1, 1, maskSide, maskSide] else {
             throw .shape(input: "mask input", expected: "[1,1,\(maskSide),\(maskSide)]", actual: maskInput.shape)
         }
+        guard let maskDownscaling else {
+            // Without the mask path a mask that is switched off contributes nothing; one switched on cannot be used.
+            guard hasMaskInput == 0 else { throw .noMaskPath }
+            return try denseEmbedding(maskInput: nil, hasMaskInput: 0, observer: observer)
+        }
         // ref: onnx.py SamOnnxModel._embed_masks — self.model.prompt_encoder.mask_downscaling(input_mask)
         var dense = maskDownscaling(maskInput, observer: observer)
         let keep = 1 - hasMaskInput

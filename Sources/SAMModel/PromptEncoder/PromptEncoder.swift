@@ -31,7 +31,9 @@ public struct PromptEncoder: Sendable {
     public let pointEmbeddings: [NN.Embedding]
     /// [1, C], replaces the encoding of label -1 (padding) points.
     public let notAPointEmbed: NN.Embedding
-    public let maskDownscaling: MaskDownscaling
+    /// nil when the weights have no mask path (the seed's split PromptEncoder export takes no mask):
+    /// such a model runs without mask input and refuses one.
+    public let maskDownscaling: MaskDownscaling?
     /// [1, C], broadcast over the grid when there is no mask input.
     public let noMaskEmbed: NN.Embedding
 
@@ -72,12 +74,17 @@ public struct PromptEncoder: Sendable {
         }
 
         let maskInKey = "\(prefix).mask_downscaling.3.weight"
-        guard let maskInShape = weights.shape(of: maskInKey) else { throw .missing(key: maskInKey, source: weights.source) }
-        let maskInChannels = maskInShape.first ?? 0
-        try NN.requireConsistent(maskInChannels, configured.maskInChannels, field: "promptEncoder.maskInChannels",
-                                 key: maskInKey, source: weights.source)
-        maskDownscaling = try MaskDownscaling(weights: weights, path: "\(prefix).mask_downscaling",
-                                              maskInChannels: maskInChannels, embedDim: embedDim)
+        if let maskInShape = weights.shape(of: maskInKey) {
+            let maskInChannels = maskInShape.first ?? 0
+            try NN.requireConsistent(maskInChannels, configured.maskInChannels, field: "promptEncoder.maskInChannels",
+                                     key: maskInKey, source: weights.source)
+            maskDownscaling = try MaskDownscaling(weights: weights, path: "\(prefix).mask_downscaling",
+                                                  maskInChannels: maskInChannels, embedDim: embedDim)
+        } else if weights.keys.contains(where: { $0.hasPrefix("\(prefix).mask_downscaling.") }) {
+            throw .missing(key: maskInKey, source: weights.source)
+        } else {
+            maskDownscaling = nil
+        }
         noMaskEmbed = try NN.Embedding(weights: weights, path: "\(prefix).no_mask_embed", count: 1, dim: embedDim)
 
         imageEmbeddingSize = configured.imageEmbeddingSize

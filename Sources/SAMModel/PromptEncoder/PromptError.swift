@@ -13,6 +13,8 @@ public enum PromptError: Error, Equatable, CustomStringConvertible {
     case shape(input: String, expected: String, actual: [Int])
     /// `hasMaskInput` is non-zero but no mask was given.
     case missingMaskInput(hasMaskInput: Float)
+    /// A mask input was switched on, but the model's weights have no `mask_downscaling`.
+    case noMaskPath
 
     public var description: String {
         switch self {
@@ -26,6 +28,8 @@ public enum PromptError: Error, Equatable, CustomStringConvertible {
             "\(input) has shape \(Shape.text(actual)), expected \(expected)"
         case .missingMaskInput(let hasMaskInput):
             "hasMaskInput is \(hasMaskInput) but no mask input was given"
+        case .noMaskPath:
+            "this model has no prompt_encoder.mask_downscaling weights (its export took no mask), so it cannot use a mask input"
         }
     }
 }

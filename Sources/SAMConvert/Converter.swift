@@ -1,0 +1,86 @@
+import Foundation
+import SAMFormats
+import SAMImport
+import SAMModel
+import SAMModelFile
+import SAMTensor
+
+/// What to convert and how (the samconvert command line, as values).
+public struct ConversionRequest: Sendable {
+    public var inputs: [String]
+    public var output: String
+    public var imagePE: String?
+    public var configFile: String?
+    public var maxPoints: Int?
+    public var precision: StoragePrecision = .single
+    public var overwrite = false
+    public var allowUnmapped = false
+
+    public init(inputs: [String], output: String) {
+        self.inputs = inputs
+        self.output = output
+    }
+}
+
+/// What a conversion produced, for the summary.
+public struct ConversionResult: Sendable {
+    public let imported: ImportedWeights
+    public let sam: Sam
+    public let metadata: ModelFileMetadata
+    public let storedTensors: [String: Tensor]
+}
+
+/// Exported weights in, one checked .samw out: import and merge, resolve the architecture, build the
+/// model strictly (so a file that would not load is never written), then write atomically.
+public enum Converter {
+    public static let version = "0.1.0"
+
+    public static func run(_ request: ConversionRequest, progress: (String) -> Void = { _ in }) throws(ConversionFailure) -> ConversionResult {
+        if let maxPoints = request.maxPoints, maxPoints < 1 {
+            throw ConversionFailure("--max-points must be at least 1, not \(maxPoints)")
+        }
+        if FileManager.default.fileExists(atPath: request.output) && !request.overwrite {
+            throw ConversionFailure("\(request.output) exists; pass --force to overwrite it")
+        }
+        let plan = try InputPlan(inputs: request.inputs, imagePE: request.imagePE, config: request.configFile)
+        var options = ImportOptions()
+        options.allowUnmapped = request.allowUnmapped
+        for file in plan.weightFiles { progress("reading \(file)") }
+        let imported: ImportedWeights
+        do { imported = try SAMImporter.importFiles(plan.weightFiles, options: options) } catch {
+            throw ConversionFailure("\(error)")
+        }
+
+        progress("checking the model builds from \(imported.tensors.count) tensors")
+        let config = try ModelConfiguration.resolve(explicitFile: plan.configFile, imported: imported, maxPoints: request.maxPoints)
+        let sam: Sam
+        do {
+            sam = try Sam(weights: WeightStore(imported.canonicalTensors, source: plan.weightFiles.joined(separator: " + ")),
+                          config: config, densePositionalEncoding: imported.denseImagePE.map { FloatTensor($0.tensor) })
+        } catch {
+            throw ConversionFailure("the weights do not make a model: \(error)")
+        }
+
+        progress("hashing inputs")
+        let provenance = try Provenance.describing(plan.provenanceFiles, converterVersion: version)
+        let stored = imported.canonicalTensors.mapValues(request.precision.convert)
+        let metadata = ModelFileMetadata(config: config, components: sam.presentComponents, weightDType: request.precision.rawValue,
+                                         densePositionalEncoding: nil, provenance: provenance)
+        progress("writing \(request.output)")
+        do {
+            try ModelFile.write(tensors: stored, densePositionalEncoding: imported.denseImagePE.map { request.precision.convert($0.tensor) },
+                                metadata: metadata, to: request.output)
+        } catch {
+            throw ConversionFailure("\(error)")
+        }
+        return ConversionResult(imported: imported, sam: sam, metadata: metadata, storedTensors: stored)
+    }
+}
+
+extension Sam {
+    /// Canonical names of the components this model has.
+    public var presentComponents: [String] {
+        [imageEncoder.map { _ in TinyViT.key }, promptEncoder.map { _ in "prompt_encoder" }, maskDecoder.map { _ in "mask_decoder" }]
+            .compactMap { $0 }
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import SAMFormats
+import SAMModel
+import SAMTensor
+
+/// A model loaded from a .samw file: the runnable model, what the file says about it, and the
+/// mapped file itself (which owns the weight bytes the model was built from).
+public struct LoadedModel: Sendable {
+    public let sam: Sam
+    public let metadata: ModelFileMetadata
+    public let file: SAMWFile
+}
+
+/// The .samw model file: canonical weights (PyTorch state-dict names) plus `ModelFileMetadata`.
+public enum ModelFile {
+    /// Where the supplied dense positional encoding (the seed's `image_points_embeddings.bin`) is stored.
+    public static let densePositionalEncodingName = "image_points_embeddings"
+
+    /// Writes `tensors` (sorted by name, so the same inputs give the same file) atomically.
+    public static func write(tensors: [String: Tensor], densePositionalEncoding: Tensor?, metadata: ModelFileMetadata,
+                             to path: String) throws(ModelFileError) {
+        var metadata = metadata
+        var ordered = tensors.sorted { $0.key < $1.key }.map { (name: $0.key, tensor: $0.value) }
+        if let densePositionalEncoding {
+            ordered.append((densePositionalEncodingName, densePositionalEncoding))
+            metadata.densePositionalEncoding = densePositionalEncodingName
+        }
+        let header: JSONValue
+        do {
+            header = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(metadata))
+        } catch {
+            throw .metadata(file: path, "cannot encode: \(error)")
+        }
+        do { try SAMWWriter.write(tensors: ordered, metadata: header, to: path) } catch { throw .format(error) }
+    }
+
+    /// Maps the file, checks its table, reads its metadata and builds the model strictly
+    /// (every stored weight used, every needed one present with its shape).
+    public static func load(_ path: String) throws(ModelFileError) -> LoadedModel {
+        let file: SAMWFile
+        do { file = try SAMWFile(path: path) } catch { throw .format(error) }
+        let metadata = try readMetadata(file)
+        var tensors: [String: Tensor]
+        do { tensors = try file.tensors() } catch { throw .format(error) }
+        var densePE: FloatTensor? = nil
+        if let name = metadata.densePositionalEncoding {
+            guard let tensor = tensors.removeValue(forKey: name) else {
+                throw .metadata(file: path, "names dense positional encoding '\(name)', which is not in the tensor table")
+            }
+            densePE = FloatTensor(tensor)
+        }
+        do {
+            let sam = try Sam(weights: WeightStore(tensors, source: path), config: metadata.config, densePositionalEncoding: densePE)
+            return LoadedModel(sam: sam, metadata: metadata, file: file)
+        } catch {
+            throw .weights(file: path, error)
+        }
+    }
+
+    public static func readMetadata(_ file: SAMWFile) throws(ModelFileError) -> ModelFileMetadata {
+        do {
+            return try JSONDecoder().decode(ModelFileMetadata.self, from: JSONEncoder().encode(file.metadata))
+        } catch {
+            throw .metadata(file: file.path, "not SAM model metadata: \(error)")
+        }
+    }
+}

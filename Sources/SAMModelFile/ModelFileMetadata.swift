@@ -1,0 +1,55 @@
+import SAMModel
+
+/// What a .samw file says about the model it holds (the `metadata` object of its header;
+/// see docs/samw-format.md). Everything needed to rebuild the model without another file.
+public struct ModelFileMetadata: Codable, Sendable, Equatable {
+    /// "mobile_sam" for now; SAM ViT-B/L/H will add their own.
+    public var modelFamily: String
+    /// "tiny_vit" for MobileSAM's encoder.
+    public var imageEncoder: String
+    /// Architecture hyperparameters and the accepted point-count range (minPoints...maxPoints).
+    public var config: SAMConfig
+    /// The components present: image_encoder, prompt_encoder, mask_decoder.
+    public var components: [String]
+    /// "f32" or "f16": how the weights are stored (the runtime computes in f32 either way).
+    public var weightDType: String
+    /// Name of the supplied dense positional encoding tensor (`image_points_embeddings.bin`), if any.
+    public var densePositionalEncoding: String?
+    public var provenance: Provenance
+
+    public init(modelFamily: String = "mobile_sam", imageEncoder: String = "tiny_vit", config: SAMConfig, components: [String],
+                weightDType: String, densePositionalEncoding: String?, provenance: Provenance) {
+        self.modelFamily = modelFamily
+        self.imageEncoder = imageEncoder
+        self.config = config
+        self.components = components
+        self.weightDType = weightDType
+        self.densePositionalEncoding = densePositionalEncoding
+        self.provenance = provenance
+    }
+}
+
+public struct Provenance: Codable, Sendable, Equatable {
+    public var converter: String
+    public var converterVersion: String
+    public var sources: [SourceFile]
+
+    public init(converter: String, converterVersion: String, sources: [SourceFile]) {
+        self.converter = converter
+        self.converterVersion = converterVersion
+        self.sources = sources
+    }
+}
+
+public struct SourceFile: Codable, Sendable, Equatable {
+    /// The path as given to the converter.
+    public var path: String
+    public var sha256: String
+    public var bytes: Int
+
+    public init(path: String, sha256: String, bytes: Int) {
+        self.path = path
+        self.sha256 = sha256
+        self.bytes = bytes
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import SAMConvert
+import SAMImport
+import SAMModel
+import SAMModelFile
+import SAMTensor
+
+/// What samconvert prints when it has written the model.
+struct ConversionSummary {
+    let result: ConversionResult
+    let output: String
+    let seconds: Double
+
+    var imported: ImportedWeights { result.imported }
+    var sam: Sam { result.sam }
+    var metadata: ModelFileMetadata { result.metadata }
+    var tensors: [String: Tensor] { result.storedTensors }
+
+    func print() {
+        let config = metadata.config
+        let bytes = tensors.values.reduce(0) { $0 + $1.byteCount }
+        Swift.print("wrote \(output) in \(String(format: "%.2f", seconds)) s")
+        Swift.print("  components: \(metadata.components.joined(separator: ", "))")
+        Swift.print("  tensors: \(tensors.count) (\(metadata.weightDType)), \(bytes) bytes of weights")
+        if sam.imageEncoder != nil {
+            let encoder = config.imageEncoder
+            Swift.print("  image encoder: TinyViT \(encoder.imageSize)x\(encoder.imageSize), dims \(encoder.embedDims), depths \(encoder.depths), "
+                        + "heads \(encoder.numHeads), windows \(encoder.windowSizes), merge strides \(encoder.mergeStrides), neck \(encoder.neckDim)")
+        }
+        if sam.promptEncoder != nil {
+            Swift.print("  prompt encoder: dim \(config.promptEncoder.embedDim), grid \(config.promptEncoder.imageEmbeddingSize), "
+                        + "input \(config.promptEncoder.inputImageSize), dense PE \(imported.denseImagePE != nil ? "supplied" : "from weights")")
+        }
+        if sam.maskDecoder != nil {
+            let decoder = config.maskDecoder
+            Swift.print("  mask decoder: dim \(decoder.transformerDim), depth \(decoder.depth), heads \(decoder.numHeads), mlp \(decoder.mlpDim), "
+                        + "\(decoder.numMultimaskOutputs + 1) masks")
+        }
+        Swift.print("  points: \(config.minPoints)...\(config.maxPoints) per prompt")
+        if let worst = imported.worstAgreement {
+            Swift.print("  inputs agreed on \(imported.agreements.count) shared tensors; largest difference \(worst.maxAbsDifference) (\(worst.tensor))")
+        }
+        if !imported.unmapped.isEmpty {
+            Swift.print("  left out (--allow-unmapped): " + imported.unmapped.map(\.description).joined(separator: "; "))
+        }
+    }
+}

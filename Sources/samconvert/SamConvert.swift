@@ -1,0 +1,66 @@
+import ArgumentParser
+import Foundation
+import SAMConvert
+
+/// `samconvert INPUT... --out model.samw`: exported weights in, one native model file out.
+@main
+struct SamConvert: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "samconvert",
+        abstract: "Convert exported SAM weights (ONNX, HDF5 state dicts, raw dense-PE blobs) into one .samw model.",
+        discussion: """
+        INPUT is an .onnx file (external data is found beside it), an .h5/.hdf5 state dict, or a folder:
+        a folder contributes its .onnx, .h5 and .hdf5 files, its image_points_embeddings.bin and its config.json.
+        Several inputs merge; a tensor two inputs both hold must agree, or conversion stops naming both files.
+        Hyperparameters come from --config (or a config.json in an input folder), else from the weights'
+        shapes and what ONNX graphs state (input size, strides), with MobileSAM's values for the rest.
+        Exit status: 0 converted, 2 bad input or usage (nothing is written then).
+        """,
+        version: Converter.version)
+
+    @Argument(help: "Input files or folders.")
+    var inputs: [String]
+
+    @Option(name: .long, help: "The .samw file to write.")
+    var out: String
+
+    @Option(name: .customLong("image-pe"), help: "Raw little-endian f32 dense positional encoding [1,C,g,g] (image_points_embeddings.bin).")
+    var imagePE: String?
+
+    @Option(help: "A config.json with the architecture hyperparameters (SAMConfig keys).")
+    var config: String?
+
+    @Option(name: .customLong("max-points"), help: "Largest point count the model accepts (default 100).")
+    var maxPoints: Int?
+
+    @Option(help: "Storage precision of the weights: f32 or f16.")
+    var dtype: String = "f32"
+
+    @Flag(help: "Overwrite --out if it exists.")
+    var force = false
+
+    @Flag(name: .customLong("allow-unmapped"), help: "Convert even when an input holds weight-like tensors no rule maps (they are listed and left out).")
+    var allowUnmapped = false
+
+    mutating func run() throws {
+        guard let precision = StoragePrecision(rawValue: dtype) else {
+            ConsoleProgress.error("samconvert: --dtype must be f32 or f16, not '\(dtype)'")
+            throw ExitCode(2)
+        }
+        var request = ConversionRequest(inputs: inputs, output: out)
+        request.imagePE = imagePE
+        request.configFile = config
+        request.maxPoints = maxPoints
+        request.precision = precision
+        request.overwrite = force
+        request.allowUnmapped = allowUnmapped
+        let started = Date()
+        do {
+            let result = try Converter.run(request) { ConsoleProgress.step($0) }
+            ConversionSummary(result: result, output: out, seconds: Date().timeIntervalSince(started)).print()
+        } catch {
+            ConsoleProgress.error("samconvert: \(error.message)")
+            throw ExitCode(2)
+        }
+    }
+}
