@@ -2,13 +2,14 @@ import SAMFormats
 
 /// What a file is, from its magic bytes, else its extension.
 enum FileKind {
-    case onnx, hdf5, npy, blob
+    case onnx, hdf5, npy, blob, samw
     case png(String)
 
     static func detect(_ path: String) throws(FormatError) -> FileKind {
         let file = try MappedFile(path: path)
         let head = Array(file.bytes.prefix(32))
         if head.starts(with: [0x93, 0x4E, 0x55, 0x4D, 0x50, 0x59]) { return .npy }
+        if head.starts(with: SAMWLayout.magic) || path.lowercased().hasSuffix(".samw") { return .samw }
         if head.starts(with: [0x89, 0x48, 0x44, 0x46, 0x0D, 0x0A, 0x1A, 0x0A]) { return .hdf5 }
         if head.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png(pngHeader(head)) }
         let lower = path.lowercased()
@@ -16,7 +17,7 @@ enum FileKind {
         if lower.hasSuffix(".h5") || lower.hasSuffix(".hdf5") { return .hdf5 }  // a user block may precede the signature
         if lower.hasSuffix(".npy") { return .npy }  // reported as bad magic by the reader
         if lower.hasSuffix(".bin") || lower.hasSuffix(".raw") || lower.hasSuffix(".data") { return .blob }
-        throw FormatError(.unsupported, file: path, "not a tensor file this tool reads (.onnx, .h5/.hdf5, .npy, raw .bin blobs, .png)")
+        throw FormatError(.unsupported, file: path, "not a tensor file this tool reads (.onnx, .h5/.hdf5, .npy, .samw, raw .bin blobs, .png)")
     }
 
     /// Width, height, bit depth and colour type from a PNG's IHDR chunk.

@@ -16,7 +16,7 @@ struct SamInspect: ParsableCommand {
         abstract: "Show what is inside ONNX, HDF5, .npy and raw blob files.",
         discussion: """
         ONNX: metadata, inputs and outputs (symbolic dims by name), an op histogram, every initializer.
-        HDF5: every dataset with dtype, shape and attributes. .npy and blobs: shape, dtype, min, max, mean.
+        HDF5: every dataset with dtype, shape and attributes. .samw: metadata and the tensor table (checksums verified). .npy and blobs: shape, dtype, min, max, mean.
         A raw blob needs --dtype and --shape, except image_points_embeddings.bin (f32 [1,256,64,64]).
         Exit status: 0 when every file was read, 2 when any could not be.
         """)
@@ -54,6 +54,7 @@ struct SamInspect: ParsableCommand {
         switch try FileKind.detect(path) {
         case .onnx: try ONNXListing(model: ONNXModel(path: path), withStats: stats).print()
         case .hdf5: try HDF5Listing(file: HDF5File(path: path), withStats: stats).print()
+        case .samw: try SAMWListing(file: SAMWFile(path: path), withStats: stats).print()
         case .npy: TensorListing.print(title: "\(path): .npy", tensor: try NPY.read(path))
         case .png(let header): print("\(path): PNG image \(header)")
         case .blob:
