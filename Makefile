@@ -26,10 +26,13 @@ check-drops: setup
 	SAM_DROP_DIR="$(abspath $(DROP))" SAM_REQUIRE_DROP=1 \
 	    $(SWIFT) test -c release -Xswiftc -enable-testing --filter Drop
 
-# The main job on bundled data: inspect the committed tiny model and its references.
+# The main job on bundled data: convert the committed tiny model (HDF5 state dict, BatchNorm
+# unfused) into a native .samw, then show what is inside it.
 demo: build
-	$(RELEASE_BIN)/saminspect reference_outputs/tiny/mobile_sam.h5 reference_outputs/tiny/image_points_embeddings.bin \
-	    reference_outputs/tiny/references/image_embeddings.npy
+	@mkdir -p out
+	$(RELEASE_BIN)/samconvert reference_outputs/tiny/mobile_sam.h5 --config reference_outputs/tiny/config.json \
+	    --out out/tiny.samw --force
+	$(RELEASE_BIN)/saminspect out/tiny.samw | head -5
 
 # Python side (converters/): only for regenerating fixtures and references, never for `make test`.
 venv:
