@@ -9,6 +9,7 @@ public final class HDF5File {
     /// Every dataset, in sorted path order.
     public private(set) var datasets: [HDF5Dataset] = []
     private let file: hid_t
+    private let fileSize: Int
 
     /// Largest dataset the reader will allocate for; anything larger is treated as corrupt.
     static let maximumDatasetBytes = 16 << 30
@@ -18,7 +19,7 @@ public final class HDF5File {
         _ = H5open()
         shim_H5_silence_errors()
         // Check the file first so a missing file is not reported as "not HDF5".
-        _ = try MappedFile(path: path)
+        fileSize = try MappedFile(path: path).count
         let signature = H5Fis_hdf5(path)
         guard signature > 0 else {
             throw FormatError(.corrupt, file: path, "not an HDF5 file (no HDF5 signature)")
@@ -65,6 +66,15 @@ public final class HDF5File {
         }
         guard byteCount <= Self.maximumDatasetBytes else {
             throw FormatError(.corrupt, file: path, tensor: dataset.key, "declares \(byteCount) bytes, more than the reader accepts")
+        }
+        // Uncompressed data is stored whole in the file: a dataset larger than the file is corrupt,
+        // and is refused before the buffer is allocated.
+        let creation = H5Dget_create_plist(id)
+        let filters = creation >= 0 ? H5Pget_nfilters(creation) : 0
+        if creation >= 0 { H5Pclose(creation) }
+        if filters == 0 && byteCount > fileSize {
+            throw FormatError(.truncated, file: path, tensor: dataset.key,
+                              "declares \(byteCount) bytes of uncompressed data, the file has \(fileSize)")
         }
         let memoryType = try Self.memoryType(for: dataset.dtype, dataset: id, file: path, key: dataset.key)
         defer { H5Tclose(memoryType) }
