@@ -7,7 +7,7 @@ VENV         ?= .venv
 PYTHON       := $(VENV)/bin/python
 RELEASE_BIN   = $(shell $(SWIFT) build -c release --show-bin-path)
 
-.PHONY: setup build test check-drops demo references venv regen-onnx-proto clean
+.PHONY: setup build test check-drops verify demo references venv regen-onnx-proto clean
 
 setup:
 	@scripts/setup.sh
@@ -25,6 +25,24 @@ check-drops: setup
 	@test -d "$(DROP)" || { echo "check-drops: drop folder $(DROP) is missing" >&2; exit 1; }
 	SAM_DROP_DIR="$(abspath $(DROP))" SAM_REQUIRE_DROP=1 \
 	    $(SWIFT) test -c release -Xswiftc -enable-testing --filter Drop
+
+# samverify on the committed tiny set and on the full-size outside drop as it is, each model converted
+# from the set's own mobile_sam.h5 into a temporary .samw; JSON and JUnit reports go to out/verify/.
+# Both always run; the target fails if either does (or if the drop is missing).
+verify: setup
+	$(SWIFT) build -c release
+	@test -d "$(DROP)" || { echo "verify: drop folder $(DROP) is missing" >&2; exit 1; }
+	@mkdir -p out/verify
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && status=0; \
+	$(RELEASE_BIN)/samconvert reference_outputs/tiny/mobile_sam.h5 --config reference_outputs/tiny/config.json \
+	    --out "$$tmp/tiny.samw" >/dev/null || exit 2; \
+	$(RELEASE_BIN)/samverify "$$tmp/tiny.samw" --references reference_outputs/tiny \
+	    --json out/verify/tiny.json --junit out/verify/tiny.xml || status=$$?; \
+	$(RELEASE_BIN)/samconvert "$(DROP)/mobile_sam.h5" --out "$$tmp/drop.samw" >/dev/null || exit 2; \
+	$(RELEASE_BIN)/samverify "$$tmp/drop.samw" --references "$(DROP)" \
+	    --json out/verify/drop.json --junit out/verify/drop.xml || status=$$?; \
+	if [ $$status -ne 0 ]; then echo "verify: samverify failed (exit $$status); reports in out/verify/" >&2; fi; \
+	exit $$status
 
 # The main job on bundled data: convert the committed tiny model (HDF5 state dict, BatchNorm
 # unfused) into a native .samw, then show what is inside it.

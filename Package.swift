@@ -10,6 +10,7 @@ let package = Package(
     products: [
         .executable(name: "saminspect", targets: ["saminspect"]),
         .executable(name: "samconvert", targets: ["samconvert"]),
+        .executable(name: "samverify", targets: ["samverify"]),
         .library(name: "SAMModel", targets: ["SAMModel"]),
         .library(name: "SAMFormats", targets: ["SAMFormats"]),
         .library(name: "SAMModelFile", targets: ["SAMModelFile"]),
@@ -69,6 +70,9 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
+        .target(name: "SAMVerify", dependencies: ["SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor"]),
+        .executableTarget(name: "samverify", dependencies: ["SAMVerify", "SAMModelFile", "SAMModel", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+
         .testTarget(name: "SAMFormatsTests", dependencies: ["SAMFormats", "SAMTensor", "SAMTestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "SAMKernelsTests", dependencies: ["SAMKernels", "SAMBLAS"]),
@@ -77,5 +81,6 @@ let package = Package(
         ]),
         .testTarget(name: "SAMModelTests", dependencies: ["SAMModel", "SAMFormats", "SAMKernels", "SAMTensor", "SAMTestSupport"]),
         .testTarget(name: "SAMImportTests", dependencies: ["SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport"]),
+        .testTarget(name: "SAMVerifyTests", dependencies: ["SAMVerify", "SAMConvert", "SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor", "SAMTestSupport"]),
     ]
 )

@@ -1,0 +1,142 @@
+import Foundation
+import SAMFormats
+
+/// JUnit XML for CI: one testsuite per run, one testcase per case and output. A failure carries the
+/// figures and the case's first diverging module; bad input is an error; not applicable is skipped.
+public enum JUnitReport {
+    public static func render(_ report: VerificationReport) -> String {
+        let counts = report.counts
+        let time = report.cases.reduce(0) { $0 + $1.seconds }
+        var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
+        let suiteAttributes = "tests=\"\(counts.checks)\" failures=\"\(counts.failed)\" errors=\"\(counts.badInput)\" "
+            + "skipped=\"\(counts.notApplicable)\" time=\"\(seconds(time))\""
+        xml += "<testsuites name=\"samverify\" \(suiteAttributes)>\n"
+        xml += "  <testsuite name=\"\(escape("samverify: \(report.references.given)"))\" \(suiteAttributes)>\n"
+        xml += "    <properties>\n"
+        let properties: [(String, String)] = [
+            ("model", report.model.path), ("references", report.references.root), ("layout", report.references.layout),
+            ("rule", report.rule), ("default_atol", formatFigure(report.defaults.atol)),
+            ("default_rtol", formatFigure(report.defaults.rtol)), ("decoder_inputs", report.decoderInputs),
+        ] + (report.commandLineAtol.map { [("atol", formatFigure($0))] } ?? [])
+            + (report.commandLineRtol.map { [("rtol", formatFigure($0))] } ?? [])
+        for (name, value) in properties {
+            xml += "      <property name=\"\(escape(name))\" value=\"\(escape(value))\"/>\n"
+        }
+        xml += "    </properties>\n"
+        for (result, check) in report.checks {
+            xml += "    <testcase classname=\"samverify.\(escape(result.name))\" name=\"\(escape(check.output))\" "
+                + "time=\"\(seconds(check.seconds))\""
+            switch check.status {
+            case .pass:
+                xml += "/>\n"
+                continue
+            case .notApplicable:
+                xml += ">\n      <skipped message=\"\(escape("not applicable: " + (check.problem ?? "")))\"/>\n"
+            case .badInput:
+                xml += ">\n      <error type=\"bad_input\" message=\"\(escape(check.problem ?? "bad input"))\">"
+                    + escape(details(result, check)) + "</error>\n"
+            case .fail:
+                xml += ">\n      <failure type=\"mismatch\" message=\"\(escape(failureMessage(check)))\">"
+                    + escape(details(result, check)) + "</failure>\n"
+            }
+            xml += "    </testcase>\n"
+        }
+        xml += "  </testsuite>\n</testsuites>\n"
+        return xml
+    }
+
+    static func failureMessage(_ check: OutputCheck) -> String {
+        if let problem = check.problem { return problem }
+        guard let figures = check.figures else { return "mismatch" }
+        return "\(figures.failing) of \(figures.count) elements outside atol \(formatFigure(check.tolerance.atol)) "
+            + "and rtol \(formatFigure(check.tolerance.rtol)); max abs \(formatFigure(figures.maxAbs)) at \(formatIndex(figures.worstIndex))"
+    }
+
+    /// The figures and the first diverging module, as plain text.
+    static func details(_ result: CaseResult, _ check: OutputCheck) -> String {
+        var lines = ["case \(result.name), output \(check.output) (\(check.path) path), reference \(check.reference)"]
+        if let problem = check.problem { lines.append(problem) }
+        if let shape = check.shape, let referenceShape = check.referenceShape {
+            lines.append("shape \(formatIndex(shape)) \(check.dtype ?? "?"), reference \(formatIndex(referenceShape)) \(check.referenceDType ?? "?")")
+        }
+        lines.append("tolerance atol \(formatFigure(check.tolerance.atol)) (\(check.tolerance.atolSource)), "
+                     + "rtol \(formatFigure(check.tolerance.rtol)) (\(check.tolerance.rtolSource))")
+        if let figures = check.figures {
+            lines.append("abs error: max \(formatFigure(figures.maxAbs)), mean \(formatFigure(figures.meanAbs)), median \(formatFigure(figures.medianAbs))")
+            lines.append("rel error: max \(formatFigure(figures.maxRel)), mean \(formatFigure(figures.meanRel)), median \(formatFigure(figures.medianRel))")
+            lines.append("smallest passing atol \(formatFigure(figures.minPassingAtol)), smallest passing rtol \(formatFigure(figures.minPassingRtol))")
+            lines.append("failing elements \(figures.failing) of \(figures.count), non-finite \(figures.nonFinite); worst at "
+                         + "\(formatIndex(figures.worstIndex)): \(formatFigure(figures.worstOutput)) vs \(formatFigure(figures.worstReference))")
+        }
+        if let divergence = result.divergence {
+            lines.append(divergence.located ? "first diverging module: \(divergence.summary)" : "first diverging module: none named: \(divergence.note)")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func seconds(_ value: Double) -> String { String(format: "%.3f", value) }
+
+    static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.count)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            case "\n": out += "&#10;"
+            case "\t", "\r": out += "&#\(scalar.value);"
+            default:
+                // XML 1.0 forbids most control characters even as references.
+                if scalar.value < 0x20 { out += "?" } else { out.unicodeScalars.append(scalar) }
+            }
+        }
+        return out
+    }
+}
+
+/// Writes the machine-readable reports, each through a temporary file renamed into place.
+public enum ReportFiles {
+    public static func writeJSON(_ report: VerificationReport, to path: String) throws(VerifyError) {
+        let data: Data
+        do { data = try report.jsonData() } catch { throw VerifyError(.writeFailed, "--json \(path): cannot encode: \(error)") }
+        try write(Array(data) + [0x0A], to: path, option: "--json")
+    }
+
+    public static func writeJUnit(_ report: VerificationReport, to path: String) throws(VerifyError) {
+        try write(Array(JUnitReport.render(report).utf8), to: path, option: "--junit")
+    }
+
+    /// A report for a run that could not start (bad input or usage), so CI still finds a file.
+    public static func writeError(_ error: VerifyError, json: String?, junit: String?) {
+        if let json {
+            let body: [String: String] = ["tool": "samverify", "status": "bad_input", "error": error.message, "code": error.code.rawValue]
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            if let data = try? encoder.encode(body) { try? write(Array(data) + [0x0A], to: json, option: "--json") }
+        }
+        if let junit {
+            let xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
+                + "<testsuites name=\"samverify\" tests=\"1\" failures=\"0\" errors=\"1\">\n"
+                + "  <testsuite name=\"samverify\" tests=\"1\" failures=\"0\" errors=\"1\">\n"
+                + "    <testcase classname=\"samverify\" name=\"setup\">\n"
+                + "      <error type=\"\(JUnitReport.escape(error.code.rawValue))\" message=\"\(JUnitReport.escape(error.message))\"/>\n"
+                + "    </testcase>\n  </testsuite>\n</testsuites>\n"
+            try? write(Array(xml.utf8), to: junit, option: "--junit")
+        }
+    }
+
+    static func write(_ bytes: [UInt8], to path: String, option: String) throws(VerifyError) {
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        if !FileManager.default.fileExists(atPath: folder) {
+            do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
+                throw VerifyError(.writeFailed, "\(option) \(path): cannot create \(folder): \(error)")
+            }
+        }
+        do { try AtomicFile.write(bytes, to: path) } catch {
+            throw VerifyError(.writeFailed, "\(option) \(path): \(error)")
+        }
+    }
+}

@@ -1,0 +1,216 @@
+import Foundation
+import SAMFormats
+
+/// A folder of PyTorch reference outputs in the layout `converters/export_reference.py` writes and the
+/// `mobilesam-seed0` drop ships (and any other drop of that layout):
+///
+///     manifest.json                          optional: case order, module dumps, tolerances
+///     references/input_image.npy             image encoder input   -> case "image_encoder"
+///     references/image_embeddings.npy        image encoder output, and every decoder case's input
+///     references/<case>/onnx_*.npy           official decoder inputs and outputs
+///     references/<case>/split_*.npy          split prompt-encoder + mask-decoder inputs and outputs
+///     references/modules/<path>.npy          per-module dumps of the encoder (listed in the manifest)
+///     references/<case>/modules/<path>.npy   per-module dumps of a case's official decoder run
+///
+/// Cases are recognised from the files, so a drop needs nothing added; `--references` may name the
+/// set's folder or its `references/` folder.
+public struct ReferenceSet: Sendable {
+    public static let imageEncoderCase = "image_encoder"
+
+    /// The folder holding `references/` and (when there is one) `manifest.json`.
+    public let root: String
+    /// `root/references` (or the folder named, when it holds the files directly).
+    public let referencesFolder: String
+    /// `referencesFolder` relative to `root` ("references").
+    public let referencesPrefix: String
+    public let manifest: JSONValue?
+    /// The image encoder case first (when the set has one), then the decoder cases in manifest order,
+    /// then decoder case folders the manifest does not list, by name.
+    public let cases: [ReferenceCase]
+    /// `manifest.tolerances` {atol, rtol}: for every case.
+    public let setTolerance: ToleranceOverride
+
+    public var caseNames: [String] { cases.map(\.name) }
+
+    /// The reference image embeddings every decoder case takes as input, relative to `root`.
+    public var imageEmbeddingsFile: String { referencesPrefix + "/image_embeddings.npy" }
+
+    /// `relative` (as the manifest writes paths, e.g. "references/point1/onnx_point_coords.npy") under `root`.
+    public func path(_ relative: String) -> String { root + "/" + relative }
+
+    /// What was found, for the reports.
+    public var layoutDescription: String {
+        let decoderCount = cases.filter { $0.kind == .decoder }.count
+        var parts = [manifest == nil ? "no manifest.json" : "manifest.json"]
+        parts.append(cases.contains { $0.kind == .imageEncoder } ? "image encoder case" : "no image encoder case")
+        parts.append("\(decoderCount) decoder case\(decoderCount == 1 ? "" : "s")")
+        let dumped = cases.filter { $0.dumps != nil }.map(\.name)
+        parts.append(dumped.isEmpty ? "no per-module dumps" : "per-module dumps for " + dumped.joined(separator: ", "))
+        return parts.joined(separator: "; ")
+    }
+
+    /// Recognises the layout at `path` (the set's folder or its `references/` folder).
+    public static func open(_ path: String) throws(VerifyError) -> ReferenceSet {
+        let manager = FileManager.default
+        let given = URL(fileURLWithPath: path).standardizedFileURL.path
+        guard isDirectory(given) else {
+            throw VerifyError(.unreadableReferences, manager.fileExists(atPath: given)
+                              ? "references: \(path) is a file, not a reference folder"
+                              : "references: \(path) does not exist")
+        }
+        let root: String, referencesFolder: String
+        if isDirectory(given + "/references") {
+            (root, referencesFolder) = (given, given + "/references")
+        } else if ["input_image.npy", "image_embeddings.npy"].contains(where: { manager.fileExists(atPath: given + "/" + $0) }) {
+            (root, referencesFolder) = (URL(fileURLWithPath: given).deletingLastPathComponent().path, given)
+        } else {
+            throw VerifyError(.unreadableReferences, """
+                references: \(path) is not a reference set: it has no references/ folder and no image_embeddings.npy \
+                (expected the layout of converters/export_reference.py and the mobilesam-seed0 drop: manifest.json, \
+                references/input_image.npy, references/image_embeddings.npy, references/<case>/onnx_*.npy)
+                """)
+        }
+        guard manager.isReadableFile(atPath: referencesFolder),
+              let entries = try? manager.contentsOfDirectory(atPath: referencesFolder) else {
+            throw VerifyError(.unreadableReferences, "references: cannot list \(referencesFolder)")
+        }
+        let folderPrefix = referencesFolder == root + "/references" ? "references" :
+            String(referencesFolder.dropFirst(root.count).drop(while: { $0 == "/" }))
+
+        var manifest: JSONValue?
+        let manifestPath = root + "/manifest.json"
+        if manager.fileExists(atPath: manifestPath) {
+            guard let data = manager.contents(atPath: manifestPath) else {
+                throw VerifyError(.unreadableReferences, "references: cannot read \(manifestPath)")
+            }
+            do { manifest = try JSONDecoder().decode(JSONValue.self, from: data) } catch {
+                throw VerifyError(.unreadableReferences, "references: \(manifestPath) is not valid JSON: \(error)")
+            }
+        }
+
+        let tolerances = manifest?["tolerances"]
+        let caseTolerances = tolerances?["cases"]?.objectValue ?? [:]
+        var manifestCases: [(name: String, entry: JSONValue)] = []
+        for entry in manifest?["cases"]?.arrayValue ?? [] {
+            if let name = entry["name"]?.stringValue { manifestCases.append((name, entry)) }
+        }
+
+        var cases: [ReferenceCase] = []
+        let topFiles = npyNames(in: referencesFolder)
+        if topFiles.contains("input_image") {
+            var dumps: ModuleDumps?
+            if let rows = manifest?["module_outputs"]?[imageEncoderCase]?.arrayValue {
+                dumps = ModuleDumps(rows: rows, source: "manifest.json module_outputs.\(imageEncoderCase)")
+            } else if isDirectory(referencesFolder + "/modules") {
+                dumps = ModuleDumps(folder: folderPrefix + "/modules")
+            }
+            let entry = manifestCases.first { $0.name == imageEncoderCase }?.entry
+            cases.append(ReferenceCase(
+                name: imageEncoderCase, kind: .imageEncoder, folder: folderPrefix, files: topFiles,
+                listedInManifest: entry != nil,
+                problem: topFiles.contains("image_embeddings") ? nil : "\(folderPrefix)/image_embeddings.npy is missing",
+                tolerance: Self.caseTolerance(caseTolerances[imageEncoderCase], entry),
+                outputTolerances: Self.outputTolerances(caseTolerances[imageEncoderCase], entry),
+                dumps: dumps))
+        }
+
+        // Decoder cases: folders holding official (onnx_*) or split (split_*) files.
+        let folders = entries.filter { $0 != "modules" && isDirectory(referencesFolder + "/" + $0) }
+        var decoderFolders: [String: Set<String>] = [:]
+        for folder in folders {
+            let names = npyNames(in: referencesFolder + "/" + folder)
+            if names.contains(where: { $0.hasPrefix("onnx_") || $0.hasPrefix("split_") }) { decoderFolders[folder] = names }
+        }
+        let listed = manifestCases.map(\.name).filter { $0 != imageEncoderCase }
+        let unlisted = decoderFolders.keys.filter { !listed.contains($0) }.sorted()
+        for name in listed + unlisted {
+            let entry = manifestCases.first { $0.name == name }?.entry
+            let folder = folderPrefix + "/" + name
+            var dumps: ModuleDumps?
+            if let rows = entry?["module_outputs"]?.arrayValue, !rows.isEmpty {
+                dumps = ModuleDumps(rows: rows, source: "manifest.json cases[\(name)].module_outputs")
+            } else if isDirectory(referencesFolder + "/" + name + "/modules") {
+                dumps = ModuleDumps(folder: folder + "/modules")
+            }
+            var problem: String?
+            if decoderFolders[name] == nil {
+                problem = isDirectory(referencesFolder + "/" + name)
+                    ? "the manifest lists case \(name), but \(folder)/ holds no onnx_*.npy or split_*.npy files"
+                    : "the manifest lists case \(name), but \(folder)/ does not exist"
+            }
+            cases.append(ReferenceCase(
+                name: name, kind: .decoder, folder: folder, files: decoderFolders[name] ?? [],
+                listedInManifest: entry != nil, problem: problem,
+                tolerance: Self.caseTolerance(caseTolerances[name], entry),
+                outputTolerances: Self.outputTolerances(caseTolerances[name], entry),
+                dumps: dumps))
+        }
+        return ReferenceSet(root: root, referencesFolder: referencesFolder, referencesPrefix: folderPrefix, manifest: manifest, cases: cases,
+                            setTolerance: ToleranceOverride(json: tolerances))
+    }
+
+    /// `manifest.tolerances.cases.<name>`, then `cases[].tolerances`, then `cases[].atol` / `cases[].rtol`.
+    static func caseTolerance(_ setLevel: JSONValue?, _ entry: JSONValue?) -> ToleranceOverride {
+        var result = ToleranceOverride(json: setLevel)
+        for level in [ToleranceOverride(json: entry?["tolerances"]), ToleranceOverride(json: entry)] {
+            if let atol = level.atol { result.atol = atol }
+            if let rtol = level.rtol { result.rtol = rtol }
+        }
+        return result
+    }
+
+    /// `outputs: {<output>: {atol, rtol}}` under either case-level tolerance object.
+    static func outputTolerances(_ setLevel: JSONValue?, _ entry: JSONValue?) -> [String: ToleranceOverride] {
+        var result: [String: ToleranceOverride] = [:]
+        for level in [setLevel?["outputs"], entry?["tolerances"]?["outputs"]] {
+            for (output, value) in level?.objectValue ?? [:] {
+                let override = ToleranceOverride(json: value)
+                var merged = result[output] ?? ToleranceOverride()
+                if let atol = override.atol { merged.atol = atol }
+                if let rtol = override.rtol { merged.rtol = rtol }
+                result[output] = merged
+            }
+        }
+        return result
+    }
+
+    static func isDirectory(_ path: String) -> Bool {
+        var directory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &directory) && directory.boolValue
+    }
+
+    /// Base names of the `.npy` files directly in `folder`.
+    static func npyNames(in folder: String) -> Set<String> {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return Set(names.filter { $0.hasSuffix(".npy") }.map { String($0.dropLast(4)) })
+    }
+}
+
+/// One case of a reference set: the image encoder, or a decoder prompt case.
+public struct ReferenceCase: Sendable {
+    public enum Kind: String, Codable, Sendable {
+        case imageEncoder = "image_encoder"
+        case decoder
+    }
+
+    public let name: String
+    public let kind: Kind
+    /// The case's folder relative to the set's root ("references", "references/point1").
+    public let folder: String
+    /// Base names of the `.npy` files in the folder.
+    public let files: Set<String>
+    public let listedInManifest: Bool
+    /// A layout problem that makes the case bad input.
+    public let problem: String?
+    /// Case-level tolerances from the manifest.
+    public let tolerance: ToleranceOverride
+    /// Per-output tolerances from the manifest, by output name.
+    public let outputTolerances: [String: ToleranceOverride]
+    /// Per-module dumps of this case's run (the encoder, or the official decoder path), when the set has them.
+    public let dumps: ModuleDumps?
+
+    public func has(_ name: String) -> Bool { files.contains(name) }
+
+    /// "references/point1/onnx_point_coords.npy".
+    public func file(_ name: String) -> String { folder + "/" + name + ".npy" }
+}

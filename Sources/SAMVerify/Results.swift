@@ -1,0 +1,158 @@
+import Foundation
+
+/// The outcome of one check.
+public enum CheckStatus: String, Codable, Sendable {
+    /// Shape and dtype match and every element is within tolerance.
+    case pass
+    /// A shape or dtype mismatch, an element outside tolerance, a NaN or infinite output, or a model that
+    /// cannot run the case's inputs.
+    case fail
+    /// The model cannot run this check by construction (a mask-input case for a model without a mask
+    /// path, a decoder case for an encoder-only model). Neither a pass nor a failure; reported visibly.
+    case notApplicable = "not_applicable"
+    /// The reference set is at fault: a missing, unreadable or non-finite input or reference file.
+    case badInput = "bad_input"
+}
+
+/// One output of one case against its reference file.
+public struct OutputCheck: Codable, Sendable, Equatable {
+    /// "image_embeddings", "low_res_masks", "iou_predictions", "split_sparse_embeddings", "split_masks",
+    /// "split_iou_predictions".
+    public var output: String
+    /// Which run produced it: "image_encoder", "official" (SamOnnxModel's path), "split".
+    public var path: String
+    /// The reference file, relative to the set's root.
+    public var reference: String
+    public var status: CheckStatus
+    /// Why it failed, is bad input or not applicable, when the figures alone do not say.
+    public var problem: String?
+    public var shape: [Int]?
+    public var referenceShape: [Int]?
+    public var dtype: String?
+    public var referenceDType: String?
+    public var tolerance: ResolvedTolerance
+    public var figures: ErrorFigures?
+    /// Wall time of the run that produced the output.
+    public var seconds: Double
+}
+
+/// One case: its checks and, when one failed, where its run first diverges.
+public struct CaseResult: Codable, Sendable, Equatable {
+    public var name: String
+    public var kind: ReferenceCase.Kind
+    /// bad_input if any check is, else fail if any check fails, else pass if any passes, else not_applicable.
+    public var status: CheckStatus
+    /// Input files the case reads, relative to the set's root.
+    public var inputs: [String]
+    public var note: String?
+    public var outputs: [OutputCheck]
+    public var divergence: Divergence?
+    public var seconds: Double
+
+    static func aggregate(_ statuses: [CheckStatus]) -> CheckStatus {
+        if statuses.contains(.badInput) { return .badInput }
+        if statuses.contains(.fail) { return .fail }
+        if statuses.contains(.pass) { return .pass }
+        return .notApplicable
+    }
+}
+
+/// What was verified, for the reports.
+public struct ModelSummary: Codable, Sendable, Equatable {
+    public var path: String
+    public var components: [String]
+    public var weightDType: String?
+    /// False when the prompt encoder has no `mask_downscaling` (mask-input cases are then not applicable).
+    public var maskPath: Bool
+    public var densePositionalEncoding: String
+
+    public init(path: String, components: [String], weightDType: String?, maskPath: Bool, densePositionalEncoding: String) {
+        self.path = path
+        self.components = components
+        self.weightDType = weightDType
+        self.maskPath = maskPath
+        self.densePositionalEncoding = densePositionalEncoding
+    }
+}
+
+public struct ReferenceSummary: Codable, Sendable, Equatable {
+    /// As given on the command line.
+    public var given: String
+    public var root: String
+    public var layout: String
+    public var manifest: Bool
+    public var cases: [String]
+}
+
+public struct CheckCounts: Codable, Sendable, Equatable {
+    public var checks = 0
+    public var passed = 0
+    public var failed = 0
+    public var badInput = 0
+    public var notApplicable = 0
+}
+
+/// Everything a verification found; the JSON report is this, encoded.
+public struct VerificationReport: Codable, Sendable, Equatable {
+    public var tool = "samverify"
+    public var version = Verifier.version
+    public var model: ModelSummary
+    public var references: ReferenceSummary
+    public var rule = "an element fails only where |output - reference| > atol and > rtol * |reference|; "
+        + "shape and dtype are checked first; NaN or infinity never passes"
+    public var defaults = Tolerance.defaults
+    public var commandLineAtol: Double?
+    public var commandLineRtol: Double?
+    public var decoderInputs = "decoder cases take the reference references/image_embeddings.npy (PyTorch's) as input, "
+        + "so they check the prompt encoder and mask decoder alone; case image_encoder checks the encoder"
+    public var cases: [CaseResult]
+    public var counts: CheckCounts
+    /// "pass", "fail" or "bad_input".
+    public var status: String
+    /// 0 every check passes; 1 a mismatch; 2 bad input (it outranks a mismatch: the set cannot be trusted).
+    public var exitCode: Int32
+
+    init(model: ModelSummary, references: ReferenceSummary, commandLine: ToleranceOverride, cases: [CaseResult]) {
+        self.model = model
+        self.references = references
+        commandLineAtol = commandLine.atol
+        commandLineRtol = commandLine.rtol
+        self.cases = cases
+        var counts = CheckCounts()
+        for check in cases.flatMap(\.outputs) {
+            counts.checks += 1
+            switch check.status {
+            case .pass: counts.passed += 1
+            case .fail: counts.failed += 1
+            case .badInput: counts.badInput += 1
+            case .notApplicable: counts.notApplicable += 1
+            }
+        }
+        self.counts = counts
+        if counts.badInput > 0 || counts.passed + counts.failed == 0 {
+            // Bad input, or nothing verifiable at all (every check not applicable).
+            (status, exitCode) = ("bad_input", 2)
+        } else if counts.failed > 0 {
+            (status, exitCode) = ("fail", 1)
+        } else {
+            (status, exitCode) = ("pass", 0)
+        }
+    }
+
+    /// Every check, as (case, check).
+    public var checks: [(case: CaseResult, check: OutputCheck)] {
+        cases.flatMap { result in result.outputs.map { (result, $0) } }
+    }
+
+    public func check(_ caseName: String, _ output: String) -> OutputCheck? {
+        cases.first { $0.name == caseName }?.outputs.first { $0.output == output }
+    }
+
+    /// Pretty-printed, sorted keys; infinities and NaN as the strings "inf", "-inf", "nan".
+    public func jsonData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        return try encoder.encode(self)
+    }
+}
