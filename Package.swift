@@ -26,6 +26,8 @@ let package = Package(
                        providers: [.apt(["libhdf5-dev"]), .brew(["hdf5"])]),
         .systemLibrary(name: "COpenBLAS", pkgConfig: "openblas",
                        providers: [.apt(["libopenblas-dev"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
 
         // protobuf-c code generated once from onnx.proto (see Sources/CONNXProto/GENERATED.md).
         .target(name: "CONNXProto", dependencies: ["CProtobufC"],
@@ -49,6 +51,7 @@ let package = Package(
         // The native model: TinyViT image encoder, prompt encoder, mask decoder, weight loading.
         .target(name: "SAMModel", dependencies: ["SAMTensor", "SAMKernels"], swiftSettings: fastMath),
         .target(name: "SAMImport", dependencies: ["SAMFormats", "SAMTensor"], swiftSettings: fastMath),
+        .target(name: "SAMImage", dependencies: ["SAMTensor", "CPNG", "CJPEG"], swiftSettings: fastMath),
 
         // The .samw model file: metadata schema, and a Sam written to / loaded from it.
         .target(name: "SAMModelFile", dependencies: ["SAMModel", "SAMFormats", "SAMTensor"]),
@@ -76,6 +79,8 @@ let package = Package(
         .testTarget(name: "SAMFormatsTests", dependencies: ["SAMFormats", "SAMTensor", "SAMTestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "SAMKernelsTests", dependencies: ["SAMKernels", "SAMBLAS"]),
+        .testTarget(name: "SAMImageTests", dependencies: ["SAMImage", "SAMTensor", "SAMFormats", "SAMTestSupport"],
+                    exclude: ["Fixtures"]),
         .testTarget(name: "SAMConvertTests", dependencies: [
             "SAMConvert", "SAMModelFile", "SAMModel", "SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport",
         ]),

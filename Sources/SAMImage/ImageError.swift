@@ -1,0 +1,32 @@
+/// A typed error for anything the image side refuses: it always names the file (or
+/// `<memory>` for in-memory data and arguments), says what is wrong, and carries a code.
+public struct ImageError: Error, CustomStringConvertible, Equatable, Sendable {
+    public enum Code: String, Sendable {
+        /// The file cannot be opened or read (missing, permissions, a folder).
+        case unreadable
+        /// The file ends before the image data does.
+        case truncated
+        /// The bytes are not a valid image of the format their signature announces.
+        case corrupt
+        /// Not a PNG or JPEG, or a variant of one this reader does not handle.
+        case unsupported
+        /// Zero-sized, or wider or taller than `ImageIO.maxDimension`.
+        case badDimensions
+        /// Writing an output failed.
+        case writeFailed
+        /// A caller-supplied value is out of range (sizes, shapes, buffer lengths).
+        case invalidArgument
+    }
+
+    public let code: Code
+    public let file: String
+    public let message: String
+
+    public init(_ code: Code, file: String, _ message: String) {
+        self.code = code
+        self.file = file
+        self.message = message
+    }
+
+    public var description: String { "\(file): \(message) [\(code.rawValue)]" }
+}

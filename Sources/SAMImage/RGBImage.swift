@@ -1,0 +1,60 @@
+/// An 8-bit RGB image, rows top to bottom, pixels interleaved (HWC): the layout of
+/// `np.array(Image.open(path).convert("RGB"))`, which is what `SamPredictor.set_image` takes.
+public struct RGBImage: Sendable, Equatable {
+    public let width: Int
+    public let height: Int
+    /// `height * width * 3` bytes: R, G, B of pixel (y, x) at `(y * width + x) * 3`.
+    public var pixels: [UInt8]
+
+    /// `pixels` must hold `height * width * 3` bytes; anything else is an `ImageError`.
+    public init(width: Int, height: Int, pixels: [UInt8]) throws(ImageError) {
+        guard width >= 0, height >= 0, pixels.count == width * height * 3 else {
+            throw ImageError(.invalidArgument, file: "<memory>",
+                             "\(pixels.count) bytes for a \(width)x\(height) RGB image (needs \(max(0, width * height * 3)))")
+        }
+        self.width = width
+        self.height = height
+        self.pixels = pixels
+    }
+
+    /// Internal: callers that built `pixels` themselves with the right count.
+    init(checkedWidth width: Int, height: Int, pixels: [UInt8]) {
+        precondition(pixels.count == width * height * 3, "internal: RGB buffer size")
+        self.width = width
+        self.height = height
+        self.pixels = pixels
+    }
+
+    /// A uniform image.
+    public init(width: Int, height: Int, fill: (UInt8, UInt8, UInt8) = (0, 0, 0)) {
+        precondition(width >= 0 && height >= 0, "negative image size")
+        var pixels = [UInt8](repeating: 0, count: width * height * 3)
+        for index in stride(from: 0, to: pixels.count, by: 3) {
+            pixels[index] = fill.0; pixels[index + 1] = fill.1; pixels[index + 2] = fill.2
+        }
+        self.init(checkedWidth: width, height: height, pixels: pixels)
+    }
+
+    /// (H, W), the order upstream's `original_size` and `input_size` use.
+    public var size: ImageSize { ImageSize(height: height, width: width) }
+
+    /// Channel `channel` (0 R, 1 G, 2 B) of pixel (x, y).
+    @inlinable
+    public subscript(x: Int, y: Int, channel: Int) -> UInt8 {
+        get { pixels[(y * width + x) * 3 + channel] }
+        set { pixels[(y * width + x) * 3 + channel] = newValue }
+    }
+}
+
+/// A size in upstream's (H, W) order.
+public struct ImageSize: Sendable, Equatable, Hashable, CustomStringConvertible {
+    public var height: Int
+    public var width: Int
+
+    public init(height: Int, width: Int) {
+        self.height = height
+        self.width = width
+    }
+
+    public var description: String { "\(height)x\(width) (HxW)" }
+}
