@@ -44,6 +44,7 @@ import json
 import sys
 import warnings
 from pathlib import Path
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 import onnx
@@ -72,7 +73,13 @@ class Wrapped(torch.nn.Module):
         return self.model(image)
 
 
-def parse_args() -> argparse.Namespace:
+# The exporter records each node's class path (metadata ``namespace``, ``pkg.torch.onnx.class_hierarchy``).
+# A user's wrapper lives in their own script, ``__main__.Wrapped``; keep that path when export.py
+# imports this module too, so both ways write the same bytes.
+Wrapped.__module__ = "__main__"
+
+
+def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     root = Path(__file__).resolve().parent.parent
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--config", choices=sorted(sam_configs.CONFIGS), default="tiny")
@@ -80,7 +87,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--references", type=Path, default=root / "reference_outputs/tiny/references",
                         help="input_image.npy, image_embeddings.npy and point1/onnx_*.npy for the onnxruntime check")
     parser.add_argument("--out", type=Path, default=root / "reference_outputs/tiny/dynamo")
-    return parser.parse_args()
+    return parser.parse_args(argv)
 
 
 def export_dynamo(model: torch.nn.Module, args: tuple, path: Path, **kwargs) -> None:
@@ -110,8 +117,9 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def main() -> None:
-    args = parse_args()
+def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
+    """Runs the CLI (``argv`` as for the command line); returns what it writes as manifest.json."""
+    args = parse_args(argv)
     torch.set_grad_enabled(False)
     cfg = sam_configs.resolve(args.config)
     sam = build_sam(cfg)
@@ -176,6 +184,7 @@ def main() -> None:
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     print(json.dumps(manifest, indent=1))
+    return manifest
 
 
 if __name__ == "__main__":
