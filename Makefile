@@ -45,12 +45,13 @@ verify: setup
 	exit $$status
 
 # The main job on bundled data: convert the committed tiny model (HDF5 state dict, BatchNorm
-# unfused) into a native .samw, then show what is inside it.
+# unfused) into a native .samw, then segment the bundled photo from a point prompt.
+# Leaves out/tiny.samw and, in out/demo/, the masks (mask_*.png), overlay.png and result.json.
 demo: build
 	@mkdir -p out
 	$(RELEASE_BIN)/samconvert reference_outputs/tiny/mobile_sam.h5 --config reference_outputs/tiny/config.json \
 	    --out out/tiny.samw --force
-	$(RELEASE_BIN)/saminspect out/tiny.samw | head -5
+	$(RELEASE_BIN)/samrun out/tiny.samw reference_outputs/demo/photo.png --point 64,40 --point 20,70,0 --out out/demo
 
 # Python side (converters/): only for regenerating fixtures and references, never for `make test`.
 venv:
@@ -58,8 +59,7 @@ venv:
 	$(PYTHON) -m pip install -q -r converters/requirements.txt
 
 references: venv
-	$(PYTHON) converters/export_reference.py --config tiny --seed 0 --out reference_outputs/tiny
-	$(PYTHON) converters/export_dynamo.py --weights reference_outputs/tiny/mobile_sam.h5 --out reference_outputs/tiny/dynamo
+	$(PYTHON) converters/export.py --model vit_t --seed 0 --config tiny --out reference_outputs/tiny
 	$(PYTHON) converters/make_format_fixtures.py --out Tests/SAMFormatsTests/Fixtures
 
 # Regenerates the committed protobuf-c bindings (see Sources/CONNXProto/GENERATED.md).

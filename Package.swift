@@ -10,10 +10,12 @@ let package = Package(
     products: [
         .executable(name: "saminspect", targets: ["saminspect"]),
         .executable(name: "samconvert", targets: ["samconvert"]),
+        .executable(name: "samrun", targets: ["samrun"]),
         .executable(name: "samverify", targets: ["samverify"]),
         .library(name: "SAMModel", targets: ["SAMModel"]),
         .library(name: "SAMFormats", targets: ["SAMFormats"]),
         .library(name: "SAMModelFile", targets: ["SAMModelFile"]),
+        .library(name: "SAMPipeline", targets: ["SAMPipeline"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -56,6 +58,9 @@ let package = Package(
         // The .samw model file: metadata schema, and a Sam written to / loaded from it.
         .target(name: "SAMModelFile", dependencies: ["SAMModel", "SAMFormats", "SAMTensor"]),
 
+        // Image in, masks out: the predictor API for apps (SegmentAnything) on top of the model and SAMImage.
+        .target(name: "SAMPipeline", dependencies: ["SAMModelFile", "SAMModel", "SAMImage", "SAMTensor"]),
+
         // Command-line tools, one target each.
         .executableTarget(name: "saminspect", dependencies: [
             "SAMFormats", "SAMTensor",
@@ -76,6 +81,11 @@ let package = Package(
         .target(name: "SAMVerify", dependencies: ["SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor"]),
         .executableTarget(name: "samverify", dependencies: ["SAMVerify", "SAMModelFile", "SAMModel", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
+        .executableTarget(name: "samrun", dependencies: [
+            "SAMPipeline", "SAMImage", "SAMFormats", "SAMTensor",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
         .testTarget(name: "SAMFormatsTests", dependencies: ["SAMFormats", "SAMTensor", "SAMTestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "SAMKernelsTests", dependencies: ["SAMKernels", "SAMBLAS"]),
@@ -83,6 +93,9 @@ let package = Package(
                     exclude: ["Fixtures"]),
         .testTarget(name: "SAMConvertTests", dependencies: [
             "SAMConvert", "SAMModelFile", "SAMModel", "SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport",
+        ]),
+        .testTarget(name: "SAMPipelineTests", dependencies: [
+            "SAMPipeline", "SAMConvert", "SAMImage", "SAMFormats", "SAMTensor", "SAMTestSupport",
         ]),
         .testTarget(name: "SAMModelTests", dependencies: ["SAMModel", "SAMFormats", "SAMKernels", "SAMTensor", "SAMTestSupport"]),
         .testTarget(name: "SAMImportTests", dependencies: ["SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport"]),

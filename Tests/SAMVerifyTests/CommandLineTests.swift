@@ -3,42 +3,10 @@ import SAMTestSupport
 import Testing
 @testable import SAMVerify
 
-/// The built `samverify` executable, found beside the test bundle (SwiftPM puts every product of a
-/// build in one folder); the suite is skipped when that build did not produce it.
-enum CommandLineTool {
-    static let binary: String? = {
-        var folders = [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()]
-        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-            folders.append(bundle.bundleURL.deletingLastPathComponent())
-        }
-        folders.append(Bundle.main.bundleURL)
-        return folders.map { $0.appendingPathComponent("samverify").path }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }()
+/// The built `samverify` executable (skipped when that build did not produce it).
+let samverifyTool = CommandLineTool("samverify")
 
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    static func run(_ arguments: [String]) throws -> Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(binary))
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // Read before waiting, so a full pipe cannot block the child.
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                   stderr: String(decoding: stderr, as: UTF8.self))
-    }
-}
-
-@Suite("Verify: the samverify command line", .enabled(if: CommandLineTool.binary != nil))
+@Suite("Verify: the samverify command line", .enabled(if: samverifyTool.isBuilt))
 struct CommandLineTests {
     @Test("exit 0 on a pass with the table, JSON and JUnit; 1 on a mutation naming its module; 2 on bad usage")
     func exitStatuses() throws {
@@ -46,7 +14,7 @@ struct CommandLineTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let model = try ModelUnderTest.tiny(in: folder)
 
-        let pass = try CommandLineTool.run([model, "--references", TestPaths.tinyReferences, "--json", folder + "/r.json",
+        let pass = try samverifyTool.run([model, "--references", TestPaths.tinyReferences, "--json", folder + "/r.json",
                                             "--junit", folder + "/r.xml", "--quiet"])
         #expect(pass.status == 0, "\(pass.stdout)\(pass.stderr)")
         #expect(pass.stdout.contains("32 checks: 32 passed, 0 failed, 0 bad input, 0 not applicable -> PASS (exit 0)"))
@@ -55,7 +23,7 @@ struct CommandLineTests {
 
         let mutated = try ModelUnderTest.perturbed(model, tensor: "image_encoder.layers.1.blocks.0.mlp.fc1.weight", delta: 0.5,
                                                    to: folder + "/mutated.samw")
-        let fail = try CommandLineTool.run([mutated, "--references", TestPaths.tinyReferences, "--case", "image_encoder",
+        let fail = try samverifyTool.run([mutated, "--references", TestPaths.tinyReferences, "--case", "image_encoder",
                                             "--junit", folder + "/fail.xml"])
         #expect(fail.status == 1)
         #expect(fail.stdout.contains("FIRST DIVERGENCE in image_encoder (image encoder on references/input_image.npy): "
@@ -63,12 +31,12 @@ struct CommandLineTests {
         let xml = try String(contentsOfFile: folder + "/fail.xml", encoding: .utf8)
         #expect(xml.contains("first diverging module: image_encoder.layers.1.blocks.0.mlp.fc1"))
 
-        let unknown = try CommandLineTool.run([model, "--references", TestPaths.tinyReferences, "--case", "nope", "--json", folder + "/e.json"])
+        let unknown = try samverifyTool.run([model, "--references", TestPaths.tinyReferences, "--case", "nope", "--json", folder + "/e.json"])
         #expect(unknown.status == 2 && unknown.stderr.contains("unknown case 'nope'"))
         #expect(try String(contentsOfFile: folder + "/e.json", encoding: .utf8).contains(#""status" : "bad_input""#))
-        #expect(try CommandLineTool.run([model]).status == 2)  // --references missing: a usage error is 2, not 64
-        #expect(try CommandLineTool.run([model, "--references", TestPaths.tinyReferences, "--atol", "-1"]).status == 2)
-        #expect(try CommandLineTool.run([folder + "/missing.samw", "--references", TestPaths.tinyReferences]).status == 2)
-        #expect(try CommandLineTool.run(["--help"]).status == 0)
+        #expect(try samverifyTool.run([model]).status == 2)  // --references missing: a usage error is 2, not 64
+        #expect(try samverifyTool.run([model, "--references", TestPaths.tinyReferences, "--atol", "-1"]).status == 2)
+        #expect(try samverifyTool.run([folder + "/missing.samw", "--references", TestPaths.tinyReferences]).status == 2)
+        #expect(try samverifyTool.run(["--help"]).status == 0)
     }
 }

@@ -1,0 +1,20 @@
+import SAMImage
+import SAMTensor
+
+/// The answer to one prompt.
+public struct Prediction: Sendable {
+    /// All four low-res mask logits [1, 4, 4g, 4g], whatever the selection.
+    public let lowResLogits: FloatTensor
+    /// All four IoU predictions.
+    public let iouPredictions: [Float]
+    /// Indices (into the four) of the masks this prediction returns, by `MaskSelection`.
+    public let selected: [Int]
+    /// The selected masks at the original image size, thresholded at 0.
+    public let masks: BinaryMasks
+    /// The selected index with the highest IoU prediction.
+    public let best: Int
+    /// Seconds spent in each stage ("prompt_encoder+mask_decoder", "postprocess").
+    public let timings: [String: Double]
+
+    public var scores: [Float] { selected.map { iouPredictions[$0] } }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import SAMImage
+import SAMModel
+import SAMModelFile
+import SAMTensor
+
+/// Segment Anything for apps, as the seed's `SegmentAnything` class and upstream's `SamPredictor`:
+/// load a model, set an image once (the encoder runs), then predict masks for any number of prompts.
+public final class SegmentAnything {
+    public let model: LoadedModel
+    private let preprocessor: SamPreprocessor
+    private let resize: ResizeLongestSide
+    private let postprocessor: MaskPostprocessor
+
+    /// The current image's embeddings and sizes (nil before setImage / setEmbeddings).
+    public private(set) var embeddings: FloatTensor?
+    public private(set) var originalSize: ImageSize?
+    /// The resized image's size inside the padded square (upstream's `input_size`).
+    public private(set) var inputSize: ImageSize?
+    /// Seconds the last setImage spent per stage ("preprocess", "image_encoder").
+    public private(set) var imageTimings: [String: Double] = [:]
+
+    public convenience init(modelPath: String) throws(PipelineError) {
+        do { self.init(model: try ModelFile.load(modelPath)) } catch { throw .model(error) }
+    }
+
+    public init(model: LoadedModel) {
+        self.model = model
+        let side = model.metadata.config.imageEncoder.imageSize
+        preprocessor = SamPreprocessor(imageSize: side)
+        resize = ResizeLongestSide(targetLength: side)
+        postprocessor = MaskPostprocessor(imageSize: side)
+    }
+
+    /// Resizes, normalises and pads `image`, and runs the image encoder.
+    /// ref: mobile_sam/predictor.py SamPredictor.set_image / set_torch_image
+    public func setImage(_ image: RGBImage) throws(PipelineError) {
+        let started = Date()
+        let prepared: (input: FloatTensor, inputSize: ImageSize)
+        do { prepared = try preprocessor.prepare(image) } catch { throw .image(error) }
+        let encoding = Date()
+        do { embeddings = try model.sam.encodeImage(prepared.input) } catch { throw .run(error) }
+        originalSize = image.size
+        inputSize = prepared.inputSize
+        imageTimings = ["preprocess": encoding.timeIntervalSince(started), "image_encoder": Date().timeIntervalSince(encoding)]
+    }
+
+    /// Reuses embeddings computed earlier for an image of `originalSize` (encode once, decode many).
+    public func setEmbeddings(_ cached: FloatTensor, originalSize: ImageSize) throws(PipelineError) {
+        let config = model.metadata.config.promptEncoder
+        let expected = [1, config.embedDim, config.imageEmbeddingSize, config.imageEmbeddingSize]
+        guard cached.shape == expected else {
+            throw .invalidState("embeddings have shape \(Shape.text(cached.shape)), this model's are \(Shape.text(expected))")
+        }
+        guard cached.data.allSatisfy(\.isFinite) else { throw .invalidState("embeddings contain NaN or infinite values") }
+        embeddings = cached
+        self.originalSize = originalSize
+        inputSize = resize.targetSize(originalSize)
+        imageTimings = [:]
+    }
+
+    /// Masks for `prompt` on the current image.
+    /// ref: mobile_sam/predictor.py SamPredictor.predict / predict_torch
+    public func predict(_ prompt: Prompt, selection: MaskSelection = .multimask) throws(PipelineError) -> Prediction {
+        guard let embeddings, let originalSize, let inputSize else {
+            throw .invalidState("no image: call setImage or setEmbeddings first")
+        }
+        let inputs = try PromptInputs(prompt, originalSize: originalSize, resize: resize, config: model.metadata.config)
+        let started = Date()
+        let (masks, iou): (FloatTensor, FloatTensor)
+        do {
+            (masks, iou) = try model.sam.decode(imageEmbeddings: embeddings, points: inputs.points, labels: inputs.labels,
+                                                appendPaddingPoint: inputs.appendPaddingPoint, maskInput: inputs.maskInput,
+                                                hasMaskInput: inputs.maskInput == nil ? 0 : 1)
+        } catch {
+            throw .run(error)
+        }
+        let decoded = Date()
+        let selected = Self.select(selection, iou: iou.data, pointCount: inputs.tokenCount)
+        let selectedLogits = Self.gather(masks, selected)
+        let binary: BinaryMasks
+        do { binary = try postprocessor.masks(selectedLogits, inputSize: inputSize, originalSize: originalSize) } catch { throw .image(error) }
+        let best = selected.max { iou.data[$0] < iou.data[$1] } ?? 0
+        return Prediction(lowResLogits: masks, iouPredictions: iou.data, selected: selected, masks: binary, best: best,
+                          timings: ["prompt_encoder+mask_decoder": decoded.timeIntervalSince(started),
+                                    "postprocess": Date().timeIntervalSince(decoded)])
+    }
+
+    /// ref: mask_decoder.py MaskDecoder.forward (mask_slice); utils/onnx.py SamOnnxModel.select_masks
+    static func select(_ selection: MaskSelection, iou: [Float], pointCount: Int) -> [Int] {
+        switch selection {
+        case .multimask: return Array(1..<iou.count)
+        case .all: return Array(0..<iou.count)
+        case .single:
+            // score_reweight = [1000] + [0] * (num_mask_tokens - 1); score = iou + (num_points - 2.5) * score_reweight
+            let scores = iou.enumerated().map { $0.offset == 0 ? $0.element + (Float(pointCount) - 2.5) * 1000 : $0.element }
+            return [scores.indices.max { scores[$0] < scores[$1] } ?? 0]
+        }
+    }
+
+    /// Masks `indices` of [1, K, h, w] as [1, indices.count, h, w].
+    static func gather(_ masks: FloatTensor, _ indices: [Int]) -> FloatTensor {
+        let plane = masks.shape[2] * masks.shape[3]
+        var data: [Float] = []
+        data.reserveCapacity(indices.count * plane)
+        for index in indices { data += masks.data[(index * plane)..<((index + 1) * plane)] }
+        return FloatTensor(shape: [1, indices.count, masks.shape[2], masks.shape[3]], data: data)
+    }
+}

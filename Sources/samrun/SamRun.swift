@@ -1,0 +1,89 @@
+import ArgumentParser
+import Foundation
+import SAMFormats
+import SAMImage
+import SAMPipeline
+import SAMTensor
+
+/// `samrun MODEL.samw IMAGE [--point X,Y[,LABEL]]... [--box X0,Y0,X1,Y1] [--mask-input FILE.npy]
+/// [--embeddings FILE.npy] [--out DIR]`: one photo and prompt in, masks out.
+@main
+struct SamRun: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "samrun",
+        abstract: "Segment an image from point and box prompts with a .samw model.",
+        discussion: """
+        Coordinates are original-image pixels. LABEL is 1 (foreground, the default) or 0 (background).
+        Writes to --out: image_embeddings.npy [1,C,g,g], low_res_masks.npy (all four logits),
+        iou_predictions.npy [1,4], mask_<i>.png for each selected mask at the image's size,
+        overlay.png (the best mask tinted, prompts drawn) and result.json (scores, sizes, seconds per stage).
+        --embeddings reuses image_embeddings.npy from an earlier run and skips the encoder.
+        Every input is checked before anything is written; exit status 2 on bad input.
+        """)
+
+    @Argument(help: "The .samw model.") var model: String
+    @Argument(help: "The image (PNG or JPEG).") var image: String
+    @Option(name: .customLong("point"), help: "A point X,Y or X,Y,LABEL (repeatable).") var points: [String] = []
+    @Option(help: "A box X0,Y0,X1,Y1.") var box: String?
+    @Option(name: .customLong("mask-input"), help: "Low-res mask logits [1,1,4g,4g] (.npy) from an earlier run.") var maskInput: String?
+    @Option(help: "Cached image embeddings (.npy) for this image.") var embeddings: String?
+    @Option(help: "Masks to return: multimask (1-3), all (0-3) or single (the official ONNX rule).") var masks: String = "multimask"
+    @Option(help: "Output folder.") var out: String = "samrun-out"
+
+    mutating func run() throws {
+        do {
+            try segment()
+        } catch {
+            FileHandle.standardError.write(Data("samrun: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+    }
+
+    private func segment() throws(RunFailure) {
+        // Everything the user gave is parsed and checked before the model runs or anything is written.
+        guard let selection = MaskSelection(rawValue: masks) else {
+            throw RunFailure("--masks must be one of \(MaskSelection.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        var prompt = Prompt(points: try points.map(PromptParsing.point), box: try box.map(PromptParsing.box))
+        if let maskInput { prompt.maskInput = try RunFailure.wrap { FloatTensor(try NPY.read(maskInput)) } }
+        let cached = try embeddings.map { path throws(RunFailure) in try RunFailure.wrap { FloatTensor(try NPY.read(path)) } }
+
+        let started = Date()
+        let predictor = try RunFailure.wrap { try SegmentAnything(modelPath: model) }
+        let loaded = Date()
+        let photo = try RunFailure.wrap { try ImageIO.read(image) }
+        let decodedImage = Date()
+        if let cached {
+            try RunFailure.wrap { try predictor.setEmbeddings(cached, originalSize: photo.size) }
+        } else {
+            try RunFailure.wrap { try predictor.setImage(photo) }
+        }
+        let prediction = try RunFailure.wrap { try predictor.predict(prompt, selection: selection) }
+        var timings = predictor.imageTimings.merging(prediction.timings) { first, _ in first }
+        timings["load_model"] = loaded.timeIntervalSince(started)
+        timings["read_image"] = decodedImage.timeIntervalSince(loaded)
+
+        try RunOutputs(folder: out, predictor: predictor, photo: photo, prompt: prompt, prediction: prediction,
+                       timings: timings, reusedEmbeddings: cached != nil).write()
+        print(Summary.text(prediction, folder: out, timings: timings))
+    }
+}
+
+/// A run that cannot go on; the message names the input at fault.
+struct RunFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ message: String) { description = message }
+
+    /// Runs `body`, turning any error into a RunFailure with its own message.
+    static func wrap<T>(_ body: () throws -> T) throws(RunFailure) -> T {
+        do { return try body() } catch let failure as RunFailure { throw failure } catch { throw RunFailure("\(error)") }
+    }
+}
+
+enum Summary {
+    static func text(_ prediction: Prediction, folder: String, timings: [String: Double]) -> String {
+        let scores = zip(prediction.selected, prediction.scores).map { "mask \($0): \(String(format: "%.4f", $1))" }
+        let stages = timings.sorted { $0.key < $1.key }.map { "\($0.key) \(String(format: "%.3f", $0.value)) s" }
+        return "wrote \(folder): best mask \(prediction.best); " + scores.joined(separator: ", ") + "\n  " + stages.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import SAMConvert
+import SAMFormats
+import SAMImage
+import SAMTensor
+import SAMTestSupport
+import Testing
+@testable import SAMPipeline
+
+/// From the drop's photo and each case's prompt (original pixels) to masks, against PyTorch:
+/// all four low-res logits vs the official decoder's, and case point1's full-size binary masks.
+/// `make check-drops` runs this suite.
+@Suite("Drop pipeline: mobilesam-seed0", .enabled(if: TestPaths.dropIsPresent))
+struct DropPipelineTests {
+    static let tolerance: Float = 1e-4
+
+    @Test("image.png and every case's prompt to masks within 1e-4; point1's full-size masks agree")
+    func photoToMasks() throws {
+        let drop = TestPaths.drop
+        let folder = try TinyPipeline.folder()
+        var request = ConversionRequest(inputs: [drop + "/mobile_sam.h5"], output: folder + "/drop.samw")
+        request.imagePE = drop + "/image_points_embeddings.bin"
+        _ = try Converter.run(request)
+        let segmenter = try SegmentAnything(modelPath: request.output)
+        try segmenter.setImage(try ImageIO.read(drop + "/image.png"))
+        let embeddings = try #require(segmenter.embeddings)
+        let embeddingError = Difference(embeddings.data, FloatTensor(try NPY.read(drop + "/references/image_embeddings.npy")).data)
+        print("drop pipeline embeddings: \(embeddingError)")
+        #expect(embeddingError.within(Self.tolerance))
+
+        let cases = try FileManager.default.contentsOfDirectory(atPath: drop + "/references")
+            .filter { FileManager.default.fileExists(atPath: "\(drop)/references/\($0)/onnx_low_res_masks.npy") }.sorted()
+        #expect(cases.count == 8)
+        for caseName in cases {
+            let prompt = try TinyPipeline.prompt(root: drop, caseName: caseName)
+            let prediction = try segmenter.predict(prompt)
+            let masks = Difference(prediction.lowResLogits.data,
+                                   FloatTensor(try NPY.read("\(drop)/references/\(caseName)/onnx_low_res_masks.npy")).data)
+            let iou = Difference(prediction.iouPredictions,
+                                 FloatTensor(try NPY.read("\(drop)/references/\(caseName)/onnx_iou_predictions.npy")).data)
+            print("drop pipeline \(caseName): masks \(masks); iou \(iou)")
+            #expect(masks.within(Self.tolerance), "\(caseName): \(masks)")
+            #expect(iou.within(Self.tolerance), "\(caseName): \(iou)")
+            if caseName == "point1" {
+                let reference = try NPY.read("\(drop)/references/point1/masks_binary.npy")
+                #expect(reference.shape == [1, 3, 1365, 2048])
+                let expected = Array(reference.storage.bytes)
+                let disagreeing = zip(prediction.masks.values, expected).filter { ($0 != 0) != ($1 != 0) }.count
+                let share = Double(disagreeing) / Double(expected.count)
+                print("drop pipeline point1 full-size masks: \(disagreeing) of \(expected.count) pixels disagree (\(share * 100)%)")
+                #expect(share <= 0.001)
+            }
+        }
+    }
+}

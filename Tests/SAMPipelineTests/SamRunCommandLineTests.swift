@@ -1,0 +1,65 @@
+import Foundation
+import SAMFormats
+import SAMTensor
+import SAMTestSupport
+import Testing
+
+let samrunTool = CommandLineTool("samrun")
+
+/// samrun as users call it: outputs on success; on bad input a message, exit 2, no signal, no outputs.
+@Suite("Pipeline: the samrun command line", .enabled(if: samrunTool.isBuilt))
+struct SamRunCommandLineTests {
+    @Test("A run writes every output; --embeddings reuses them and gives the same masks")
+    func outputsAndReuse() throws {
+        let folder = try TinyPipeline.folder()
+        let model = try TinyPipeline.model(in: folder)
+        let photo = try TinyPipeline.photo(in: folder)
+        let first = try samrunTool.run([model, photo, "--point", "60,40", "--point", "20,30,0", "--out", folder + "/first"])
+        #expect(first.status == 0, "\(first.stderr)")
+        let expected = ["image_embeddings.npy", "low_res_masks.npy", "iou_predictions.npy", "mask_1.png", "mask_2.png", "mask_3.png",
+                        "overlay.png", "result.json"]
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: folder + "/first")) == Set(expected))
+        #expect(try NPY.read(folder + "/first/low_res_masks.npy").shape == [1, 4, 32, 32])
+
+        let second = try samrunTool.run([model, photo, "--point", "60,40", "--point", "20,30,0", "--embeddings",
+                                         folder + "/first/image_embeddings.npy", "--out", folder + "/second"])
+        #expect(second.status == 0, "\(second.stderr)")
+        let masks = try NPY.read(folder + "/first/low_res_masks.npy"), reused = try NPY.read(folder + "/second/low_res_masks.npy")
+        #expect(masks.isBitwiseEqual(to: reused))
+        let result = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/second/result.json"))) as? [String: Any]
+        #expect(result?["reused_embeddings"] as? Bool == true)
+    }
+
+    @Test("Bad input: a message naming the problem, exit 2, no crash, nothing written")
+    func badInput() throws {
+        let folder = try TinyPipeline.folder()
+        let model = try TinyPipeline.model(in: folder)
+        let photo = try TinyPipeline.photo(in: folder)
+        let notAnImage = folder + "/notes.png"
+        try Data("not a png".utf8).write(to: URL(fileURLWithPath: notAnImage))
+        let wrongEmbeddings = folder + "/wrong.npy"
+        try NPY.write(Tensor(shape: [1, 32, 4, 4], floats: [Float](repeating: 0, count: 512)), to: wrongEmbeddings)
+        let manyPoints = (0..<101).flatMap { _ in ["--point", "5,5"] }
+        let cases: [(arguments: [String], says: String)] = [
+            ([model, photo, "--point", "500,40"], "outside"),
+            ([model, photo, "--point", "60"], "--point '60'"),
+            ([model, photo, "--point", "a,b"], "--point 'a,b'"),
+            ([model, photo, "--point", "60,40,7"], "LABEL"),
+            ([model, photo, "--box", "50,10,40,20"], "x1 < x0"),
+            ([model, photo] + manyPoints, "1...100"),
+            ([model, photo, "--point", "60,40", "--embeddings", wrongEmbeddings], "[1,32,8,8]"),
+            ([model, notAnImage, "--point", "1,1"], notAnImage),
+            ([model, folder + "/missing.png", "--point", "1,1"], "missing.png"),
+            ([folder + "/missing.samw", photo, "--point", "1,1"], "missing.samw"),
+        ]
+        for (index, testCase) in cases.enumerated() {
+            let out = folder + "/out\(index)"
+            let run = try samrunTool.run(testCase.arguments + ["--out", out])
+            #expect(run.status == 2 && !run.crashed, "\(testCase.arguments): status \(run.status)")
+            #expect(run.stderr.contains(testCase.says), "\(testCase.arguments): \(run.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: out), "\(testCase.arguments) left \(out)")
+        }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.contains("staging") }
+        #expect(leftovers.isEmpty)
+    }
+}

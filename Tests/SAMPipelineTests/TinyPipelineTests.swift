@@ -1,0 +1,77 @@
+import Foundation
+import SAMFormats
+import SAMImage
+import SAMTensor
+import SAMTestSupport
+@testable import SAMPipeline
+import Testing
+
+/// The predictor path (SamPredictor.predict, multimask) on the committed tiny set: photo and prompt in
+/// original pixels in, masks 1..3 and their scores out, against PyTorch's.
+@Suite("Pipeline: tiny references")
+struct TinyPipelineTests {
+    static let tolerance: Float = 1e-4
+
+    @Test("Every case's masks 1-3 and scores match SamPredictor.predict")
+    func predictorPath() throws {
+        let folder = try TinyPipeline.folder()
+        let segmenter = try SegmentAnything(modelPath: try TinyPipeline.model(in: folder))
+        try segmenter.setImage(try ImageIO.read(try TinyPipeline.photo(in: folder)))
+        let cases = try FileManager.default.contentsOfDirectory(atPath: TinyPipeline.references)
+            .filter { TinyPipeline.has($0, "low_res_masks") }.sorted()
+        #expect(cases.count >= 6)
+        for caseName in cases {
+            let prompt = try TinyPipeline.prompt(root: TestPaths.tinyReferences, caseName: caseName)
+            let prediction = try segmenter.predict(prompt)
+            #expect(prediction.selected == [1, 2, 3])
+            let masks = SegmentAnythingSlices.masks(prediction.lowResLogits, 1...3)
+            let maskError = Difference(masks.data, try TinyPipeline.tensor(caseName, "low_res_masks").data)
+            let iouError = Difference(prediction.scores, try TinyPipeline.tensor(caseName, "iou_predictions").data)
+            #expect(maskError.within(Self.tolerance), "\(caseName): \(maskError)")
+            #expect(iouError.within(Self.tolerance), "\(caseName): \(iouError)")
+        }
+    }
+
+    @Test("The single-mask rule picks mask 0 for several points and among 1-3 for one")
+    func singleMaskRule() {
+        let iou: [Float] = [0.1, 0.5, 0.9, 0.3]
+        // One point plus padding: 2 tokens, mask 0's score drops by 500; the best of 1-3 wins.
+        #expect(SegmentAnythingSelection.select(.single, iou: iou, pointCount: 2) == [2])
+        // Three tokens: mask 0 gains 500.
+        #expect(SegmentAnythingSelection.select(.single, iou: iou, pointCount: 3) == [0])
+        #expect(SegmentAnythingSelection.select(.all, iou: iou, pointCount: 3) == [0, 1, 2, 3])
+    }
+
+    @Test("Bad prompts and states are refused with a message that says what is wrong")
+    func badInput() throws {
+        let folder = try TinyPipeline.folder()
+        let segmenter = try SegmentAnything(modelPath: try TinyPipeline.model(in: folder))
+        #expect(throws: PipelineError.self) { try segmenter.predict(Prompt(points: [.init(x: 1, y: 1)])) }  // no image yet
+        try segmenter.setImage(try ImageIO.read(try TinyPipeline.photo(in: folder)))
+        func message(_ prompt: Prompt) -> String {
+            do { _ = try segmenter.predict(prompt); return "" } catch { return "\(error)" }
+        }
+        #expect(message(Prompt(points: [.init(x: 128, y: 10)])).contains("outside the 128x85 image"))
+        #expect(message(Prompt(points: [.init(x: -1, y: 10)])).contains("outside"))
+        #expect(message(Prompt(points: [.init(x: .nan, y: 10)])).contains("finite"))
+        #expect(message(Prompt(points: [.init(x: 1, y: 1, label: 2)])).contains("label"))
+        #expect(message(Prompt(points: Array(repeating: .init(x: 5, y: 5), count: 101))).contains("1...100"))
+        #expect(message(Prompt(box: .init(x0: 50, y0: 10, x1: 40, y1: 20))).contains("x1 < x0"))
+        #expect(message(Prompt()).contains("at least one point"))
+        #expect(message(Prompt(points: [.init(x: 5, y: 5)], maskInput: FloatTensor(zeros: [1, 1, 8, 8]))).contains("[1,1,32,32]"))
+        #expect(throws: PipelineError.self) { try segmenter.setEmbeddings(FloatTensor(zeros: [1, 32, 4, 4]), originalSize: ImageSize(height: 85, width: 128)) }
+    }
+}
+
+/// Test access to the selection rule and slicing (internal to SAMPipeline).
+enum SegmentAnythingSelection {
+    static func select(_ selection: MaskSelection, iou: [Float], pointCount: Int) -> [Int] {
+        SegmentAnything.select(selection, iou: iou, pointCount: pointCount)
+    }
+}
+
+enum SegmentAnythingSlices {
+    static func masks(_ masks: FloatTensor, _ range: ClosedRange<Int>) -> FloatTensor {
+        SegmentAnything.gather(masks, Array(range))
+    }
+}
