@@ -68,7 +68,7 @@ let package = Package(
         ]),
 
         // Shared by the test targets: where the fixtures and the outside drop are, error figures.
-        .target(name: "SAMTestSupport", dependencies: ["SAMTensor", "SAMFormats"], path: "Tests/SAMTestSupport"),
+        .target(name: "SAMTestSupport", dependencies: ["SAMTensor", "SAMFormats", "SAMConvert"], path: "Tests/SAMTestSupport"),
 
         // Conversion as a library (samconvert is its command line; tests drive it directly).
         .target(name: "SAMConvert", dependencies: ["SAMImport", "SAMModel", "SAMModelFile", "SAMFormats", "SAMTensor"]),

@@ -61,8 +61,4 @@ struct ReferenceCheck {
 }
 
 /// A fresh temporary folder per test.
-func temporaryFolder() throws -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("samconvert-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}
+func temporaryFolder() throws -> String { try TestPaths.temporaryFolder("samconvert") }

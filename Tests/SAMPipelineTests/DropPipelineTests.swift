@@ -18,10 +18,7 @@ struct DropPipelineTests {
     func photoToMasks() throws {
         let drop = TestPaths.drop
         let folder = try TinyPipeline.folder()
-        var request = ConversionRequest(inputs: [drop + "/mobile_sam.h5"], output: folder + "/drop.samw")
-        request.imagePE = drop + "/image_points_embeddings.bin"
-        _ = try Converter.run(request)
-        let segmenter = try SegmentAnything(modelPath: request.output)
+        let segmenter = try SegmentAnything(modelPath: try TestModels.drop(in: folder, withImagePE: true))
         try segmenter.setImage(try ImageIO.read(drop + "/image.png"))
         let embeddings = try #require(segmenter.embeddings)
         let embeddingError = Difference(embeddings.data, FloatTensor(try NPY.read(drop + "/references/image_embeddings.npy")).data)

@@ -10,20 +10,10 @@ import SAMTestSupport
 enum TinyPipeline {
     static let references = TestPaths.tinyReferences + "/references"
 
-    /// A fresh temporary folder.
-    static func folder() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sampipeline-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }
+    static func folder() throws -> String { try TestPaths.temporaryFolder("sampipeline") }
 
     /// The committed tiny model converted to a .samw in `folder`.
-    static func model(in folder: String) throws -> String {
-        var request = ConversionRequest(inputs: [TestPaths.tinyReferences + "/mobile_sam.h5"], output: folder + "/tiny.samw")
-        request.configFile = TestPaths.tinyReferences + "/config.json"
-        _ = try Converter.run(request)
-        return request.output
-    }
+    static func model(in folder: String) throws -> String { try TestModels.tiny(in: folder) }
 
     /// The tiny set's photo (its `resized_image.npy`, already at the 128 input's long side) as a PNG in `folder`.
     static func photo(in folder: String) throws -> String {

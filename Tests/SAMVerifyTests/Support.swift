@@ -8,28 +8,15 @@ import Testing
 @testable import SAMVerify
 
 /// A fresh temporary folder for one test.
-func temporaryFolder(_ label: String) throws -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("samverify-\(label)-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}
+func temporaryFolder(_ label: String) throws -> String { try TestPaths.temporaryFolder("samverify-\(label)") }
 
 /// Models under test, made the way users make them: samconvert's library on the reference set's own weights.
 enum ModelUnderTest {
     /// `reference_outputs/tiny/mobile_sam.h5` + its config.json -> `folder/tiny.samw`.
-    static func tiny(in folder: String) throws -> String {
-        var request = ConversionRequest(inputs: [TestPaths.tinyReferences + "/mobile_sam.h5"], output: folder + "/tiny.samw")
-        request.configFile = TestPaths.tinyReferences + "/config.json"
-        _ = try Converter.run(request)
-        return request.output
-    }
+    static func tiny(in folder: String) throws -> String { try TestModels.tiny(in: folder) }
 
     /// The drop's `mobile_sam.h5` (full-size MobileSAM) -> `folder/drop.samw`.
-    static func drop(in folder: String) throws -> String {
-        let request = ConversionRequest(inputs: [TestPaths.drop + "/mobile_sam.h5"], output: folder + "/drop.samw")
-        _ = try Converter.run(request)
-        return request.output
-    }
+    static func drop(in folder: String) throws -> String { try TestModels.drop(in: folder) }
 
     /// A copy of the .samw at `path` with `edit` applied to its tensor table (same metadata, same order).
     static func edited(_ path: String, to output: String,
