@@ -7,7 +7,7 @@ VENV         ?= .venv
 PYTHON       := $(VENV)/bin/python
 RELEASE_BIN   = $(shell $(SWIFT) build -c release --show-bin-path)
 
-.PHONY: setup build test check-drops verify demo references venv regen-onnx-proto clean
+.PHONY: setup build test check-drops verify demo references venv regen-onnx-proto clean bench bench-venv fuzz test-asan
 
 setup:
 	@scripts/setup.sh
@@ -62,9 +62,40 @@ references: venv
 	$(PYTHON) converters/export.py --model vit_t --seed 0 --config tiny --out reference_outputs/tiny
 	$(PYTHON) converters/make_format_fixtures.py --out Tests/SAMFormatsTests/Fixtures
 
+# Native runtime vs onnxruntime on the full-size drop, 2 threads each, interleaved processes:
+# writes BENCHMARKS.md and benchmarks/results.json (see benchmarks/run_bench.py). Takes several minutes.
+# BENCH_BUILD_FLAGS (e.g. --scratch-path .build-bench) go to the release build; BENCH_ARGS to run_bench.py.
+BENCH_BUILD_FLAGS ?=
+BENCH_ARGS        ?= --rounds 5 --encoder-runs 1 --decoder-runs 5 --alt-coretype auto
+bench: setup bench-venv
+	@test -d "$(DROP)" || { echo "bench: drop folder $(DROP) is missing" >&2; exit 1; }
+	$(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --product sambench
+	$(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --product samconvert
+	$(PYTHON) benchmarks/run_bench.py --bin "$$($(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --show-bin-path)" \
+	    --drop "$(DROP)" --threads 2 $(BENCH_ARGS)
+
+# The benchmark's Python side only (numpy + onnxruntime), lighter than `venv` (which installs torch).
+bench-venv:
+	test -x $(PYTHON) || python3 -m venv $(VENV)
+	$(PYTHON) -m pip install -q -r benchmarks/requirements.txt
+
 # Regenerates the committed protobuf-c bindings (see Sources/CONNXProto/GENERATED.md).
 regen-onnx-proto:
 	cd Sources/CONNXProto && protoc-c --c_out=. onnx.proto && mv onnx.pb-c.h include/
 
 clean:
 	rm -rf .build
+
+# libFuzzer runs of the ONNX, .npy, .samw and HDF5 readers (Fuzz/, scripts/fuzz.sh), FUZZ_SECONDS each.
+# Crashes become Tests/HostileInputTests/Corpus/regressions/ inputs (replayed by `swift test`). Not in CI.
+FUZZ_SECONDS ?= 60
+fuzz: setup
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
+
+# Every test under AddressSanitizer, in its own scratch folder. Not in CI. On 2 cores: cold build + run ~7 min
+# (the tests alone ~2.5 min). Leak checking is off by default: the only leaks LeakSanitizer reports are in
+# XCTest and Foundation's Bundle.allBundles at exit, which fail the run with nothing of ours to fix;
+# `make test-asan ASAN_OPTIONS=detect_leaks=1` turns it back on.
+ASAN_OPTIONS ?= detect_leaks=0
+test-asan: setup
+	ASAN_OPTIONS=$(ASAN_OPTIONS) $(SWIFT) test --sanitize=address --scratch-path .build-asan

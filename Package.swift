@@ -12,6 +12,7 @@ let package = Package(
         .executable(name: "samconvert", targets: ["samconvert"]),
         .executable(name: "samrun", targets: ["samrun"]),
         .executable(name: "samverify", targets: ["samverify"]),
+        .executable(name: "sambench", targets: ["sambench"]),
         .library(name: "SAMModel", targets: ["SAMModel"]),
         .library(name: "SAMFormats", targets: ["SAMFormats"]),
         .library(name: "SAMModelFile", targets: ["SAMModelFile"]),
@@ -81,8 +82,11 @@ let package = Package(
         .target(name: "SAMVerify", dependencies: ["SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor"]),
         .executableTarget(name: "samverify", dependencies: ["SAMVerify", "SAMModelFile", "SAMModel", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
+        .executableTarget(name: "sambench", dependencies: ["SAMModelFile", "SAMModel", "SAMImage", "SAMFormats", "SAMTensor", "SAMBLAS"],
+                          swiftSettings: fastMath),
+
         .executableTarget(name: "samrun", dependencies: [
-            "SAMPipeline", "SAMImage", "SAMFormats", "SAMTensor",
+            "SAMPipeline", "SAMModel", "SAMImage", "SAMFormats", "SAMTensor",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -99,6 +103,7 @@ let package = Package(
         ]),
         .testTarget(name: "SAMModelTests", dependencies: ["SAMModel", "SAMFormats", "SAMKernels", "SAMTensor", "SAMTestSupport"]),
         .testTarget(name: "SAMImportTests", dependencies: ["SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport"]),
+        .testTarget(name: "HostileInputTests", dependencies: ["SAMFormats", "SAMTensor", "SAMTestSupport"], exclude: ["Corpus"]),
         .testTarget(name: "SAMVerifyTests", dependencies: ["SAMVerify", "SAMConvert", "SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor", "SAMTestSupport"]),
     ]
 )

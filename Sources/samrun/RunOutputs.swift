@@ -14,6 +14,7 @@ struct RunOutputs {
     let prediction: Prediction
     let timings: [String: Double]
     let reusedEmbeddings: Bool
+    var profile: [String: Any]? = nil
 
     func write() throws(RunFailure) {
         let fileManager = FileManager.default
@@ -64,7 +65,7 @@ struct RunOutputs {
         let masks: [[String: Any]] = prediction.selected.enumerated().map { position, index in
             ["index": index, "score": Double(prediction.iouPredictions[index]), "area": prediction.masks.area(position), "file": "mask_\(index).png"]
         }
-        let object: [String: Any] = [
+        var object: [String: Any] = [
             "model": predictor.model.file.path,
             "image": ["width": photo.width, "height": photo.height],
             "input_size": ["height": predictor.inputSize?.height ?? 0, "width": predictor.inputSize?.width ?? 0],
@@ -74,6 +75,7 @@ struct RunOutputs {
             "reused_embeddings": reusedEmbeddings,
             "seconds": timings,
         ]
+        if let profile { object["profile"] = profile }
         return try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SAMFormats
 import SAMImage
+import SAMModel
 import SAMPipeline
 import SAMTensor
 
@@ -29,6 +30,10 @@ struct SamRun: ParsableCommand {
     @Option(help: "Cached image embeddings (.npy) for this image.") var embeddings: String?
     @Option(help: "Masks to return: multimask (1-3), all (0-3) or single (the official ONNX rule).") var masks: String = "multimask"
     @Option(help: "Output folder.") var out: String = "samrun-out"
+    @Flag(help: "Time the image encoder per module (from the model's module observer); prints a table and adds \"profile\" to result.json.")
+    var profile = false
+    @Option(name: .customLong("profile-depth"), help: "Dot-separated path components to aggregate --profile by (5: image_encoder.layers.0.blocks.0).")
+    var profileDepth: Int = 5
 
     mutating func run() throws {
         do {
@@ -46,6 +51,7 @@ struct SamRun: ParsableCommand {
         }
         var prompt = Prompt(points: try points.map(PromptParsing.point), box: try box.map(PromptParsing.box))
         if let maskInput { prompt.maskInput = try RunFailure.wrap { FloatTensor(try NPY.read(maskInput)) } }
+        guard profileDepth >= 1 else { throw RunFailure("--profile-depth must be at least 1") }
         let cached = try embeddings.map { path throws(RunFailure) in try RunFailure.wrap { FloatTensor(try NPY.read(path)) } }
 
         let started = Date()
@@ -53,19 +59,38 @@ struct SamRun: ParsableCommand {
         let loaded = Date()
         let photo = try RunFailure.wrap { try ImageIO.read(image) }
         let decodedImage = Date()
+        var moduleProfile: ModuleProfile? = nil
+        var profiledTimings: [String: Double] = [:]
         if let cached {
             try RunFailure.wrap { try predictor.setEmbeddings(cached, originalSize: photo.size) }
+        } else if profile {
+            // The same steps as SegmentAnything.setImage, with the encoder observed.
+            let recorder = ModuleProfile(depth: profileDepth)
+            let side = predictor.model.metadata.config.imageEncoder.imageSize
+            let prepareStart = Date()
+            let prepared = try RunFailure.wrap { try SamPreprocessor(imageSize: side).prepare(photo) }
+            let encodeStart = Date()
+            recorder.start()
+            let encoded = try RunFailure.wrap { try predictor.model.sam.encodeImage(prepared.input, observer: recorder.observer) }
+            recorder.finish()
+            profiledTimings = ["preprocess": encodeStart.timeIntervalSince(prepareStart), "image_encoder": Date().timeIntervalSince(encodeStart)]
+            try RunFailure.wrap { try predictor.setEmbeddings(encoded, originalSize: photo.size) }
+            moduleProfile = recorder
         } else {
             try RunFailure.wrap { try predictor.setImage(photo) }
         }
         let prediction = try RunFailure.wrap { try predictor.predict(prompt, selection: selection) }
         var timings = predictor.imageTimings.merging(prediction.timings) { first, _ in first }
+        timings.merge(profiledTimings) { _, profiled in profiled }
         timings["load_model"] = loaded.timeIntervalSince(started)
         timings["read_image"] = decodedImage.timeIntervalSince(loaded)
 
         try RunOutputs(folder: out, predictor: predictor, photo: photo, prompt: prompt, prediction: prediction,
-                       timings: timings, reusedEmbeddings: cached != nil).write()
+                       timings: timings, reusedEmbeddings: cached != nil, profile: moduleProfile?.json).write()
         print(Summary.text(prediction, folder: out, timings: timings))
+        if let moduleProfile {
+            print("image encoder profile (depth \(moduleProfile.depth)):\n" + moduleProfile.table())
+        }
     }
 }
 

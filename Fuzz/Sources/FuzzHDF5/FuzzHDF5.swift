@@ -1,0 +1,16 @@
+import FuzzSupport
+import SAMFormats
+
+/// libFuzzer entry: the bytes as a .h5 file, read as the CLIs read it; any throw is fine, a trap is a finding.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let path = TempInput.write(data, size, suffix: ".h5")
+    guard let file = try? HDF5File(path: path) else { return 0 }
+    _ = try? file.readAll()
+    return 0
+}
+
+@_cdecl("FuzzHDF5_main")
+public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    runFuzzer(argc, argv) { data, size in fuzz(data, size) }
+}

@@ -1,0 +1,144 @@
+// sambench: measures the native runtime on the full-size drop and prints one JSON object.
+//
+//   sambench run MODEL.samw DROP_DIR [--encoder-runs N] [--decoder-runs N] [--threads T]
+//   sambench sgemm [--size N] [--runs N] [--threads T]
+//
+// `run`: model load (ModelFile.load), image encoder latency on references/input_image.npy
+// (one untimed warm-up first), decoder latency (Sam.decode + MaskPostprocessor.upscale to the
+// original 1365x2048 image, the official ONNX decoder's equivalent work) for the point1,
+// points16 and points100 cases, the BLAS backend that ran, and peak RSS (VmHWM) at the end.
+// `sgemm`: a large square BLAS.sgemm timing, for the achieved-vs-peak GFLOP/s figure.
+import Foundation
+import SAMBLAS
+import SAMFormats
+import SAMImage
+import SAMModel
+import SAMModelFile
+import SAMTensor
+
+func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+func median(_ values: [Double]) -> Double {
+    let s = values.sorted()
+    guard !s.isEmpty else { return .nan }
+    return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
+}
+
+func peakRSSKiB() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return -1 }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        return Int(line.split(separator: " ").dropFirst().first { Int($0) != nil }.flatMap { Int($0) } ?? -1)
+    }
+    return -1
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("sambench: \(message)\n".utf8))
+    exit(2)
+}
+
+func option(_ args: [String], _ name: String, _ fallback: Int) -> Int {
+    guard let i = args.firstIndex(of: name), i + 1 < args.count, let v = Int(args[i + 1]) else { return fallback }
+    return v
+}
+
+func emit(_ object: [String: Any]) {
+    guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]) else {
+        fail("could not encode JSON")
+    }
+    FileHandle.standardOutput.write(data)
+    FileHandle.standardOutput.write(Data("\n".utf8))
+}
+
+func load(_ path: String) -> FloatTensor {
+    do { return FloatTensor(try NPY.read(path)) } catch { fail("\(path): \(error)") }
+}
+
+let args = Array(CommandLine.arguments.dropFirst())
+guard let mode = args.first else {
+    fail("usage: sambench run MODEL.samw DROP_DIR [--encoder-runs N] [--decoder-runs N] [--threads T] | sambench sgemm [--size N] [--runs N] [--threads T]")
+}
+let threads = option(args, "--threads", 2)
+BLAS.setThreadCount(threads)
+
+switch mode {
+case "sgemm":
+    let n = option(args, "--size", 2048), runs = option(args, "--runs", 5)
+    var a = [Float](repeating: 0, count: n * n), b = a, c = a
+    for i in 0..<(n * n) { a[i] = Float(i % 7) * 0.01; b[i] = Float(i % 5) * 0.02 }
+    var times: [Double] = []
+    for run in 0...runs {  // run 0 is a warm-up
+        let t0 = now()
+        a.withUnsafeBufferPointer { pa in b.withUnsafeBufferPointer { pb in c.withUnsafeMutableBufferPointer { pc in
+            BLAS.sgemm(transA: false, transB: false, m: n, n: n, k: n, alpha: 1, a: pa.baseAddress!, lda: n,
+                       b: pb.baseAddress!, ldb: n, beta: 0, c: pc.baseAddress!, ldc: n)
+        } } }
+        if run > 0 { times.append(now() - t0) }
+    }
+    let flops = 2.0 * Double(n) * Double(n) * Double(n)
+    emit(["mode": "sgemm", "size": n, "runs": times, "median_s": median(times),
+          "gflops": flops / median(times) / 1e9, "blas": BLAS.backendDescription, "threads": threads])
+
+case "run":
+    guard args.count >= 3 else { fail("run needs MODEL.samw DROP_DIR") }
+    let modelPath = args[1], drop = args[2]
+    let encoderRuns = option(args, "--encoder-runs", 1), decoderRuns = option(args, "--decoder-runs", 5)
+    let refs = drop + "/references"
+
+    let t0 = now()
+    let loaded: LoadedModel
+    do { loaded = try ModelFile.load(modelPath) } catch { fail("\(modelPath): \(error)") }
+    let loadSeconds = now() - t0
+    let sam = loaded.sam
+
+    let image = load(refs + "/input_image.npy")
+    var embeddings = FloatTensor(zeros: [1])
+    var encoderTimes: [Double] = []
+    for run in 0...encoderRuns {  // run 0 is a warm-up
+        let s = now()
+        do { embeddings = try sam.encodeImage(image) } catch { fail("encodeImage: \(error)") }
+        if run > 0 { encoderTimes.append(now() - s) }
+    }
+
+    // The drop's photo is 1365x2048 (HxW), the official decoder's orig_im_size; input size from ResizeLongestSide.
+    let original = ImageSize(height: 1365, width: 2048)
+    let inputSize = ResizeLongestSide(targetLength: 1024).targetSize(original)
+    let post = MaskPostprocessor(imageSize: 1024)
+    var decoder: [String: Any] = [:]
+    var maskCount = 0
+    for (name, n) in [("point1", 1), ("points16", 16), ("points100", 100)] {
+        // The ONNX inputs include the official (0,0,-1) padding point; the native decoder appends it itself
+        // (its point-count range applies to the user's points), as samverify feeds it.
+        var points = load("\(refs)/\(name)/onnx_point_coords.npy"), labels = load("\(refs)/\(name)/onnx_point_labels.npy")
+        let padded = Sam.removeOfficialPaddingPoint(points: &points, labels: &labels)
+        let maskInput = load("\(refs)/\(name)/onnx_mask_input.npy")
+        let hasMask = load("\(refs)/\(name)/onnx_has_mask_input.npy").data[0]
+        var times: [Double] = [], decodeOnly: [Double] = []
+        for run in 0...decoderRuns {  // run 0 is a warm-up
+            let s = now()
+            let out: (masks: FloatTensor, iou: FloatTensor)
+            do {
+                out = try sam.decode(imageEmbeddings: embeddings, points: points, labels: labels, appendPaddingPoint: padded,
+                                     maskInput: maskInput, hasMaskInput: hasMask)
+            } catch { fail("decode \(name): \(error)") }
+            let d = now()
+            // The drop's official decoder (return_single_mask=False) upscales all four masks: so does this.
+            do {
+                let up = try post.upscale(out.masks, inputSize: inputSize, originalSize: original)
+                maskCount = up.shape[1]
+                precondition(up.shape == [1, 4, 1365, 2048], "upscaled \(up.shape)")
+            } catch { fail("upscale \(name): \(error)") }
+            if run > 0 { times.append(now() - s); decodeOnly.append(d - s) }
+        }
+        decoder["\(n)"] = ["runs": times, "median_s": median(times), "decode_only_median_s": median(decodeOnly),
+                           "points": n]
+    }
+    emit(["mode": "native", "load_s": loadSeconds, "encoder_runs": encoderTimes, "encoder_median_s": median(encoderTimes),
+          "decoder": decoder, "upscaled_masks": maskCount, "input_size": [inputSize.height, inputSize.width],
+          "blas": BLAS.backendDescription, "threads": threads,
+          "openblas_coretype_env": ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"] ?? NSNull(),
+          "peak_rss_kib": peakRSSKiB()])
+
+default:
+    fail("unknown mode \(mode)")
+}

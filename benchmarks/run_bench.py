@@ -1,0 +1,235 @@
+"""`make bench`: native runtime (sambench) vs onnxruntime (ort_bench.py) on the full-size drop.
+
+Interleaves whole processes (native, onnxruntime, native, onnxruntime, ...), each measuring model
+load, one warm-up plus --encoder-runs timed image-encoder runs, decoder runs per point count, and
+its own peak RSS; times samconvert on the drop; times a large sgemm for the achieved/peak figure;
+writes BENCHMARKS.md and benchmarks/results.json. With --alt-coretype the native side also runs
+(interleaved in the same rounds) with another OPENBLAS_CORETYPE (or none).
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ENCODER_GFLOP = 77.5  # MobileSAM TinyViT image encoder, 1x3x1024x1024
+
+
+def run_json(cmd, env):
+    out = subprocess.run(cmd, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
+    return json.loads(out)
+
+
+def timed(cmd, env):
+    t = time.perf_counter()
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def avx512():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return " avx512f" in f.read()
+    except OSError:
+        return False
+
+
+def summarise(runs):
+    """Pooled medians over a side's process runs."""
+    s = {
+        "processes": len(runs),
+        "encoder_s": med([t for r in runs for t in r["encoder_runs"]]),
+        "encoder_runs_s": [t for r in runs for t in r["encoder_runs"]],
+        "load_s": med([r["load_s"] for r in runs]),
+        "peak_rss_mib": med([r["peak_rss_kib"] / 1024 for r in runs]),
+        "decoder_s": {n: med([t for r in runs for t in r["decoder"][n]["runs"]]) for n in ("1", "16", "100")},
+    }
+    if "blas" in runs[0]:
+        s["blas"] = runs[0]["blas"]
+        s["decode_only_s"] = {n: med([r["decoder"][n]["decode_only_median_s"] for r in runs]) for n in ("1", "16", "100")}
+    return s
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--bin", required=True, help="release bin folder holding sambench and samconvert")
+    p.add_argument("--drop", required=True)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--rounds", type=int, default=5, help="process pairs (native, onnxruntime)")
+    p.add_argument("--encoder-runs", type=int, default=1, help="timed encoder runs per process (after one warm-up)")
+    p.add_argument("--decoder-runs", type=int, default=5, help="timed decoder runs per point count per process")
+    p.add_argument("--convert-runs", type=int, default=3)
+    p.add_argument("--alt-coretype", default=None,
+                   help="also run the native side with another OpenBLAS kernel path: 'unset' removes OPENBLAS_CORETYPE, "
+                        "a name (Haswell, SkylakeX, ...) sets it, 'auto' = unset if the environment sets it, "
+                        "else SkylakeX on an AVX-512 CPU, else Haswell")
+    p.add_argument("--markdown", default="BENCHMARKS.md")
+    p.add_argument("--json", default="benchmarks/results.json")
+    a = p.parse_args()
+
+    drop = os.path.abspath(a.drop)
+    sambench = os.path.join(a.bin, "sambench")
+    samconvert = os.path.join(a.bin, "samconvert")
+    t = str(a.threads)
+    base = dict(os.environ, OMP_NUM_THREADS=t, OPENBLAS_NUM_THREADS=t)
+    coretype = os.environ.get("OPENBLAS_CORETYPE")
+    alt = a.alt_coretype
+    if alt == "auto":
+        alt = "unset" if coretype else ("SkylakeX" if avx512() else "Haswell")
+    unset = {k: v for k, v in base.items() if k != "OPENBLAS_CORETYPE"}
+    if alt and alt != "unset":
+        unset["OPENBLAS_CORETYPE"] = alt
+    alt_label = None if not alt else ("OPENBLAS_CORETYPE unset" if alt == "unset" else f"OPENBLAS_CORETYPE={alt}")
+
+    with tempfile.TemporaryDirectory(prefix="sambench-") as tmp:
+        onnx_samw, h5_samw = os.path.join(tmp, "onnx.samw"), os.path.join(tmp, "h5.samw")
+        convert_onnx = [samconvert, f"{drop}/ImageEncoder.onnx", f"{drop}/mobile_sam_decoder.onnx", "--out", onnx_samw, "--force"]
+        convert_h5 = [samconvert, f"{drop}/mobile_sam.h5", "--out", h5_samw, "--force"]
+        conv = {"onnx": [], "h5": []}
+        for i in range(a.convert_runs):
+            print(f"[bench] samconvert round {i + 1}/{a.convert_runs}", file=sys.stderr, flush=True)
+            conv["onnx"].append(timed(convert_onnx, base))
+            conv["h5"].append(timed(convert_h5, base))
+
+        sgemm = {"as_is": run_json([sambench, "sgemm", "--threads", t], base)}
+        if alt:
+            sgemm["alt"] = run_json([sambench, "sgemm", "--threads", t], unset)
+
+        native, native_unset, ort = [], [], []
+        bench_native = [sambench, "run", h5_samw, drop, "--threads", t,
+                        "--encoder-runs", str(a.encoder_runs), "--decoder-runs", str(a.decoder_runs)]
+        bench_ort = [sys.executable, os.path.join(os.path.dirname(__file__), "ort_bench.py"), drop, "--threads", t,
+                     "--encoder-runs", str(a.encoder_runs), "--decoder-runs", str(a.decoder_runs)]
+        for i in range(a.rounds):
+            print(f"[bench] round {i + 1}/{a.rounds}", file=sys.stderr, flush=True)
+            native.append(run_json(bench_native, base))
+            ort.append(run_json(bench_ort, base))
+            if alt:
+                native_unset.append(run_json(bench_native, unset))
+
+    n, o = summarise(native), summarise(ort)
+    nu = summarise(native_unset) if native_unset else None
+    ratio = lambda x, y: x / y if y else float("nan")
+    rows = [("Model load", n["load_s"], o["load_s"], nu and nu["load_s"], "s")]
+    rows.append(("Image encoder", n["encoder_s"], o["encoder_s"], nu and nu["encoder_s"], "s"))
+    for k in ("1", "16", "100"):
+        rows.append((f"Decoder + upscale, {k} point{'s' if k != '1' else ''}", n["decoder_s"][k], o["decoder_s"][k],
+                     nu and nu["decoder_s"][k], "s"))
+    rows.append(("Peak RSS (VmHWM)", n["peak_rss_mib"], o["peak_rss_mib"], nu and nu["peak_rss_mib"], "MiB"))
+
+    machine = {
+        "nproc": os.cpu_count(),
+        "nproc_cmd": subprocess.run(["nproc"], stdout=subprocess.PIPE, text=True).stdout.strip(),
+        "cpu": cpu_model(),
+        "kernel": platform.release(),
+        "openblas_coretype_env": coretype,
+        "blas_as_is": n["blas"],
+        "blas_alt": nu["blas"] if nu else None,
+        "alt_label": alt_label,
+        "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "onnxruntime": ort[0]["version"],
+        "threads": a.threads,
+    }
+    gflops = {
+        "encoder_as_is": ENCODER_GFLOP / n["encoder_s"],
+        "encoder_onnxruntime": ENCODER_GFLOP / o["encoder_s"],
+        "sgemm_peak_as_is": sgemm["as_is"]["gflops"],
+    }
+    if nu:
+        gflops["encoder_alt"] = ENCODER_GFLOP / nu["encoder_s"]
+        gflops["sgemm_peak_alt"] = sgemm["alt"]["gflops"]
+
+    results = {
+        "machine": machine, "settings": vars(a), "native": n, "native_alt": nu, "onnxruntime": o,
+        "ratios_native_over_onnxruntime": {r[0]: ratio(r[1], r[2]) for r in rows},
+        "samconvert_s": {"onnx_runs": conv["onnx"], "h5_runs": conv["h5"],
+                         "onnx_median": med(conv["onnx"]), "h5_median": med(conv["h5"])},
+        "sgemm": sgemm, "gflops": gflops,
+        "raw": {"native": native, "native_alt": native_unset, "onnxruntime": ort},
+    }
+    os.makedirs(os.path.dirname(a.json) or ".", exist_ok=True)
+    with open(a.json, "w") as f:
+        json.dump(results, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+    def fmt(v, unit):
+        if v is None:
+            return "–"
+        return f"{v * 1000:.1f} ms" if unit == "s" else f"{v:.0f} MiB"
+
+    L = ["# Benchmarks: native runtime vs onnxruntime", "",
+         "Generated by `make bench` (benchmarks/run_bench.py); raw numbers in benchmarks/results.json.", "",
+         "## Machine", "",
+         f"- Date: {machine['date_utc']}",
+         f"- CPU: {machine['cpu']}, `nproc` = {machine['nproc_cmd']}, Linux {machine['kernel']}",
+         f"- Threads: {a.threads} on both sides (native: OpenBLAS threads via BLAS.setThreadCount and OPENBLAS_NUM_THREADS, "
+         f"its own loops use the online CPU count; onnxruntime {machine['onnxruntime']}: OMP_NUM_THREADS and intra_op_num_threads)",
+         f"- OPENBLAS_CORETYPE in the environment: `{coretype}`" + (" (not set: OpenBLAS picks its kernels from cpuid)" if not coretype else ""),
+         f"- BLAS that ran (as-is): `{n['blas']}`"]
+    if nu:
+        L.append(f"- BLAS that ran ({alt_label}): `{nu['blas']}`")
+    L += ["", "## Method", "",
+          f"- {a.rounds} rounds of separate processes, interleaved: native, onnxruntime"
+          + (f", native with {alt_label}" if nu else "") + "; each process: load the model, "
+          f"1 untimed warm-up + {a.encoder_runs} timed image-encoder run(s), then per point count 1 warm-up + "
+          f"{a.decoder_runs} timed decoder runs, then read VmHWM. Medians pooled over all timed runs.",
+          "- Image encoder: native `Sam.encodeImage` vs ImageEncoder.onnx, both on references/input_image.npy [1,3,1024,1024].",
+          "- Decoder: official mobile_sam_decoder.onnx (prompt encoder + mask decoder + upscaling of all 4 masks to "
+          "orig_im_size 1365x2048) vs native `Sam.decode` + `MaskPostprocessor.upscale` of the 4 masks to 1365x2048, "
+          "same ONNX inputs (references/{point1,points16,points100}/onnx_*.npy, padding point included), same embeddings source.",
+          "- Model load: `ModelFile.load` of the .samw converted from mobile_sam.h5 vs creating the two onnxruntime sessions.",
+          "- Peak RSS: whole process (the onnxruntime one includes the Python interpreter and numpy).",
+          "", "## Results", "",
+          "| Measurement | native | onnxruntime | native / ort |" + (f" native, {alt_label} (/ ort) |" if nu else ""),
+          "|---|---:|---:|---:|" + ("---:|" if nu else "")]
+    for name, nv, ov, uv, unit in rows:
+        line = f"| {name} | {fmt(nv, unit)} | {fmt(ov, unit)} | {ratio(nv, ov):.2f} |"
+        if nu:
+            line += f" {fmt(uv, unit)} ({ratio(uv, ov):.2f}) |"
+        L.append(line)
+    spread = lambda xs: f"{min(xs) * 1000:.0f}–{max(xs) * 1000:.0f} ms"
+    L += ["", "Image encoder spread (min–max over the timed runs, separate processes): native "
+          + spread(n["encoder_runs_s"]) + ", onnxruntime " + spread(o["encoder_runs_s"])
+          + (f", native with {alt_label} " + spread(nu["encoder_runs_s"]) if nu else "")
+          + ". Run-to-run variation on a shared VM is large: compare medians, and rerun before trusting small differences."]
+    L += ["", "Native decoder split (median per process, decode only, without upscale): "
+          + ", ".join(f"{k} pt: {n['decode_only_s'][k] * 1000:.1f} ms" for k in ("1", "16", "100")), "",
+          "## samconvert (full drop)", "",
+          f"- `samconvert ImageEncoder.onnx mobile_sam_decoder.onnx --out …`: median {med(conv['onnx']):.2f} s over {a.convert_runs} runs",
+          f"- `samconvert mobile_sam.h5 --out …`: median {med(conv['h5']):.2f} s over {a.convert_runs} runs", "",
+          "## Throughput", "",
+          f"- Image encoder, {ENCODER_GFLOP} GFLOP: native {gflops['encoder_as_is']:.1f} GFLOP/s, "
+          f"onnxruntime {gflops['encoder_onnxruntime']:.1f} GFLOP/s",
+          f"- Measured sgemm peak ({sgemm['as_is']['size']}^3 via BLAS.sgemm, {a.threads} threads, as-is): "
+          f"{sgemm['as_is']['gflops']:.1f} GFLOP/s -> native encoder at {100 * gflops['encoder_as_is'] / sgemm['as_is']['gflops']:.0f}% of it"]
+    if nu:
+        L.append(f"- With {alt_label}: sgemm {gflops['sgemm_peak_alt']:.1f} GFLOP/s, "
+                 f"native encoder {gflops['encoder_alt']:.1f} GFLOP/s "
+                 f"({100 * gflops['encoder_alt'] / gflops['sgemm_peak_alt']:.0f}% of it)")
+    with open(a.markdown, "w") as f:
+        f.write("\n".join(L) + "\n")
+    print("\n".join(L))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# libFuzzer runs of the SAMFormats readers (see Fuzz/Package.swift). Usage:
+#   scripts/fuzz.sh [TARGET...]        TARGET in NPY ONNX SAMW HDF5 (default: all)
+# FUZZ_SECONDS (default 60) bounds each target (-max_total_time). Seeds come from the committed good
+# files plus Tests/HostileInputTests/Corpus/regressions; the working corpus grows in .build-fuzz/corpus/.
+# A crash is copied to Tests/HostileInputTests/Corpus/regressions/<target>-<hash>.<ext>, which
+# HostileInputTests replays through the CLIs; the script then exits non-zero.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+SCRATCH=${FUZZ_SCRATCH:-$root/.build-fuzz}
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(NPY ONNX SAMW HDF5)
+regressions=$root/Tests/HostileInputTests/Corpus/regressions
+mkdir -p "$regressions"
+
+# SwiftPM executable targets get main aliased to <Module>_main; each fuzz target defines that and calls
+# LLVMFuzzerRunDriver, so -sanitize=fuzzer works across the package's modules (all instrumented).
+build() {
+    (cd Fuzz && swift build --scratch-path "$SCRATCH" -c debug \
+        -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library --product "Fuzz$1" 2>&1 \
+        | grep -v "Cannot export local symbol" | tail -3)
+}
+
+seed() {  # target corpus-folder
+    local t=$1 dir=$2
+    case $t in
+        NPY)  cp reference_outputs/tiny/references/image_embeddings.npy "$dir/"
+              find reference_outputs/tiny/references -name '*.npy' -size -8k | head -20 | xargs -r cp -t "$dir/" 2>/dev/null || true ;;
+        ONNX) cp reference_outputs/tiny/PromptEncoder.onnx reference_outputs/tiny/MaskDecoder.onnx "$dir/" ;;
+        SAMW) "$(swift build --show-bin-path)/samconvert" reference_outputs/tiny/PromptEncoder.onnx --out "$dir/prompt.samw" --force >/dev/null ;;
+        HDF5) cp reference_outputs/tiny/mobile_sam.h5 "$dir/" ;;
+    esac
+}
+
+ext() { case $1 in NPY) echo npy;; ONNX) echo onnx;; SAMW) echo samw;; HDF5) echo h5;; esac; }
+
+status=0
+for t in "${targets[@]}"; do
+    echo "== Fuzz$t: build"
+    build "$t"
+    corpus=$SCRATCH/corpus/$t
+    mkdir -p "$corpus"
+    if [ -z "$(ls -A "$corpus")" ]; then
+        if [ "$t" = SAMW ] && [ ! -x "$(swift build --show-bin-path)/samconvert" ]; then
+            swift build --product samconvert >/dev/null   # the ordinary debug build, to make a seed .samw
+        fi
+        seed "$t" "$corpus"
+    fi
+    find "$regressions" -name "*.$(ext "$t")" -exec cp {} "$corpus/" \;
+    artifacts=$SCRATCH/artifacts/$t/
+    rm -rf "$artifacts"; mkdir -p "$artifacts"
+    echo "== Fuzz$t: ${FUZZ_SECONDS}s"
+    if ! ASAN_OPTIONS="detect_leaks=${FUZZ_LEAKS:-0}${ASAN_OPTIONS:+:$ASAN_OPTIONS}" "$SCRATCH/debug/Fuzz$t" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=4096 -max_len=1048576 -detect_leaks="${FUZZ_LEAKS:-0}" \
+            -artifact_prefix="$artifacts" -print_final_stats=1 "$corpus" > "$SCRATCH/Fuzz$t.log" 2>&1; then
+        status=1
+        tail -60 "$SCRATCH/Fuzz$t.log"
+        for crash in "$artifacts"*; do
+            [ -s "$crash" ] || [ -f "$crash" ] || continue
+            name=$t-$(sha1sum "$crash" | cut -c1-12).$(ext "$t")
+            cp "$crash" "$regressions/$name"
+            echo "Fuzz$t: crash saved as Tests/HostileInputTests/Corpus/regressions/$name" >&2
+        done
+    else
+        grep -E "stat::number_of_executed_units|Done" "$SCRATCH/Fuzz$t.log" | tail -2
+    fi
+done
+exit $status
