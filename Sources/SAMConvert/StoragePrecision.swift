@@ -13,6 +13,6 @@ public enum StoragePrecision: String, Sendable {
         for (index, value) in values.enumerated() {
             out.storeBytes(of: Half.fromFloat(value), toByteOffset: index * 2, as: UInt16.self)
         }
-        return try! Tensor(dtype: .float16, shape: tensor.shape, storage: storage)  // byte count matches by construction
+        return Tensor(dtype: .float16, shape: tensor.shape, checkedStorage: storage)  // byte count matches by construction
     }
 }

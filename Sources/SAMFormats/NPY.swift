@@ -23,7 +23,7 @@ public enum NPY {
         }
         let data = try file.slice(offset: header.dataOffset, length: byteCount)
         // Safe: the byte count was checked against the shape just above.
-        return try! Tensor(dtype: header.dtype, shape: header.shape, storage: TensorStorage(borrowing: data, owner: file))
+        return Tensor(dtype: header.dtype, shape: header.shape, checkedStorage: TensorStorage(borrowing: data, owner: file))
     }
 
     struct Header {

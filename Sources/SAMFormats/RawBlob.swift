@@ -14,6 +14,6 @@ public enum RawBlob {
                               "has \(file.count) bytes; \(dtype) \(Shape.text(shape)) needs \(expected)")
         }
         let data = try file.slice(offset: 0, length: expected, tensor: tensorName)
-        return try! Tensor(dtype: dtype, shape: shape, storage: TensorStorage(borrowing: data, owner: file))
+        return Tensor(dtype: dtype, shape: shape, checkedStorage: TensorStorage(borrowing: data, owner: file))
     }
 }

@@ -30,7 +30,7 @@ enum LayoutRules {
         guard stored.shape.count == 3, stored.shape[1] == 1, stored.shape[2] == 1 else {
             throw LayoutRuleError("a LayerNorm2d affine must be [C,1,1], got \(Shape.text(stored.shape))")
         }
-        return try! stored.reshaped([stored.shape[0]])
+        return stored.reshaped(checked: [stored.shape[0]])
     }
 
     /// `no_mask_embed.weight.reshape(1, -1, 1, 1)`, stored [1,C,1,1] -> the embedding's [1,C].
@@ -39,7 +39,7 @@ enum LayoutRules {
         guard stored.shape.count == 4, stored.shape[0] == 1, stored.shape[2] == 1, stored.shape[3] == 1 else {
             throw LayoutRuleError("a reshaped no-mask embedding must be [1,C,1,1], got \(Shape.text(stored.shape))")
         }
-        return try! stored.reshaped([1, stored.shape[1]])
+        return stored.reshaped(checked: [1, stored.shape[1]])
     }
 
     /// `cat([iou_token.weight, mask_tokens.weight]).unsqueeze(0)`, stored [1, 1+M, C] ->

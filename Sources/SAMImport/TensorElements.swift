@@ -7,7 +7,7 @@ extension Tensor {
     static func floating(_ dtype: DType, shape: [Int], values: [Double]) -> Tensor {
         if dtype == .float16 {
             let bits = values.map { Half.fromFloat(Float($0)) }
-            return try! Tensor(dtype: .float16, shape: shape, storage: bits.withUnsafeBytes { TensorStorage(copying: $0) })
+            return Tensor(dtype: .float16, shape: shape, checkedStorage: bits.withUnsafeBytes { TensorStorage(copying: $0) })
         }
         return Tensor(shape: shape, floats: values.map { Float($0) })
     }
@@ -21,7 +21,7 @@ extension Tensor {
         for index in 0..<count {
             destination.advanced(by: index * size).copyMemory(from: origin.advanced(by: source(index) * size), byteCount: size)
         }
-        return try! Tensor(dtype: dtype, shape: shape, storage: storage)
+        return Tensor(dtype: dtype, shape: shape, checkedStorage: storage)
     }
 
     /// The bytes of element `index` equal those of `other`'s element `otherIndex` (bit-exact).

@@ -14,6 +14,17 @@ public struct Tensor: Sendable {
         self.storage = storage
     }
 
+    /// For code that has already checked `storage` against `shape` and `dtype` (a reader after its size
+    /// checks, a layout rule building its own buffer): the precondition guards that internal invariant,
+    /// never user input, which must be checked (and reported) before this is called.
+    public init(dtype: DType, shape: [Int], checkedStorage storage: TensorStorage) {
+        precondition((try? Shape.byteCount(shape, dtype)) == storage.bytes.count,
+                     "storage of \(storage.bytes.count) bytes does not hold \(dtype) \(Shape.text(shape))")
+        self.dtype = dtype
+        self.shape = shape
+        self.storage = storage
+    }
+
     /// A float32 tensor holding a copy of `values`.
     public init(shape: [Int], floats values: [Float]) {
         precondition((try? Shape.elementCount(shape)) == values.count, "shape \(shape) does not match \(values.count) values")
@@ -65,6 +76,11 @@ public struct Tensor: Sendable {
             return (0..<elementCount).map { bytes.loadUnaligned(fromByteOffset: $0 * 8, as: Int64.self) }
         }
         return (0..<elementCount).map { Int64(value(at: $0)) }
+    }
+
+    /// The same bytes under `newShape`, which the caller has checked holds the same element count.
+    public func reshaped(checked newShape: [Int]) -> Tensor {
+        Tensor(dtype: dtype, shape: newShape, checkedStorage: storage)
     }
 
     /// A tensor with the same bytes viewed under another shape of equal element count.

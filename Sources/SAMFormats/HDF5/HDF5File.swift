@@ -86,7 +86,7 @@ public final class HDF5File {
                 throw FormatError(.truncated, file: path, tensor: dataset.key, "libhdf5 cannot read its data (truncated or corrupt file)")
             }
         }
-        return try! Tensor(dtype: dataset.dtype, shape: dataset.shape, storage: storage)
+        return Tensor(dtype: dataset.dtype, shape: dataset.shape, checkedStorage: storage)
     }
 
     /// Reads the dataset with state-dict key or path `name`.

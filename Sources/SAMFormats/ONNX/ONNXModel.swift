@@ -138,7 +138,7 @@ extension ONNXModel {
 
     private static func int64Tensor(_ values: [Int64], shape: [Int]) -> Tensor {
         let storage = values.withUnsafeBytes { TensorStorage(copying: $0) }
-        return try! Tensor(dtype: .int64, shape: shape, storage: storage)
+        return Tensor(dtype: .int64, shape: shape, checkedStorage: storage)
     }
 }
 

@@ -67,14 +67,14 @@ extension ONNXModel {
                                   "raw_data has \(available) bytes, \(dtype) \(Shape.text(description.shape)) needs \(byteCount)")
             }
             let bytes = UnsafeRawBufferPointer(start: tensor.raw_data.data, count: byteCount)
-            return try! Tensor(dtype: dtype, shape: description.shape, storage: TensorStorage(borrowing: bytes, owner: message))
+            return Tensor(dtype: dtype, shape: description.shape, checkedStorage: TensorStorage(borrowing: bytes, owner: message))
         case .external(let location, let offset, let length):
             if let length, length != byteCount {
                 throw FormatError(.sizeMismatch, file: path, tensor: name,
                                   "external length \(length) bytes, \(dtype) \(Shape.text(description.shape)) needs \(byteCount)")
             }
             let (bytes, owner) = try externalData.bytes(location: location, offset: offset, length: byteCount, tensor: name)
-            return try! Tensor(dtype: dtype, shape: description.shape, storage: TensorStorage(borrowing: bytes, owner: owner))
+            return Tensor(dtype: dtype, shape: description.shape, checkedStorage: TensorStorage(borrowing: bytes, owner: owner))
         case .constantAttribute(let attribute):
             // Not produced for TensorProtos; those constants are read from `scalarConstants`.
             throw FormatError(.corrupt, file: path, tensor: name, "\(attribute) is not stored as a TensorProto")
@@ -85,7 +85,7 @@ extension ONNXModel {
                                   "\(field) has \(count) elements, shape \(Shape.text(description.shape)) needs \(elements)")
             }
             let storage = try typedStorage(tensor, dtype: dtype, count: elements, name: name)
-            return try! Tensor(dtype: dtype, shape: description.shape, storage: storage)
+            return Tensor(dtype: dtype, shape: description.shape, checkedStorage: storage)
         }
     }
 

@@ -78,8 +78,11 @@ public final class SAMWFile: @unchecked Sendable {
             throw FormatError(.missingTensor, file: path, tensor: name, "not in the tensor table")
         }
         let bytes = try file.slice(offset: entry.offset, length: entry.length, tensor: name)
-        return try! Tensor(dtype: SAMWLayout.dtype(named: entry.dtype)!, shape: entry.shape,
-                           storage: TensorStorage(borrowing: bytes, owner: file))
+        guard let dtype = SAMWLayout.dtype(named: entry.dtype) else {
+            throw FormatError(.unsupported, file: path, tensor: name, "dtype '\(entry.dtype)'")
+        }
+        // init checked dtype, shape and length of every row against each other and the file.
+        return Tensor(dtype: dtype, shape: entry.shape, checkedStorage: TensorStorage(borrowing: bytes, owner: file))
     }
 
     /// Every tensor, by name.
