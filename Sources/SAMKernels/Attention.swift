@@ -36,14 +36,12 @@ extension Kernels {
         guard output.count > 0 else { return output }
         precondition(keyLength > 0, "attention: softmax over zero keys")
 
-        // Split query rows into blocks small enough that each sgemm stays below OpenBLAS's
-        // threading threshold: then the BLAS runs single-threaded inside our parallel tasks
-        // instead of fighting them for cores. If even one row is above it, run tasks serially
-        // and let the BLAS thread each (large) product itself.
-        let gemmWorkPerRow = keyLength * max(headDim, valueHeadDim, 1)
-        let runTasksInParallel = gemmWorkPerRow <= singleThreadedGEMMWorkLimit
-        var blockRows = max(1, min(queryLength, singleThreadedGEMMWorkLimit / gemmWorkPerRow))
-        // With few (batch, head) pairs, split rows further so every core gets some tasks.
+        // Tasks are (batch, head, block of query rows), run in parallel, each doing its own
+        // single-threaded sgemms. Blocks are kept small enough that the scores stay in cache,
+        // and split further when there are few (batch, head) pairs so every core gets tasks.
+        configureBLAS
+        let scoresBudget = 16_384
+        var blockRows = max(1, min(queryLength, scoresBudget / keyLength))
         let wantedBlocksPerHead = (2 * workerCount + batch * heads - 1) / (batch * heads)
         blockRows = max(1, min(blockRows, (queryLength + wantedBlocksPerHead - 1) / wantedBlocksPerHead))
         let blocksPerHead = (queryLength + blockRows - 1) / blockRows
@@ -73,12 +71,11 @@ extension Kernels {
                                a: qBase + (b * queryLength + firstRow) * keyWidth + h * headDim, lda: keyWidth,
                                b: kBase + b * keyLength * keyWidth + h * headDim, ldb: keyWidth,
                                beta: 0, c: scores, ldc: keyLength)
-                    if let biasBase {
-                        let biasHead = biasPerBatch ? b * heads + h : h
-                        let biasRows = biasBase + (biasHead * queryLength + firstRow) * keyLength
-                        for i in 0..<(rows * keyLength) { scores[i] += biasRows[i] }
+                    let biasHead = biasPerBatch ? b * heads + h : h
+                    let biasRows = biasBase.map { $0 + (biasHead * queryLength + firstRow) * keyLength }
+                    for r in 0..<rows {
+                        softmaxRow(scores + r * keyLength, count: keyLength, adding: biasRows.map { $0 + r * keyLength })
                     }
-                    for r in 0..<rows { softmaxRow(scores + r * keyLength, count: keyLength) }
                     // out_bh[rows, Dv] = scores * v_bh[Lk, Dv], written straight into the merged layout.
                     BLAS.sgemm(transA: false, transB: false, m: rows, n: valueHeadDim, k: keyLength, alpha: 1,
                                a: scores, lda: keyLength,
@@ -87,11 +84,7 @@ extension Kernels {
                                ldc: valueWidth)
                 }
             }
-            if runTasksInParallel {
-                parallelForChunks(taskCount, runTasks)
-            } else {
-                runTasks(0..<taskCount)
-            }
+            parallelForChunks(taskCount, runTasks)
         }
         }
         }
@@ -99,8 +92,4 @@ extension Kernels {
         }
         return output
     }
-
-    /// OpenBLAS (interface/gemm.c) runs an sgemm on one thread when m*n*k is below
-    /// SMP_THRESHOLD_MIN (65536) * GEMM_MULTITHREAD_THRESHOLD (4 by default).
-    static let singleThreadedGEMMWorkLimit = 65_536 * 4
 }

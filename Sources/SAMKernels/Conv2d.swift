@@ -7,9 +7,11 @@ extension Kernels {
     ///
     /// Picks a path by shape: 1x1 stride-1 unpadded ungrouped convolutions are one sgemm per
     /// image; depthwise convolutions (groups == in == out) use a direct loop kernel; everything
-    /// else goes through im2col + sgemm, one group at a time.
+    /// else goes through im2col + sgemm, one group at a time. `epilogue` (residual add, then
+    /// activation) is applied to each piece of output as it is finished.
     public static func conv2d(_ x: FloatTensor, weight: FloatTensor, bias: FloatTensor?,
-                              stride: Int = 1, padding: Int = 0, groups: Int = 1) -> FloatTensor {
+                              stride: Int = 1, padding: Int = 0, groups: Int = 1,
+                              epilogue: Epilogue = .none) -> FloatTensor {
         precondition(x.shape.count == 4, "conv2d: input must be NCHW, got \(x.shape)")
         precondition(weight.shape.count == 4, "conv2d: weight must be [out, in/groups, kh, kw], got \(weight.shape)")
         precondition(stride >= 1 && padding >= 0 && groups >= 1, "conv2d: bad stride/padding/groups")
@@ -20,18 +22,76 @@ extension Kernels {
         if let bias { precondition(bias.count == outChannels, "conv2d: bias \(bias.shape) for \(outChannels) outputs") }
 
         let outShape = [x.shape[0], outChannels, geometry.outHeight, geometry.outWidth]
+        epilogue.check(outputShape: outShape, "conv2d")
         if groups == inChannels && outChannels == inChannels {
-            return depthwiseConv(x, weight: weight, bias: bias, geometry: geometry, outShape: outShape)
+            return depthwiseConv(x, weight: weight, bias: bias, geometry: geometry, outShape: outShape, epilogue: epilogue)
+        }
+        let isPointwise = groups == 1 && geometry.kernelHeight == 1 && geometry.kernelWidth == 1 && stride == 1 && padding == 0
+        if isPointwise, x.count > 0, let output = tiledPointwiseConv(x, weight: weight, bias: bias, epilogue: epilogue) {
+            return output
         }
         // The GEMM paths accumulate onto the bias (beta = 1).
         var output = biasSeededNCHW(outShape, bias: bias)
-        guard output.count > 0, x.count > 0 else { return output }
-        if groups == 1 && geometry.kernelHeight == 1 && geometry.kernelWidth == 1 && stride == 1 && padding == 0 {
+        guard output.count > 0, x.count > 0 else {
+            applyEpilogue(epilogue, to: &output)
+            return output
+        }
+        if isPointwise {
             pointwiseConv(x, weight: weight, into: &output)
+            applyEpilogue(epilogue, to: &output)
         } else {
-            im2colConv(x, weight: weight, groups: groups, geometry: geometry, into: &output)
+            im2colConv(x, weight: weight, groups: groups, geometry: geometry, epilogue: epilogue, into: &output)
         }
         return output
+    }
+
+    /// 1x1 convolution on a large image, made in tiles of pixels, in parallel: each tile of the
+    /// [O, HW] output is seeded with the bias, gets weight [O, C] * x [C, tile] added (one
+    /// single-threaded sgemm) and the epilogue while it is in cache. Nil when the image is too
+    /// small to give every worker a few tiles.
+    private static func tiledPointwiseConv(_ x: FloatTensor, weight: FloatTensor, bias: FloatTensor?,
+                                           epilogue: Epilogue) -> FloatTensor? {
+        let batch = x.shape[0], inChannels = x.shape[1], pixels = x.shape[2] * x.shape[3]
+        let outChannels = weight.shape[0]
+        // About 256 KB of output per tile, a whole number of 16-pixel register tiles.
+        let tilePixels = max(64, 65_536 / outChannels) / 16 * 16
+        let tilesPerImage = (pixels + tilePixels - 1) / tilePixels
+        let tiles = batch * tilesPerImage
+        guard tiles >= 2 * workerCount else { return nil }
+        configureBLAS
+        let count = batch * outChannels * pixels
+        let data = [Float](unsafeUninitializedCapacity: count) { outBuffer, initializedCount in
+            x.data.withUnsafeBufferPointer { xBuffer in
+            weight.data.withUnsafeBufferPointer { weightBuffer in
+            (bias?.data ?? []).withUnsafeBufferPointer { biasBuffer in
+            withResidual(epilogue) { residual in
+                let xBase = xBuffer.baseAddress!, weightBase = weightBuffer.baseAddress!, outBase = outBuffer.baseAddress!
+                let biasBase = bias == nil ? nil : biasBuffer.baseAddress
+                parallelFor(tiles) { tile in
+                    let n = tile / tilesPerImage
+                    let first = (tile % tilesPerImage) * tilePixels, width = min(tilePixels, pixels - first)
+                    let out = outBase + n * outChannels * pixels + first
+                    for channel in 0..<outChannels {
+                        (out + channel * pixels).initialize(repeating: biasBase?[channel] ?? 0, count: width)
+                    }
+                    BLAS.sgemm(transA: false, transB: false, m: outChannels, n: width, k: inChannels, alpha: 1,
+                               a: weightBase, lda: inChannels,
+                               b: xBase + n * inChannels * pixels + first, ldb: pixels,
+                               beta: 1, c: out, ldc: pixels)
+                    guard !epilogue.isIdentity else { return }
+                    for channel in 0..<outChannels {
+                        let offset = (n * outChannels + channel) * pixels + first
+                        applyEpilogue(epilogue.activation, outBase + offset, count: width,
+                                      residual: residual.map { $0 + offset })
+                    }
+                }
+            }
+            }
+            }
+            }
+            initializedCount = count
+        }
+        return FloatTensor(shape: [batch, outChannels, x.shape[2], x.shape[3]], data: data)
     }
 
     /// 1x1 convolution: out[n] [O, HW] += weight [O, C] * x[n] [C, HW]. The image is already the
@@ -43,7 +103,7 @@ extension Kernels {
             weight.data.withUnsafeBufferPointer { weightBuffer in
                 output.data.withUnsafeMutableBufferPointer { outBuffer in
                     for n in 0..<batch {
-                        BLAS.sgemm(transA: false, transB: false, m: outChannels, n: pixels, k: inChannels, alpha: 1,
+                        gemm(transA: false, transB: false, m: outChannels, n: pixels, k: inChannels, alpha: 1,
                                    a: weightBuffer.baseAddress!, lda: inChannels,
                                    b: xBuffer.baseAddress! + n * inChannels * pixels, ldb: pixels,
                                    beta: 1, c: outBuffer.baseAddress! + n * outChannels * pixels, ldc: pixels)
@@ -57,7 +117,7 @@ extension Kernels {
     /// group and tile: out [O/g, pixels] += weight [O/g, C/g*kh*kw] * columns [C/g*kh*kw, pixels].
     /// Output rows are processed in tiles so the column buffer stays bounded on large images.
     private static func im2colConv(_ x: FloatTensor, weight: FloatTensor, groups: Int,
-                                   geometry g: ConvGeometry, into output: inout FloatTensor) {
+                                   geometry g: ConvGeometry, epilogue: Epilogue, into output: inout FloatTensor) {
         let batch = x.shape[0], inChannels = x.shape[1]
         let outChannels = weight.shape[0]
         let groupInChannels = inChannels / groups, groupOutChannels = outChannels / groups
@@ -69,6 +129,7 @@ extension Kernels {
         let columnBase = UnsafeMutablePointer<Float>.allocate(capacity: patchSize * tileRows * g.outWidth)
         defer { columnBase.deallocate() }
 
+        withResidual(epilogue) { residual in
         x.data.withUnsafeBufferPointer { xBuffer in
             weight.data.withUnsafeBufferPointer { weightBuffer in
                 output.data.withUnsafeMutableBufferPointer { outBuffer in
@@ -84,16 +145,25 @@ extension Kernels {
                                        outRows: firstRow..<(firstRow + rows), into: columnBase)
                                 // The tile's outputs are columns firstRow*OW ..< (firstRow+rows)*OW of
                                 // the [O/g, OH*OW] output matrix, hence ldc = OH*OW.
-                                BLAS.sgemm(transA: false, transB: false,
+                                gemm(transA: false, transB: false,
                                            m: groupOutChannels, n: tilePixels, k: patchSize, alpha: 1,
                                            a: groupWeight, lda: patchSize,
                                            b: columnBase, ldb: tilePixels,
                                            beta: 1, c: groupOutput + firstRow * g.outWidth, ldc: outPixels)
+                                guard !epilogue.isIdentity else { continue }
+                                // The tile's rows of every output channel of the group.
+                                parallelFor(groupOutChannels) { channel in
+                                    let offset = (n * outChannels + group * groupOutChannels + channel) * outPixels
+                                        + firstRow * g.outWidth
+                                    applyEpilogue(epilogue.activation, outBuffer.baseAddress! + offset, count: tilePixels,
+                                                  residual: residual.map { $0 + offset })
+                                }
                             }
                         }
                     }
                 }
             }
+        }
         }
     }
 

@@ -32,7 +32,7 @@ extension Kernels {
                 output.data.withUnsafeMutableBufferPointer { outBuffer in
                     for n in 0..<batch {
                         // Weight is [in, out*kh*kw] row-major, so transA gives [out*kh*kw, in].
-                        BLAS.sgemm(transA: true, transB: false, m: outChannels * taps, n: pixels, k: inChannels, alpha: 1,
+                        gemm(transA: true, transB: false, m: outChannels * taps, n: pixels, k: inChannels, alpha: 1,
                                    a: weightBuffer.baseAddress!, lda: outChannels * taps,
                                    b: xBuffer.baseAddress! + n * inChannels * pixels, ldb: pixels,
                                    beta: 0, c: contribution, ldc: pixels)

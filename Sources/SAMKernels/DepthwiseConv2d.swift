@@ -3,9 +3,10 @@ import SAMTensor
 extension Kernels {
     /// Depthwise convolution (groups == in == out): each channel plane is convolved with its own
     /// kh x kw filter. Direct loops, parallel over planes; 3x3 kernels (TinyViT's MBConv) take
-    /// a fused nine-tap path specialised for strides 1 and 2.
+    /// a fused nine-tap path specialised for strides 1 and 2. The epilogue runs on each plane
+    /// right after it is computed, while it is in cache.
     static func depthwiseConv(_ x: FloatTensor, weight: FloatTensor, bias: FloatTensor?,
-                              geometry g: ConvGeometry, outShape: [Int]) -> FloatTensor {
+                              geometry g: ConvGeometry, outShape: [Int], epilogue: Epilogue) -> FloatTensor {
         let channels = x.shape[1], planes = x.shape[0] * channels
         let inPlaneSize = g.inHeight * g.inWidth, outPlaneSize = g.outHeight * g.outWidth
         let outCount = planes * outPlaneSize
@@ -16,6 +17,7 @@ extension Kernels {
         // Both plane kernels write every output element, so the output starts uninitialised and
         // each page is first touched by the thread computing it.
         let data = [Float](unsafeUninitializedCapacity: outCount) { outBuffer, initializedCount in
+            withResidual(epilogue) { residual in
             x.data.withUnsafeBufferPointer { xBuffer in
                 weight.data.withUnsafeBufferPointer { weightBuffer in
                     biases.withUnsafeBufferPointer { biasBuffer in
@@ -30,9 +32,12 @@ extension Kernels {
                             } else {
                                 depthwisePlane(input, out, filter: weightBase + c * taps, bias: biasBase[c], geometry: g)
                             }
+                            applyEpilogue(epilogue.activation, out, count: outPlaneSize,
+                                          residual: residual.map { $0 + plane * outPlaneSize })
                         }
                     }
                 }
+            }
             }
             initializedCount = outCount
         }

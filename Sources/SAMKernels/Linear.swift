@@ -3,27 +3,85 @@ import SAMTensor
 
 extension Kernels {
     /// PyTorch nn.Linear: x [..., in] (leading dims flattened to rows), weight [out, in],
-    /// bias [out] or nil. Returns [..., out]. One sgemm, x * weightᵀ.
-    public static func linear(_ x: FloatTensor, weight: FloatTensor, bias: FloatTensor?) -> FloatTensor {
+    /// bias [out] or nil. Returns [..., out], then `epilogue` (residual add, activation).
+    ///
+    /// With many rows, the output is made in tiles of rows, in parallel: each tile is seeded
+    /// with the bias, multiplied (one single-threaded sgemm, x * weightᵀ accumulated onto it)
+    /// and finished by the epilogue while it is still in cache. With few rows, one `gemm`
+    /// split across threads and a separate epilogue pass.
+    public static func linear(_ x: FloatTensor, weight: FloatTensor, bias: FloatTensor?,
+                              epilogue: Epilogue = .none) -> FloatTensor {
         precondition(weight.shape.count == 2, "linear: weight must be [out, in], got \(weight.shape)")
         let outFeatures = weight.shape[0], inFeatures = weight.shape[1]
         precondition(x.shape.last == inFeatures,
                      "linear: input \(x.shape) does not end in \(inFeatures) features")
         if let bias { precondition(bias.count == outFeatures, "linear: bias \(bias.shape) for \(outFeatures) outputs") }
+        let outShape = Array(x.shape.dropLast()) + [outFeatures]
+        epilogue.check(outputShape: outShape, "linear")
         let rows = x.shape.dropLast().reduce(1, *)
-        // The sgemm accumulates onto the bias rows (beta = 1).
-        var output = biasSeededRows(Array(x.shape.dropLast()) + [outFeatures], bias: bias)
-        guard rows > 0, outFeatures > 0, inFeatures > 0 else { return output }
+        guard rows > 0, outFeatures > 0 else { return FloatTensor(zeros: outShape) }
+        guard inFeatures > 0 else {
+            var output = biasSeededRows(outShape, bias: bias)
+            applyEpilogue(epilogue, to: &output)
+            return output
+        }
+
+        // About 256 KB of output per tile (it stays in L2 for the epilogue), at least 16 rows.
+        let tileRows = max(16, 65_536 / outFeatures)
+        let tiles = (rows + tileRows - 1) / tileRows
+        guard tiles >= 2 * workerCount else {
+            var output = biasSeededRows(outShape, bias: bias)
+            multiplyAll(x, weight: weight, rows: rows, into: &output)
+            applyEpilogue(epilogue, to: &output)
+            return output
+        }
+        configureBLAS
+        let count = rows * outFeatures
+        let data = [Float](unsafeUninitializedCapacity: count) { outBuffer, initializedCount in
+            x.data.withUnsafeBufferPointer { xBuffer in
+            weight.data.withUnsafeBufferPointer { weightBuffer in
+            (bias?.data ?? []).withUnsafeBufferPointer { biasBuffer in
+            withResidual(epilogue) { residual in
+                let xBase = xBuffer.baseAddress!, weightBase = weightBuffer.baseAddress!, outBase = outBuffer.baseAddress!
+                let biasBase = bias == nil ? nil : biasBuffer.baseAddress
+                parallelFor(tiles) { tile in
+                    let first = tile * tileRows, tileCount = min(tileRows, rows - first)
+                    let out = outBase + first * outFeatures
+                    for row in 0..<tileCount {
+                        if let biasBase {
+                            (out + row * outFeatures).initialize(from: biasBase, count: outFeatures)
+                        } else {
+                            (out + row * outFeatures).initialize(repeating: 0, count: outFeatures)
+                        }
+                    }
+                    BLAS.sgemm(transA: false, transB: true, m: tileCount, n: outFeatures, k: inFeatures, alpha: 1,
+                               a: xBase + first * inFeatures, lda: inFeatures,
+                               b: weightBase, ldb: inFeatures,
+                               beta: 1, c: out, ldc: outFeatures)
+                    applyEpilogue(epilogue.activation, out, count: tileCount * outFeatures,
+                                  residual: residual.map { $0 + first * outFeatures })
+                }
+            }
+            }
+            }
+            }
+            initializedCount = count
+        }
+        return FloatTensor(shape: outShape, data: data)
+    }
+
+    /// output += x * weightᵀ over all `rows`, one (thread-split) gemm.
+    private static func multiplyAll(_ x: FloatTensor, weight: FloatTensor, rows: Int, into output: inout FloatTensor) {
+        let outFeatures = weight.shape[0], inFeatures = weight.shape[1]
         x.data.withUnsafeBufferPointer { xBuffer in
             weight.data.withUnsafeBufferPointer { weightBuffer in
                 output.data.withUnsafeMutableBufferPointer { outBuffer in
-                    BLAS.sgemm(transA: false, transB: true, m: rows, n: outFeatures, k: inFeatures, alpha: 1,
-                               a: xBuffer.baseAddress!, lda: inFeatures,
-                               b: weightBuffer.baseAddress!, ldb: inFeatures,
-                               beta: 1, c: outBuffer.baseAddress!, ldc: outFeatures)
+                    gemm(transA: false, transB: true, m: rows, n: outFeatures, k: inFeatures, alpha: 1,
+                         a: xBuffer.baseAddress!, lda: inFeatures,
+                         b: weightBuffer.baseAddress!, ldb: inFeatures,
+                         beta: 1, c: outBuffer.baseAddress!, ldc: outFeatures)
                 }
             }
         }
-        return output
     }
 }

@@ -6,8 +6,15 @@ import Glibc
 #endif
 
 extension Kernels {
-    /// Worker threads the parallel loops split across (the online CPU count).
-    static let workerCount: Int = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    /// Worker threads the parallel loops (and `gemm`) split across: the online CPU count, or
+    /// fewer when the environment variable SAM_NUM_THREADS says so (read once, at first use).
+    public static let workerCount: Int = {
+        let online = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        guard let text = getenv("SAM_NUM_THREADS").map({ String(cString: $0) }), let limit = Int(text), limit >= 1 else {
+            return online
+        }
+        return min(limit, online)
+    }()
 
     /// Run `body(i)` for every `i` in `0..<count`, spread across cores.
     ///

@@ -1,9 +1,4 @@
 import SAMTensor
-#if canImport(Darwin)
-import Darwin
-#else
-import Glibc
-#endif
 
 extension Kernels {
     /// Softmax over the last dimension, in place. Subtracts each row's max before exponentiating
@@ -19,18 +14,47 @@ extension Kernels {
         }
     }
 
-    /// Stable softmax of one contiguous row, in place.
+    /// Stable softmax of one contiguous row, in place, after adding `bias` (same length) when
+    /// given: max, then exp and sum, then scale, eight lanes at a time.
     @inline(__always)
-    static func softmaxRow(_ row: UnsafeMutablePointer<Float>, count: Int) {
-        var rowMax = row[0]
-        for j in 1..<count { rowMax = max(rowMax, row[j]) }
-        var sum: Float = 0
-        for j in 0..<count {
-            let e = expf(row[j] - rowMax)
-            row[j] = e
-            sum += e
+    static func softmaxRow(_ row: UnsafeMutablePointer<Float>, count: Int, adding bias: UnsafePointer<Float>? = nil) {
+        let vectorEnd = count & ~7
+        if let bias {
+            var j = 0
+            while j < vectorEnd { row.store8(row.load8(at: j) + bias.load8(at: j), at: j); j += 8 }
+            while j < count { row[j] += bias[j]; j += 1 }
         }
-        let inverseSum = 1 / sum
-        for j in 0..<count { row[j] *= inverseSum }
+        var maxima = SIMD8<Float>(repeating: -.infinity)
+        var j = 0
+        while j < vectorEnd { maxima = pointwiseMax8(maxima, row.load8(at: j)); j += 8 }
+        var rowMax = maxima.max()
+        while j < count { rowMax = max(rowMax, row[j]); j += 1 }
+
+        // The tail is padded into one more vector so every element goes through exp8.
+        var sums = SIMD8<Float>(repeating: 0)
+        j = 0
+        while j < vectorEnd {
+            let e = exp8(row.load8(at: j) - rowMax)
+            row.store8(e, at: j)
+            sums += e
+            j += 8
+        }
+        if j < count {
+            var tail = SIMD8<Float>(repeating: -.infinity)
+            for lane in 0..<(count - j) { tail[lane] = row[j + lane] }
+            let e = exp8(tail - rowMax).replacing(with: 0, where: tail .== -.infinity)
+            for lane in 0..<(count - j) { row[j + lane] = e[lane] }
+            sums += e
+        }
+        let inverseSum = 1 / sums.sum()
+        j = 0
+        while j < vectorEnd { row.store8(row.load8(at: j) * inverseSum, at: j); j += 8 }
+        while j < count { row[j] *= inverseSum; j += 1 }
+    }
+
+    /// Lane-wise max as compare-and-blend (the generic `pointwiseMax` is not inlined).
+    @inline(__always)
+    static func pointwiseMax8(_ a: SIMD8<Float>, _ b: SIMD8<Float>) -> SIMD8<Float> {
+        a.replacing(with: b, where: b .> a)
     }
 }

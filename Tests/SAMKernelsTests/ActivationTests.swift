@@ -24,11 +24,56 @@ struct ActivationTests {
         expectClose(x, expected, shape: [3, 40_001], "gelu random")
     }
 
+    @Test("GELU's vector erf stays within its measured bound on a dense grid")
+    func geluDenseGrid() {
+        // scripts/fit_erf.py measures the erf approximation at <= 4.6e-7 absolute; GELU scales
+        // that by 0.5 * |x|, plus float rounding of the product (a few ulps of the result).
+        let count = 400_001
+        var x = FloatTensor(shape: [count], data: (0..<count).map { Float(-10 + 20 * Double($0) / Double(count - 1)) })
+        let input = x.data
+        Kernels.gelu(&x)
+        var worstExcess = -Double.infinity, worstAt: Float = 0
+        for (v, got) in zip(input, x.data) {
+            let d = Double(v), exact = 0.5 * d * (1 + erf(d / 2.0.squareRoot()))
+            let bound = 0.5 * abs(d) * 4.7e-7 + 4 * Double(Float(exact).ulp)
+            let excess = abs(Double(got) - exact) - bound
+            if excess > worstExcess { worstExcess = excess; worstAt = v }
+        }
+        #expect(worstExcess <= 0, "gelu error exceeds its bound by \(worstExcess) at x = \(worstAt)")
+    }
+
     @Test("ReLU clamps negatives only")
     func relu() {
         var x = FloatTensor(shape: [2, 3], data: [-2, -0.0, 0.5, 3, -1e-7, 7])
         Kernels.relu(&x)
         #expect(x.data == [0, 0, 0.5, 3, 0, 7])
+    }
+
+    @Test("softmax's vector exp is within a few ulp on rows of every tail length", arguments: [1, 7, 8, 49, 196, 4101])
+    func softmaxRowLengths(length: Int) {
+        var rng = SeededGenerator(seed: UInt64(length))
+        // Spread wide enough that some terms are ~e^-80 and vanish next to the max.
+        var x = randomTensor([5, length], in: -40...40, using: &rng)
+        let input = x.doubles
+        Kernels.softmaxLastDim(&x)
+        var worstRelative = 0.0
+        for r in 0..<5 {
+            let row = input[(r * length)..<((r + 1) * length)]
+            let rowMax = row.max()!
+            // x - max is rounded to Float in any float softmax (worth up to ulp(80)/2 ~ 4e-6
+            // relative here), so the reference takes that rounded argument and checks the rest.
+            let argument = { (v: Double) in Double(Float(v) - Float(rowMax)) }
+            let sum = row.reduce(0) { $0 + Foundation.exp(argument($1)) }
+            for j in 0..<length {
+                let exact = Foundation.exp(argument(input[r * length + j])) / sum
+                // Relative error on terms above float's normal range; absolute below it.
+                let error = abs(Double(x.data[r * length + j]) - exact) / max(exact, 1e-30)
+                worstRelative = max(worstRelative, error)
+            }
+        }
+        print("softmax length \(length): worst relative error \(worstRelative)")
+        // exp8 is within 2 ulp (2.4e-7); the sum and the scale add a few more roundings.
+        #expect(worstRelative <= 1e-6)
     }
 
     @Test("softmax over the last dim is stable and matches the reference")

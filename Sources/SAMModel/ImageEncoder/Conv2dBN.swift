@@ -41,10 +41,18 @@ extension TinyViT {
             (inputSize + 2 * padding - kernelSize) / stride + 1
         }
 
-        /// NCHW -> NCHW. (PyTorch's output of `path` equals that of `path.bn`.)
-        public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
-            let y = Kernels.conv2d(x, weight: weight, bias: bias, stride: stride, padding: padding, groups: groups)
-            observer?(path, y)
+        /// NCHW -> NCHW, then `epilogue` (the residual add / activation that follows upstream).
+        /// (PyTorch's output of `path` equals that of `path.bn`.) The epilogue is fused into the
+        /// convolution unless an observer wants the output before it.
+        public func callAsFunction(_ x: FloatTensor, then epilogue: Kernels.Epilogue = .none,
+                                   observer: ModuleObserver? = nil) -> FloatTensor {
+            guard let observer else {
+                return Kernels.conv2d(x, weight: weight, bias: bias, stride: stride, padding: padding, groups: groups,
+                                      epilogue: epilogue)
+            }
+            var y = Kernels.conv2d(x, weight: weight, bias: bias, stride: stride, padding: padding, groups: groups)
+            observer(path, y)
+            Kernels.applyEpilogue(epilogue, to: &y)
             return y
         }
     }

@@ -29,15 +29,12 @@ extension TinyViT {
         /// [B, dim, H, W] -> [B, dim, H, W]
         // ref: tiny_vit_sam.py MBConv.forward (L99-115); drop_path is the identity at inference.
         public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
-            var y = conv1(x, observer: observer)
-            Kernels.gelu(&y)
+            var y = conv1(x, then: .gelu, observer: observer)
             observer?("\(path).act1", y)
-            y = conv2(y, observer: observer)
-            Kernels.gelu(&y)
+            y = conv2(y, then: .gelu, observer: observer)
             observer?("\(path).act2", y)
-            y = conv3(y, observer: observer)
-            Kernels.add(&y, x)        // x += shortcut
-            Kernels.gelu(&y)          // act3, after the residual
+            // x += shortcut, then act3
+            y = conv3(y, then: Kernels.Epilogue(residual: x, activation: .gelu), observer: observer)
             observer?("\(path).act3", y)
             observer?(path, y)
             return y

@@ -24,8 +24,7 @@ extension TinyViT {
         public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
             var h = x
             norm(&h, observer: observer)
-            h = fc1(h, observer: observer)
-            Kernels.gelu(&h)
+            h = fc1(h, then: .gelu, observer: observer)
             observer?("\(path).act", h)
             let y = fc2(h, observer: observer)
             observer?(path, y)

@@ -29,8 +29,7 @@ extension TinyViT {
         /// [B, inChannels, S, S] -> [B, embedDim, S/4, S/4]
         // ref: tiny_vit_sam.py PatchEmbed.forward (L73-74)
         public func callAsFunction(_ image: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
-            var x = conv1(image, observer: observer)
-            Kernels.gelu(&x)
+            var x = conv1(image, then: .gelu, observer: observer)
             observer?("\(path).seq.1", x)
             x = conv2(x, observer: observer)
             observer?(path, x)

@@ -47,11 +47,9 @@ extension TinyViT {
             }
             precondition(x.shape.count == 4 && x.shape[2] == inputResolution.height && x.shape[3] == inputResolution.width,
                          "\(path): input \(input.shape) does not match input resolution \(inputResolution)")
-            x = conv1(x, observer: observer)
-            Kernels.gelu(&x)
+            x = conv1(x, then: .gelu, observer: observer)
             observer?("\(path).act", x)          // self.act, first call
-            x = conv2(x, observer: observer)
-            Kernels.gelu(&x)
+            x = conv2(x, then: .gelu, observer: observer)
             observer?("\(path).act", x)          // self.act, second call
             x = conv3(x, observer: observer)
             // x.flatten(2).transpose(1, 2)

@@ -18,10 +18,14 @@ extension NN {
             bias = try weights.take("\(path).bias", shape: [weight.shape[0]])
         }
 
-        /// ref: torch.nn.Linear.forward
-        public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
-            let y = Kernels.linear(x, weight: weight, bias: bias)
-            observer?(path, y)
+        /// ref: torch.nn.Linear.forward, then `epilogue` (the residual add / activation that
+        /// follows upstream), fused unless an observer wants the output before it.
+        public func callAsFunction(_ x: FloatTensor, then epilogue: Kernels.Epilogue = .none,
+                                   observer: ModuleObserver? = nil) -> FloatTensor {
+            guard let observer else { return Kernels.linear(x, weight: weight, bias: bias, epilogue: epilogue) }
+            var y = Kernels.linear(x, weight: weight, bias: bias)
+            observer(path, y)
+            Kernels.applyEpilogue(epilogue, to: &y)
             return y
         }
     }

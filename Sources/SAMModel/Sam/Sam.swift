@@ -1,3 +1,4 @@
+import SAMKernels
 import SAMTensor
 
 /// The whole model, as PyTorch's `Sam` holds it: `image_encoder`, `prompt_encoder`, `mask_decoder`.
@@ -16,6 +17,8 @@ public struct Sam: Sendable {
     /// from `prompt_encoder.pe_layer`.
     public init(weights: WeightStore, config: SAMConfig = .mobileSAM, densePositionalEncoding: FloatTensor? = nil) throws(WeightError) {
         func has(_ component: String) -> Bool { weights.keys.contains { $0.hasPrefix(component + ".") } }
+        // Inference allocates and frees tens of MB per layer; reuse that memory (see the function).
+        Kernels.keepFreedMemoryForReuse()
         self.config = config
         imageEncoder = has(TinyViT.key) ? try TinyViT(weights: weights, config: config.imageEncoder) : nil
         promptEncoder = has("prompt_encoder")

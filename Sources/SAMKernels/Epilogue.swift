@@ -1,0 +1,79 @@
+import SAMTensor
+
+extension Kernels {
+    /// What a producing kernel (linear, convolution) applies to its output while the output is
+    /// still in cache, instead of a separate pass over memory: first `residual` is added (a
+    /// tensor of the output's shape), then `activation`.
+    public struct Epilogue: Sendable {
+        public enum Activation: Sendable { case none, gelu, relu }
+
+        public var residual: FloatTensor?
+        public var activation: Activation
+
+        public init(residual: FloatTensor? = nil, activation: Activation = .none) {
+            self.residual = residual
+            self.activation = activation
+        }
+
+        public static let none = Epilogue()
+        public static let gelu = Epilogue(activation: .gelu)
+        public static let relu = Epilogue(activation: .relu)
+
+        var isIdentity: Bool { residual == nil && activation == .none }
+
+        /// Checks the residual against the producing kernel's output shape.
+        func check(outputShape: [Int], _ kernel: String) {
+            if let residual {
+                precondition(residual.shape == outputShape,
+                             "\(kernel): residual \(residual.shape) does not match the output \(outputShape)")
+            }
+        }
+    }
+
+    /// Applies `epilogue` to `count` outputs at `output`; `residual` points at the residual's
+    /// matching elements (nil when the epilogue has none).
+    @inline(__always)
+    static func applyEpilogue(_ activation: Epilogue.Activation, _ output: UnsafeMutablePointer<Float>, count: Int,
+                              residual: UnsafePointer<Float>?) {
+        if let residual {
+            var i = 0
+            while i + 8 <= count { output.store8(output.load8(at: i) + residual.load8(at: i), at: i); i += 8 }
+            while i < count { output[i] += residual[i]; i += 1 }
+        }
+        switch activation {
+        case .none: break
+        case .gelu: geluInPlace(output, count: count)
+        case .relu:
+            var i = 0
+            let zero = SIMD8<Float>(repeating: 0)
+            while i + 8 <= count {
+                let v = output.load8(at: i)
+                output.store8(v.replacing(with: zero, where: v .< zero), at: i)
+                i += 8
+            }
+            while i < count { output[i] = max(output[i], 0); i += 1 }
+        }
+    }
+
+    /// Runs `body` with the epilogue's residual as a pointer (nil without one).
+    static func withResidual<R>(_ epilogue: Epilogue, _ body: (UnsafePointer<Float>?) -> R) -> R {
+        guard let residual = epilogue.residual else { return body(nil) }
+        return residual.data.withUnsafeBufferPointer { body($0.baseAddress!) }
+    }
+
+    /// Applies `epilogue` to the whole of `x`, in parallel: the fallback for shapes where a
+    /// kernel cannot apply it tile by tile.
+    public static func applyEpilogue(_ epilogue: Epilogue, to x: inout FloatTensor) {
+        guard !epilogue.isIdentity, x.count > 0 else { return }
+        let count = x.count
+        withResidual(epilogue) { residual in
+            x.data.withUnsafeMutableBufferPointer { buffer in
+                let base = buffer.baseAddress!
+                parallelRanges(count) { range in
+                    applyEpilogue(epilogue.activation, base + range.lowerBound, count: range.count,
+                                  residual: residual.map { $0 + range.lowerBound })
+                }
+            }
+        }
+    }
+}

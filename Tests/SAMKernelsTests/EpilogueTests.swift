@@ -1,0 +1,73 @@
+import Foundation
+import SAMKernels
+import SAMTensor
+import Testing
+
+/// The fused epilogues (residual add, then activation) against the unfused definition, on
+/// shapes that take each kernel's tiled path and its fallback.
+@Suite("Fused epilogues")
+struct EpilogueTests {
+    enum Activation: String, CaseIterable, Sendable { case none, gelu, relu }
+
+    static func finish(_ values: [Double], residual: FloatTensor?, _ activation: Activation) -> [Double] {
+        values.indices.map { i in
+            let v = values[i] + (residual.map { Double($0.data[i]) } ?? 0)
+            switch activation {
+            case .none: return v
+            case .gelu: return 0.5 * v * (1 + erf(v / 2.0.squareRoot()))
+            case .relu: return max(v, 0)
+            }
+        }
+    }
+
+    static func epilogue(_ activation: Activation, residual: FloatTensor?) -> Kernels.Epilogue {
+        switch activation {
+        case .none: Kernels.Epilogue(residual: residual, activation: .none)
+        case .gelu: Kernels.Epilogue(residual: residual, activation: .gelu)
+        case .relu: Kernels.Epilogue(residual: residual, activation: .relu)
+        }
+    }
+
+    /// (input shape, out channels, kernel, stride, padding, groups): pointwise large (tiled, with
+    /// a partial last tile) and small (fallback), depthwise, dense 3x3 (im2col).
+    static let convCases: [([Int], Int, Int, Int, Int, Int)] = [
+        ([1, 8, 100, 100], 32, 1, 1, 0, 1),
+        ([2, 5, 7, 9], 6, 1, 1, 0, 1),
+        ([1, 6, 33, 35], 6, 3, 1, 1, 6),
+        ([1, 4, 20, 22], 5, 3, 2, 1, 1),
+    ]
+
+    @Test("conv2d + epilogue", arguments: Activation.allCases, [false, true])
+    func conv(activation: Activation, withResidual: Bool) {
+        for (index, c) in Self.convCases.enumerated() {
+            let (input, outChannels, kernel, stride, padding, groups) = c
+            var rng = SeededGenerator(seed: UInt64(100 + index))
+            let x = randomTensor(input, using: &rng)
+            let weight = randomTensor([outChannels, input[1] / groups, kernel, kernel], using: &rng)
+            let bias = randomTensor([outChannels], using: &rng)
+            let plain = ConvTests.reference(x, weight, bias, stride: stride, padding: padding, groups: groups)
+            let residual = withResidual ? randomTensor(plain.shape, in: -2...2, using: &rng) : nil
+            let out = Kernels.conv2d(x, weight: weight, bias: bias, stride: stride, padding: padding, groups: groups,
+                                     epilogue: Self.epilogue(activation, residual: residual))
+            expectClose(out, Self.finish(plain.values, residual: residual, activation), shape: plain.shape,
+                        "conv \(input) -> \(outChannels) k\(kernel) g\(groups) \(activation) residual \(withResidual)")
+        }
+    }
+
+    @Test("linear + epilogue", arguments: Activation.allCases, [false, true])
+    func linear(activation: Activation, withResidual: Bool) {
+        // 1000 rows of 512 outputs take the row-tiled path (tiles of 128, the last one partial);
+        // 7 rows the single-gemm fallback.
+        for (index, (rows, inFeatures, outFeatures)) in [(1000, 24, 512), (7, 13, 9)].enumerated() {
+            var rng = SeededGenerator(seed: UInt64(200 + index))
+            let x = randomTensor([rows, inFeatures], using: &rng)
+            let weight = randomTensor([outFeatures, inFeatures], using: &rng)
+            let bias = randomTensor([outFeatures], using: &rng)
+            let residual = withResidual ? randomTensor([rows, outFeatures], in: -2...2, using: &rng) : nil
+            let out = Kernels.linear(x, weight: weight, bias: bias, epilogue: Self.epilogue(activation, residual: residual))
+            let plain = LinearTests.reference(x, weight, bias)
+            expectClose(out, Self.finish(plain, residual: residual, activation), shape: [rows, outFeatures],
+                        "linear \(rows)x\(inFeatures)->\(outFeatures) \(activation) residual \(withResidual)")
+        }
+    }
+}
