@@ -6,6 +6,13 @@ DROP         ?= ../shared/fixtures/mobilesam-seed0
 VENV         ?= .venv
 PYTHON       := $(VENV)/bin/python
 RELEASE_BIN   = $(shell $(SWIFT) build -c release --show-bin-path)
+# Release builds made here target this machine's vector units, like -march=native: with AVX2 and
+# FMA present, Swift code is compiled for them (the GELU/softmax/epilogue loops run 8 lanes with
+# FMA instead of SSE2's 4). Such binaries need a CPU with AVX2+FMA; a plain `swift build -c
+# release` stays portable x86-64. Override with CPU_FLAGS= (empty) for a portable build.
+CPU_FLAGS    ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo 2>/dev/null \
+                  && echo "-Xswiftc -target-cpu -Xswiftc haswell")
+RELEASE      := -c release $(CPU_FLAGS)
 
 .PHONY: setup build test check-drops verify demo references venv regen-onnx-proto clean bench bench-venv fuzz test-asan
 
@@ -13,7 +20,7 @@ setup:
 	@scripts/setup.sh
 
 build: setup
-	$(SWIFT) build -c release
+	$(SWIFT) build $(RELEASE)
 
 # Unit and numeric tests on the committed fixtures: no network, no Python, no outside drop.
 test: setup
@@ -24,13 +31,13 @@ test: setup
 check-drops: setup
 	@test -d "$(DROP)" || { echo "check-drops: drop folder $(DROP) is missing" >&2; exit 1; }
 	SAM_DROP_DIR="$(abspath $(DROP))" SAM_REQUIRE_DROP=1 \
-	    $(SWIFT) test -c release -Xswiftc -enable-testing --filter Drop
+	    $(SWIFT) test $(RELEASE) -Xswiftc -enable-testing --filter Drop
 
 # samverify on the committed tiny set and on the full-size outside drop as it is, each model converted
 # from the set's own mobile_sam.h5 into a temporary .samw; JSON and JUnit reports go to out/verify/.
 # Both always run; the target fails if either does (or if the drop is missing).
 verify: setup
-	$(SWIFT) build -c release
+	$(SWIFT) build $(RELEASE)
 	@test -d "$(DROP)" || { echo "verify: drop folder $(DROP) is missing" >&2; exit 1; }
 	@mkdir -p out/verify
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && status=0; \
@@ -69,9 +76,9 @@ BENCH_BUILD_FLAGS ?=
 BENCH_ARGS        ?= --rounds 5 --encoder-runs 1 --decoder-runs 5 --alt-coretype auto
 bench: setup bench-venv
 	@test -d "$(DROP)" || { echo "bench: drop folder $(DROP) is missing" >&2; exit 1; }
-	$(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --product sambench
-	$(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --product samconvert
-	$(PYTHON) benchmarks/run_bench.py --bin "$$($(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --show-bin-path)" \
+	$(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --product sambench
+	$(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --product samconvert
+	$(PYTHON) benchmarks/run_bench.py --bin "$$($(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --show-bin-path)" \
 	    --drop "$(DROP)" --threads 2 $(BENCH_ARGS)
 
 # The benchmark's Python side only (numpy + onnxruntime), lighter than `venv` (which installs torch).

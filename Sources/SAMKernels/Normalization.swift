@@ -10,31 +10,75 @@ extension Kernels {
     /// square root, then elementwise affine with `weight` and `bias` (both [last dim]).
     public static func layerNorm(_ x: inout FloatTensor, weight: FloatTensor, bias: FloatTensor, eps: Float) {
         guard let width = x.shape.last, width > 0, x.count > 0 else { return }
-        precondition(weight.count == width && bias.count == width,
-                     "layerNorm: weight \(weight.shape) / bias \(bias.shape) do not match last dim \(width)")
+        checkLayerNorm(width: width, weight: weight, bias: bias)
         let rows = x.count / width
         x.data.withUnsafeMutableBufferPointer { xBuffer in
-            weight.data.withUnsafeBufferPointer { weightBuffer in
-                bias.data.withUnsafeBufferPointer { biasBuffer in
-                    let base = xBuffer.baseAddress!
-                    let gamma = weightBuffer.baseAddress!, beta = biasBuffer.baseAddress!
-                    parallelRanges(rows, minimumChunk: max(1, 16_384 / width)) { rowRange in
-                        for r in rowRange {
-                            let row = base + r * width
-                            // Two passes (mean, then squared deviations) stay accurate when
-                            // the mean is large compared with the spread.
-                            var sum: Float = 0
-                            for j in 0..<width { sum += row[j] }
-                            let mean = sum / Float(width)
-                            var squares: Float = 0
-                            for j in 0..<width {
-                                let d = row[j] - mean
-                                squares += d * d
-                            }
-                            let inverseStd = 1 / sqrtf(squares / Float(width) + eps)
-                            for j in 0..<width {
-                                row[j] = (row[j] - mean) * inverseStd * gamma[j] + beta[j]
-                            }
+            layerNormRows(from: UnsafePointer(xBuffer.baseAddress!), to: xBuffer.baseAddress!, rows: rows, width: width,
+                          weight: weight, bias: bias, eps: eps)
+        }
+    }
+
+    /// nn.LayerNorm over the last dimension into a new tensor (x is left as it is), saving the
+    /// copy an in-place norm of a value that is still needed would make.
+    public static func layerNormed(_ x: FloatTensor, weight: FloatTensor, bias: FloatTensor, eps: Float) -> FloatTensor {
+        guard let width = x.shape.last, width > 0, x.count > 0 else { return x }
+        checkLayerNorm(width: width, weight: weight, bias: bias)
+        let rows = x.count / width
+        let data = [Float](unsafeUninitializedCapacity: x.count) { outBuffer, initializedCount in
+            x.data.withUnsafeBufferPointer { xBuffer in
+                layerNormRows(from: xBuffer.baseAddress!, to: outBuffer.baseAddress!, rows: rows, width: width,
+                              weight: weight, bias: bias, eps: eps)
+            }
+            initializedCount = x.count
+        }
+        return FloatTensor(shape: x.shape, data: data)
+    }
+
+    private static func checkLayerNorm(width: Int, weight: FloatTensor, bias: FloatTensor) {
+        precondition(weight.count == width && bias.count == width,
+                     "layerNorm: weight \(weight.shape) / bias \(bias.shape) do not match last dim \(width)")
+    }
+
+    /// Normalises `rows` rows of `width` from `source` into `destination` (which may be `source`).
+    private static func layerNormRows(from source: UnsafePointer<Float>, to destination: UnsafeMutablePointer<Float>,
+                                      rows: Int, width: Int, weight: FloatTensor, bias: FloatTensor, eps: Float) {
+        weight.data.withUnsafeBufferPointer { weightBuffer in
+            bias.data.withUnsafeBufferPointer { biasBuffer in
+                let gamma = weightBuffer.baseAddress!, beta = biasBuffer.baseAddress!
+                let vectorWidth = width & ~7
+                parallelRanges(rows, minimumChunk: max(1, 16_384 / width)) { rowRange in
+                    for r in rowRange {
+                        let row = source + r * width, out = destination + r * width
+                        // Two passes (mean, then squared deviations) stay accurate when the
+                        // mean is large compared with the spread.
+                        var sums = SIMD8<Float>(repeating: 0)
+                        var j = 0
+                        while j < vectorWidth { sums += row.load8(at: j); j += 8 }
+                        var sum = sums.sum()
+                        while j < width { sum += row[j]; j += 1 }
+                        let mean = sum / Float(width)
+                        var squares8 = SIMD8<Float>(repeating: 0)
+                        j = 0
+                        while j < vectorWidth {
+                            let d = row.load8(at: j) - mean
+                            squares8 += d * d
+                            j += 8
+                        }
+                        var squares = squares8.sum()
+                        while j < width {
+                            let d = row[j] - mean
+                            squares += d * d
+                            j += 1
+                        }
+                        let inverseStd = 1 / (squares / Float(width) + eps).squareRoot()
+                        j = 0
+                        while j < vectorWidth {
+                            out.store8((row.load8(at: j) - mean) * inverseStd * gamma.load8(at: j) + beta.load8(at: j), at: j)
+                            j += 8
+                        }
+                        while j < width {
+                            out[j] = (row[j] - mean) * inverseStd * gamma[j] + beta[j]
+                            j += 1
                         }
                     }
                 }

@@ -2,6 +2,7 @@
 //
 //   sambench run MODEL.samw DROP_DIR [--encoder-runs N] [--decoder-runs N] [--threads T]
 //   sambench sgemm [--size N] [--runs N] [--threads T]
+//   sambench load MODEL.samw [--runs N]
 //
 // `run`: model load (ModelFile.load), image encoder latency on references/input_image.npy
 // (one untimed warm-up first), decoder latency (Sam.decode + MaskPostprocessor.upscale to the
@@ -56,7 +57,7 @@ func load(_ path: String) -> FloatTensor {
 
 let args = Array(CommandLine.arguments.dropFirst())
 guard let mode = args.first else {
-    fail("usage: sambench run MODEL.samw DROP_DIR [--encoder-runs N] [--decoder-runs N] [--threads T] | sambench sgemm [--size N] [--runs N] [--threads T]")
+    fail("usage: sambench run MODEL.samw DROP_DIR [--encoder-runs N] [--decoder-runs N] [--threads T] | sambench sgemm [--size N] [--runs N] [--threads T] | sambench load MODEL.samw [--runs N]")
 }
 let threads = option(args, "--threads", 2)
 BLAS.setThreadCount(threads)
@@ -78,6 +79,18 @@ case "sgemm":
     let flops = 2.0 * Double(n) * Double(n) * Double(n)
     emit(["mode": "sgemm", "size": n, "runs": times, "median_s": median(times),
           "gflops": flops / median(times) / 1e9, "blas": BLAS.backendDescription, "threads": threads])
+
+case "load":
+    // Model load alone, repeated in one process (for profiling what a load costs).
+    guard args.count >= 2 else { fail("load needs MODEL.samw") }
+    let runs = option(args, "--runs", 10)
+    var times: [Double] = []
+    for _ in 0..<runs {
+        let t0 = now()
+        do { _ = try ModelFile.load(args[1]) } catch { fail("\(args[1]): \(error)") }
+        times.append(now() - t0)
+    }
+    emit(["mode": "load", "runs": times, "median_s": median(times)])
 
 case "run":
     guard args.count >= 3 else { fail("run needs MODEL.samw DROP_DIR") }

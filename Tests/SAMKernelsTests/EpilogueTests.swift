@@ -71,3 +71,31 @@ struct EpilogueTests {
         }
     }
 }
+
+@Suite("Depthwise convolution on tokens")
+struct DepthwiseTokensTests {
+    @Test("equals the NCHW depthwise convolution between transposes", arguments: [(3, 16), (3, 13), (5, 24)])
+    func matchesNCHW(kernel: Int, channels: Int) {
+        var rng = SeededGenerator(seed: UInt64(kernel * 100 + channels))
+        let (height, width) = (11, 9)
+        let tokens = randomTensor([2, height * width, channels], using: &rng)
+        let weight = randomTensor([channels, 1, kernel, kernel], using: &rng)
+        let bias = randomTensor([channels], using: &rng)
+        let residual = randomTensor(tokens.shape, using: &rng)
+        let out = Kernels.depthwiseConvTokens(tokens, height: height, width: width, weight: weight, bias: bias,
+                                              padding: kernel / 2, epilogue: Kernels.Epilogue(residual: residual, activation: .gelu))
+        let nchw = Kernels.tokensToNCHW(tokens, height: height, width: width)
+        let plain = ConvTests.reference(nchw, weight, bias, stride: 1, padding: kernel / 2, groups: channels)
+        // The reference is NCHW; bring it to tokens order, then add the residual and apply GELU.
+        var expected = [Double](repeating: 0, count: tokens.count)
+        for n in 0..<2 {
+            for c in 0..<channels {
+                for p in 0..<(height * width) {
+                    expected[(n * height * width + p) * channels + c] = plain.values[(n * channels + c) * height * width + p]
+                }
+            }
+        }
+        expected = EpilogueTests.finish(expected, residual: residual, .gelu)
+        expectClose(out, expected, shape: tokens.shape, "depthwise tokens k\(kernel) C\(channels)")
+    }
+}

@@ -75,8 +75,7 @@ extension TinyViT {
         public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
             precondition(x.shape.count == 3 && x.shape[1] == bias.shape[1] && x.shape[2] == dim,
                          "\(path): input \(x.shape) is not [windows, \(bias.shape[1]), \(dim)]")
-            var normed = x
-            norm(&normed, observer: observer)
+            let normed = norm.normalized(x, observer: observer)
             let q = query(normed), k = key(normed), v = value(normed)
             if let observer { observer(query.path, interleavedQKV(q, k, v)) }
             // softmax(q kᵀ * scale + ab) v, heads merged back: (attn @ v).transpose(1, 2).reshape(B, N, dh)

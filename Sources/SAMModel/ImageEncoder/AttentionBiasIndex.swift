@@ -18,23 +18,24 @@ extension TinyViT {
         public init(resolution: GridSize) {
             self.resolution = resolution
             let points = (0..<resolution.height).flatMap { row in (0..<resolution.width).map { column in (row, column) } }
-            var offsets: [Offset: Int] = [:]
+            // Offsets (|Δrow| < height, |Δcolumn| < width) numbered by first appearance; a flat
+            // table replaces upstream's dict (-1: not seen yet), same numbering, no hashing.
+            var offsetIndex = [Int](repeating: -1, count: resolution.height * resolution.width)
+            var offsetCount = 0
             var indices: [Int] = []
             indices.reserveCapacity(points.count * points.count)
             for p1 in points {
                 for p2 in points {
-                    let offset = Offset(rows: abs(p1.0 - p2.0), columns: abs(p1.1 - p2.1))
-                    if let index = offsets[offset] {
-                        indices.append(index)
-                    } else {
-                        let index = offsets.count
-                        offsets[offset] = index
-                        indices.append(index)
+                    let slot = abs(p1.0 - p2.0) * resolution.width + abs(p1.1 - p2.1)
+                    if offsetIndex[slot] < 0 {
+                        offsetIndex[slot] = offsetCount
+                        offsetCount += 1
                     }
+                    indices.append(offsetIndex[slot])
                 }
             }
             self.indices = indices
-            offsetCount = offsets.count
+            self.offsetCount = offsetCount
         }
 
         /// The full bias `attention_biases[:, attention_bias_idxs]` ([H, N, N]) that eval-mode
@@ -43,19 +44,20 @@ extension TinyViT {
             precondition(attentionBiases.shape.count == 2 && attentionBiases.shape[1] == offsetCount,
                          "attention_biases \(attentionBiases.shape) does not have \(offsetCount) offsets")
             let heads = attentionBiases.shape[0], pairs = indices.count
-            var expanded = FloatTensor(zeros: [heads, resolution.height * resolution.width, resolution.height * resolution.width])
-            for head in 0..<heads {
-                let source = head * offsetCount, destination = head * pairs
-                for pair in 0..<pairs {
-                    expanded.data[destination + pair] = attentionBiases.data[source + indices[pair]]
+            let data = [Float](unsafeUninitializedCapacity: heads * pairs) { buffer, initializedCount in
+                attentionBiases.data.withUnsafeBufferPointer { biases in
+                    indices.withUnsafeBufferPointer { index in
+                        for head in 0..<heads {
+                            let source = biases.baseAddress! + head * offsetCount
+                            let destination = buffer.baseAddress! + head * pairs
+                            for pair in 0..<pairs { (destination + pair).initialize(to: source[index[pair]]) }
+                        }
+                    }
                 }
+                initializedCount = heads * pairs
             }
-            return expanded
-        }
-
-        private struct Offset: Hashable {
-            let rows: Int
-            let columns: Int
+            let n = resolution.height * resolution.width
+            return FloatTensor(shape: [heads, n, n], data: data)
         }
     }
 }

@@ -41,6 +41,17 @@ extension TinyViT {
             (inputSize + 2 * padding - kernelSize) / stride + 1
         }
 
+        /// The depthwise, stride-1, size-keeping convolution on a channels-last map: tokens
+        /// [B, H*W, C] -> [B, H*W, C], as TinyViTBlock's local_conv, without transposing to NCHW.
+        /// An observer sees the NCHW output, as PyTorch's module gives it.
+        public func onTokens(_ x: FloatTensor, height: Int, width: Int, observer: ModuleObserver? = nil) -> FloatTensor {
+            precondition(groups == outChannels && stride == 1 && 2 * padding == kernelSize - 1,
+                         "\(path): onTokens needs a depthwise stride-1 size-keeping convolution")
+            let y = Kernels.depthwiseConvTokens(x, height: height, width: width, weight: weight, bias: bias, padding: padding)
+            observer?(path, Kernels.tokensToNCHW(y, height: height, width: width))
+            return y
+        }
+
         /// NCHW -> NCHW, then `epilogue` (the residual add / activation that follows upstream).
         /// (PyTorch's output of `path` equals that of `path.bn`.) The epilogue is fused into the
         /// convolution unless an observer wants the output before it.

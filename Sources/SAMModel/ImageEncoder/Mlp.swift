@@ -19,15 +19,17 @@ extension TinyViT {
             fc2 = try NN.Linear(weights: weights, path: "\(path).fc2", inFeatures: fc1.outFeatures, outFeatures: dim)
         }
 
-        /// [..., dim] -> [..., dim]
+        /// [..., dim] -> [..., dim]; with `residual`, returns residual + mlp(x) (the block's
+        /// skip connection, fused into fc2 unless an observer wants mlp(x) itself).
         // ref: tiny_vit_sam.py Mlp.forward (L201-209)
-        public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
-            var h = x
-            norm(&h, observer: observer)
-            h = fc1(h, then: .gelu, observer: observer)
+        public func callAsFunction(_ x: FloatTensor, plusResidual residual: FloatTensor? = nil,
+                                   observer: ModuleObserver? = nil) -> FloatTensor {
+            let h = fc1(norm.normalized(x, observer: observer), then: .gelu, observer: observer)
             observer?("\(path).act", h)
-            let y = fc2(h, observer: observer)
-            observer?(path, y)
+            guard let observer else { return fc2(h, then: Kernels.Epilogue(residual: residual)) }
+            var y = fc2(h, observer: observer)
+            observer(path, y)
+            if let residual { Kernels.add(&y, residual) }
             return y
         }
     }

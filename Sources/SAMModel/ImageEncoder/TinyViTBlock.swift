@@ -52,13 +52,12 @@ extension TinyViT {
             // L369: x = res_x + attn(x)
             Kernels.add(&attended, x)
 
-            // L371-373: transpose(1, 2).reshape(B, C, H, W) -> local_conv -> view(B, C, L).transpose(1, 2)
-            let map = localConv(Kernels.tokensToNCHW(attended, height: height, width: width), observer: observer)
-            let y = Kernels.nchwToTokens(map)
+            // L371-373: transpose(1, 2).reshape(B, C, H, W) -> local_conv -> view(B, C, L).transpose(1, 2),
+            // computed on the tokens directly (the transposes only move data).
+            let y = localConv.onTokens(attended, height: height, width: width, observer: observer)
 
             // L375: x = x + mlp(x)
-            var output = mlp(y, observer: observer)
-            Kernels.add(&output, y)
+            let output = mlp(y, plusResidual: y, observer: observer)
             observer?(path, output)
             return output
         }

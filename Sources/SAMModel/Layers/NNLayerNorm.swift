@@ -22,6 +22,13 @@ extension NN {
             Kernels.layerNorm(&x, weight: weight, bias: bias, eps: eps)
             observer?(path, x)
         }
+
+        /// The same, into a new tensor, for an input that is still needed (no copy first).
+        public func normalized(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+            let y = Kernels.layerNormed(x, weight: weight, bias: bias, eps: eps)
+            observer?(path, y)
+            return y
+        }
     }
 
     /// SAM's `LayerNorm2d` (common.py): normalises the channels of every pixel of an NCHW tensor.

@@ -1,3 +1,4 @@
+import SAMKernels
 import SAMTensor
 #if canImport(Darwin)
 import Darwin
@@ -71,19 +72,37 @@ public struct PositionEmbeddingRandom: Sendable {
     /// ref: prompt_encoder.py PositionEmbeddingRandom.forward
     public func denseGrid(height: Int, width: Int) -> FloatTensor {
         let c = channels, plane = height * width
+        let f = frequencyCount
         var out = FloatTensor(zeros: [1, c, height, width])
-        var pixel = [Float](repeating: 0, count: c)
+        // ref: forward — x_embed = grid.cumsum(dim=1) - 0.5; x_embed / w, then 2 * x - 1 (_pe_encoding)
+        let xs = (0..<width).map { j in 2 * ((Float(j + 1) - 0.5) / Float(width)) - 1 }
+        let twoPi = Float(2 * Double.pi)
         out.data.withUnsafeMutableBufferPointer { buffer in
-            pixel.withUnsafeMutableBufferPointer { scratch in
-                for i in 0..<height {
-                    // ref: forward — y_embed = grid.cumsum(dim=0) - 0.5; y_embed / h
-                    let y = (Float(i + 1) - 0.5) / Float(height)
-                    for j in 0..<width {
-                        // ref: forward — x_embed = grid.cumsum(dim=1) - 0.5; x_embed / w
-                        let x = (Float(j + 1) - 0.5) / Float(width)
-                        encode(x: x, y: y, into: scratch.baseAddress!)
-                        // ref: forward — pe.permute(2, 0, 1), channels first
-                        for channel in 0..<c { buffer[channel * plane + i * width + j] = scratch[channel] }
+            gaussianMatrix.data.withUnsafeBufferPointer { g in
+                xs.withUnsafeBufferPointer { xBuffer in
+                    let base = buffer.baseAddress!, cx = xBuffer.baseAddress!
+                    // A grid is half a million sin/cos (64x64x128 of each): rows run in parallel,
+                    // eight columns at a time through Kernels.sinCos8.
+                    Kernels.parallelFor(height) { i in
+                        // ref: forward — y_embed = grid.cumsum(dim=0) - 0.5; y_embed / h, then 2 * y - 1
+                        let cy = 2 * ((Float(i + 1) - 0.5) / Float(height)) - 1
+                        for k in 0..<f {
+                            let sines = base + k * plane + i * width, cosines = base + (f + k) * plane + i * width
+                            var j = 0
+                            while j < width {
+                                let lanes = min(8, width - j)
+                                var x8 = SIMD8<Float>(repeating: 0)
+                                for lane in 0..<lanes { x8[lane] = cx[j + lane] }
+                                // ref: _pe_encoding — coords @ G, then 2 * np.pi * coords (float32 steps as
+                                // in `encode`), then sin and cos
+                                let (sine, cosine) = Kernels.sinCos8(twoPi * (x8 * g[k] + cy * g[f + k]))
+                                for lane in 0..<lanes {
+                                    sines[j + lane] = sine[lane]
+                                    cosines[j + lane] = cosine[lane]
+                                }
+                                j += 8
+                            }
+                        }
                     }
                 }
             }
