@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import SAMTensor
 
 /// Full-size masks from the decoder's low-resolution logits, as `Sam.postprocess_masks` and
@@ -6,8 +9,9 @@ import SAMTensor
 /// The float path reproduces torch's CPU `F.interpolate(mode="bilinear", align_corners=False)`
 /// bit for bit whenever torch runs its generic kernel, i.e. for any original image with
 /// H + W > 128 (see `TorchBilinear`; verified on the drop's 3 x 1365 x 2048 logits), so the
-/// thresholded masks agree everywhere, logits within an ulp of zero included. Rows are
-/// computed in parallel bands; each mask runs both resizes through precomputed tap tables.
+/// thresholded masks agree everywhere, logits within an ulp of zero included. Output rows are
+/// computed in parallel bands through precomputed tap tables, each band making the rows of
+/// the intermediate resize it reads as it goes.
 public struct MaskPostprocessor: Sendable, Equatable {
     /// The encoder's square input side (image_encoder.img_size).
     public var imageSize: Int
@@ -24,17 +28,13 @@ public struct MaskPostprocessor: Sendable, Equatable {
     /// [:input_size[0], :input_size[1]], interpolate to original_size.
     public func upscale(_ lowRes: FloatTensor, inputSize: ImageSize, originalSize: ImageSize) throws(ImageError) -> FloatTensor {
         let plan = try Plan(lowRes.shape, imageSize: imageSize, inputSize: inputSize, originalSize: originalSize)
-        var output = [Float](repeating: 0, count: plan.planes * plan.outputPlane)
-        lowRes.data.withUnsafeBufferPointer { input in
-            output.withUnsafeMutableBufferPointer { out in
-                let inBase = input.baseAddress!, outBase = out.baseAddress!
-                for plane in 0..<plan.planes {
-                    let target = outBase + plane * plan.outputPlane
-                    plan.run(inBase + plane * plan.inputPlane) { y, row in
-                        (target + y * plan.second.outCols).update(from: row, count: plan.second.outCols)
-                    }
-                }
+        // Every element is written below: no zero fill.
+        let output = [Float](unsafeUninitializedCapacity: plan.planes * plan.outputPlane) { buffer, count in
+            adviseHugePages(UnsafeMutableRawBufferPointer(buffer))
+            lowRes.data.withUnsafeBufferPointer { input in
+                plan.run(input.baseAddress!, into: .logits(buffer.baseAddress!))
             }
+            count = buffer.count
         }
         return FloatTensor(shape: plan.outputShape, data: output)
     }
@@ -43,24 +43,23 @@ public struct MaskPostprocessor: Sendable, Equatable {
     /// full-size logits. ref: predictor.py SamPredictor.predict_torch (return_logits=False)
     public func masks(_ lowRes: FloatTensor, inputSize: ImageSize, originalSize: ImageSize) throws(ImageError) -> BinaryMasks {
         let plan = try Plan(lowRes.shape, imageSize: imageSize, inputSize: inputSize, originalSize: originalSize)
-        var output = [UInt8](repeating: 0, count: plan.planes * plan.outputPlane)
-        let threshold = maskThreshold
-        lowRes.data.withUnsafeBufferPointer { input in
-            output.withUnsafeMutableBufferPointer { out in
-                let inBase = input.baseAddress!, outBase = out.baseAddress!
-                for plane in 0..<plan.planes {
-                    let target = outBase + plane * plan.outputPlane
-                    plan.run(inBase + plane * plan.inputPlane) { y, row in
-                        let destination = target + y * plan.second.outCols
-                        for x in 0..<plan.second.outCols { destination[x] = row[x] > threshold ? 1 : 0 }
-                    }
-                }
+        let output = [UInt8](unsafeUninitializedCapacity: plan.planes * plan.outputPlane) { buffer, count in
+            adviseHugePages(UnsafeMutableRawBufferPointer(buffer))
+            lowRes.data.withUnsafeBufferPointer { input in
+                plan.run(input.baseAddress!, into: .binary(buffer.baseAddress!, threshold: maskThreshold))
             }
+            count = buffer.count
         }
         return BinaryMasks(count: plan.planes, height: originalSize.height, width: originalSize.width, values: output)
     }
 
-    /// Both resizes of one plane, with their tables.
+    /// Where `Plan.run` puts the full-size rows: `planes * outputPlane` elements, all written.
+    enum Destination {
+        case logits(UnsafeMutablePointer<Float>)
+        case binary(UnsafeMutablePointer<UInt8>, threshold: Float)
+    }
+
+    /// Both resizes of every plane, with their tables.
     struct Plan {
         let planes: Int
         let inputPlane: Int
@@ -100,21 +99,63 @@ public struct MaskPostprocessor: Sendable, Equatable {
                                           keepRows: originalSize.height, keepCols: originalSize.width)
         }
 
-        /// Runs both resizes of the plane at `input`, handing each finished output row to `sink`
-        /// (row index, pointer to `second.outCols` floats). Rows are produced on several threads.
-        func run(_ input: UnsafePointer<Float>, sink: (Int, UnsafePointer<Float>) -> Void) {
-            var cropped = [Float](repeating: 0, count: first.keepRows * first.keepCols)
-            cropped.withUnsafeMutableBufferPointer { buffer in
-                let base = buffer.baseAddress!
-                first.apply(input, rowStride: lowCols) { y, row in
-                    (base + y * first.keepCols).update(from: row, count: first.keepCols)
+        /// Runs both resizes of every plane at `input` (planes `inputPlane` floats apart), in
+        /// bands of output rows. A band makes the rows of the cropped intermediate it reads one
+        /// at a time, rounded to float as torch's intermediate is; rows and columns of the
+        /// (imageSize, imageSize) resize outside the crop are never computed.
+        func run(_ input: UnsafePointer<Float>, into destination: Destination) {
+            let columns = second.keepCols
+            forEachBand(rows: second.keepRows) { plane, band in
+                let low = input + plane * inputPlane
+                first.withScratch { firstScratch in
+                    second.withScratch { secondScratch in
+                        // Row `r` of the cropped intermediate, valid until the next call.
+                        func croppedRow(_ r: Int) -> UnsafePointer<Float> {
+                            let row = firstScratch.row
+                            first.resizeRow(r, into: row, scratch: &firstScratch) { low + $0 * lowCols }
+                            return UnsafePointer(row)
+                        }
+                        for y in band {
+                            let offset = plane * outputPlane + y * columns
+                            switch destination {
+                            case .logits(let output):
+                                second.resizeRow(y, into: output + offset, scratch: &secondScratch, inputRow: croppedRow)
+                            case .binary(let output, let threshold):
+                                let row = secondScratch.row
+                                second.resizeRow(y, into: row, scratch: &secondScratch, inputRow: croppedRow)
+                                let target = output + offset
+                                for x in 0..<columns { target[x] = row[x] > threshold ? 1 : 0 }
+                            }
+                        }
+                    }
                 }
             }
-            cropped.withUnsafeBufferPointer { buffer in
-                second.apply(buffer.baseAddress!, rowStride: first.keepCols, sink: sink)
+        }
+
+        /// Runs `body(plane, rows)` over every plane cut into bands of rows, on all cores: a few
+        /// bands per core balance uneven progress, and all planes share one parallel loop.
+        func forEachBand(rows: Int, _ body: (Int, Range<Int>) -> Void) {
+            let bands = min(rows, max(1, (ProcessInfoCores.count * 4 + planes - 1) / planes))
+            parallelRows(planes * bands) { task in
+                let plane = task / bands, band = task % bands
+                body(plane, (rows * band / bands)..<(rows * (band + 1) / bands))
             }
         }
     }
+}
+
+/// Asks Linux to back the 2 MB pages inside `buffer` with huge pages. A fresh 45 MB output
+/// (4 masks at 1365 x 2048) otherwise takes ~11,000 faults of 4 KB pages on first write, which
+/// took 10-15 ms on a 2-core machine, close to the resize itself. A hint only: values are
+/// unaffected, and it changes nothing where transparent huge pages are off (or on for everything).
+func adviseHugePages(_ buffer: UnsafeMutableRawBufferPointer) {
+    #if canImport(Glibc)
+    let huge = 2 << 20
+    guard let base = buffer.baseAddress, buffer.count >= 4 * huge else { return }
+    let start = (Int(bitPattern: base) + huge - 1) & -huge
+    let end = (Int(bitPattern: base) + buffer.count) & -huge
+    _ = madvise(UnsafeMutableRawPointer(bitPattern: start), end - start, MADV_HUGEPAGE)
+    #endif
 }
 
 /// Boolean masks [count, height, width], one byte per pixel (0 or 1).
@@ -226,56 +267,187 @@ enum TorchBilinear {
     struct Plan2D {
         let rows: Axis
         let cols: Axis
-        let inRows: Int, inCols: Int
         let keepRows: Int, keepCols: Int
-        var outCols: Int { keepCols }
+        /// Output columns `0..<adjacentCols` read two neighbouring input columns
+        /// (index1 == index0 + 1); past them, the right edge clamps both taps to one column.
+        let adjacentCols: Int
 
         init(inRows: Int, inCols: Int, outRows: Int, outCols: Int, keepRows: Int, keepCols: Int) {
-            self.inRows = inRows
-            self.inCols = inCols
             self.keepRows = keepRows
             self.keepCols = keepCols
             // ref: UpSampleKernel.cpp _use_vectorized_kernel_cond_2d: (output H + output W) <= 128
             let smallOutput = outRows + outCols <= 128
             rows = Axis(inSize: inRows, outSize: outRows, fusedSourceIndex: smallOutput)
             cols = Axis(inSize: inCols, outSize: outCols, fusedSourceIndex: smallOutput)
+            let cols = cols
+            adjacentCols = (0..<keepCols).first { cols.index1[$0] != cols.index0[$0] + 1 } ?? keepCols
         }
 
-        /// Resizes the plane at `input` (rows `rowStride` floats apart), handing each output
-        /// row to `sink` from several threads.
-        func apply(_ input: UnsafePointer<Float>, rowStride: Int, sink: (Int, UnsafePointer<Float>) -> Void) {
-            // Input rows the kept output rows read.
-            let lastRow = rows.index1[0..<keepRows].max()!
-            let usedRows = lastRow + 1
-            var horizontal = [Float](repeating: 0, count: usedRows * keepCols)
-            horizontal.withUnsafeMutableBufferPointer { buffer in
-                let base = buffer.baseAddress!
-                cols.index0.withUnsafeBufferPointer { i0 in cols.index1.withUnsafeBufferPointer { i1 in
-                cols.weight0.withUnsafeBufferPointer { w0 in cols.weight1.withUnsafeBufferPointer { w1 in
-                    parallelRows(usedRows) { y in
-                        let source = input + y * rowStride
-                        let target = base + y * keepCols
-                        for x in 0..<keepCols {
-                            // fma(x0, w0, x1 * w1), as torch's contracted `x0 * w0 + x1 * w1`
-                            target[x] = TorchBilinear.fma(source[i0[x]], w0[x], source[i1[x]] * w1[x])
-                        }
-                    }
-                }}}}
-            }
-            horizontal.withUnsafeBufferPointer { buffer in
-                let base = buffer.baseAddress!
-                let columns = keepCols
-                parallelRows(keepRows) { y in
-                    let top = base + rows.index0[y] * columns, bottom = base + rows.index1[y] * columns
-                    let w0 = rows.weight0[y], w1 = rows.weight1[y]
-                    withUnsafeTemporaryAllocation(of: Float.self, capacity: columns) { row in
-                        let out = row.baseAddress!
-                        // fma(t0, h0, t1 * h1), as torch's contracted `t0 * h0 + t1 * h1`
-                        for x in 0..<columns { out[x] = TorchBilinear.fma(top[x], w0, bottom[x] * w1) }
-                        sink(y, UnsafePointer(out))
-                    }
+        /// Output row `y` into `out` (`keepCols` floats): the blend of two width-resized input
+        /// rows, cached in `scratch`. `inputRow(i)` gives input row i, valid until its next call.
+        @inline(__always)
+        func resizeRow(_ y: Int, into out: UnsafeMutablePointer<Float>, scratch: inout Scratch,
+                       inputRow: (Int) -> UnsafePointer<Float>) {
+            let top = rows.index0[y], bottom = rows.index1[y]
+            let taps = scratch.taps
+            let topRow = scratch.pair.row(top, keeping: bottom) { resizeWidth(inputRow(top), into: $0, taps: taps) }
+            let bottomRow = scratch.pair.row(bottom, keeping: top) { resizeWidth(inputRow(bottom), into: $0, taps: taps) }
+            let w0 = rows.weight0[y], w1 = rows.weight1[y]
+            // fma(t0, h0, t1 * h1), as torch's contracted `t0 * h0 + t1 * h1`
+            TorchBilinear.fmaRow(keepCols, into: out) { x in (topRow[x], w0, bottomRow[x], w1) }
+        }
+
+        /// One input row resized along x to `keepCols` floats; `taps` holds 2 * keepCols floats.
+        private func resizeWidth(_ source: UnsafePointer<Float>, into target: UnsafeMutablePointer<Float>,
+                                 taps: UnsafeMutablePointer<Float>) {
+            // The two taps of output x go to taps[2x], taps[2x + 1] first, so that the arithmetic
+            // runs on contiguous floats and vectorizes. Neighbouring taps move as one 8-byte copy.
+            cols.index0.withUnsafeBufferPointer { i0 in
+                for x in 0..<adjacentCols {
+                    let pair = UnsafeRawPointer(source + i0[x]).loadUnaligned(as: UInt64.self)
+                    UnsafeMutableRawPointer(taps + 2 * x).storeBytes(of: pair, as: UInt64.self)
                 }
             }
+            for x in adjacentCols..<keepCols {
+                taps[2 * x] = source[cols.index0[x]]
+                taps[2 * x + 1] = source[cols.index1[x]]
+            }
+            cols.weight0.withUnsafeBufferPointer { w0 in cols.weight1.withUnsafeBufferPointer { w1 in
+                // fma(x0, w0, x1 * w1), as torch's contracted `x0 * w0 + x1 * w1`
+                TorchBilinear.fmaRow(keepCols, into: target) { x in (taps[2 * x], w0[x], taps[2 * x + 1], w1[x]) }
+            }}
         }
+
+        /// Working rows for a run of `resizeRow` calls: the cached pair of width-resized rows,
+        /// the gathered taps of one row, and a spare output row for callers.
+        struct Scratch {
+            var pair: RowPair
+            let taps: UnsafeMutablePointer<Float>
+            let row: UnsafeMutablePointer<Float>
+        }
+
+        /// Runs `body` with a fresh `Scratch` (five rows of `keepCols` floats).
+        func withScratch(_ body: (inout Scratch) -> Void) {
+            withUnsafeTemporaryAllocation(of: Float.self, capacity: 5 * keepCols) { buffer in
+                let base = buffer.baseAddress!
+                var scratch = Scratch(pair: RowPair(base, base + keepCols), taps: base + 2 * keepCols, row: base + 4 * keepCols)
+                body(&scratch)
+            }
+        }
+    }
+
+    /// The two width-resized input rows the current output row blends. Consecutive output rows
+    /// read the same or the next input rows, so each width resize runs once per band of rows.
+    struct RowPair {
+        private let slots: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>)
+        /// The input row each slot holds, -1 for none.
+        private var held = (-1, -1)
+
+        init(_ first: UnsafeMutablePointer<Float>, _ second: UnsafeMutablePointer<Float>) {
+            slots = (first, second)
+        }
+
+        /// Input row `row`, computed by `fill` unless held; never evicts row `keeping`.
+        @inline(__always)
+        mutating func row(_ row: Int, keeping: Int, fill: (UnsafeMutablePointer<Float>) -> Void) -> UnsafePointer<Float> {
+            if held.0 == row { return UnsafePointer(slots.0) }
+            if held.1 == row { return UnsafePointer(slots.1) }
+            if held.0 == keeping {
+                fill(slots.1)
+                held.1 = row
+                return UnsafePointer(slots.1)
+            }
+            fill(slots.0)
+            held.0 = row
+            return UnsafePointer(slots.0)
+        }
+    }
+
+    /// `out[x] = fma(a, b, c * d)` for `(a, b, c, d) = operands(x)`, x in 0..<count, bit for
+    /// bit as `fma` gives. `fma`'s branches keep the compiler from vectorizing it, so blocks of
+    /// elements take its common case (the double sum rounded once to float) in a loop that
+    /// vectorizes, and a block where any element may need more is redone with `fma`.
+    /// `out` must not overlap the operands: a row's last block may overlap the one before it
+    /// and recompute some elements.
+    @inline(__always)
+    static func fmaRow(_ count: Int, into out: UnsafeMutablePointer<Float>, _ operands: (Int) -> (Float, Float, Float, Float)) {
+        let block = 64
+        guard count >= block else { return fmaExact(0..<count, out, operands) }
+        // Rounding midpoints are rare unless the weights have few bits (exact sums, often
+        // ties); only then is the costlier test that tells exact ties apart worth running.
+        var midpointsSeen = false
+        var start = 0
+        while true {
+            if !midpointsSeen {
+                midpointsSeen = fmaBlock(start, block, out, operands, check: mayNeedTwoSum) != 0
+            }
+            if midpointsSeen && fmaBlock(start, block, out, operands, check: mayDiffer) != 0 {
+                fmaExact(start..<(start + block), out, operands)
+            }
+            if start + block == count { return }
+            start = min(start + block, count - block)
+        }
+    }
+
+    /// `out[x] = fma(a, b, c * d)` for x in `range`, one element at a time.
+    @inline(__always)
+    static func fmaExact(_ range: Range<Int>, _ out: UnsafeMutablePointer<Float>, _ operands: (Int) -> (Float, Float, Float, Float)) {
+        for x in range {
+            let (a, b, c, d) = operands(x)
+            out[x] = fma(a, b, c * d)
+        }
+    }
+
+    /// `out[x] = Float(a * b + c * d)` (in double) for x in start..<start + count, and the OR
+    /// of `check` over those elements.
+    @inline(__always)
+    static func fmaBlock(_ start: Int, _ count: Int, _ out: UnsafeMutablePointer<Float>,
+                         _ operands: (Int) -> (Float, Float, Float, Float),
+                         check: (Double, Double, Double, Float) -> UInt32) -> UInt32 {
+        var flags: UInt32 = 0
+        for x in start..<(start + count) {
+            let (a, b, c, d) = operands(x)
+            let product = Double(a) * Double(b), addend = Double(c * d)
+            let sum = product + addend
+            let result = Float(sum)
+            out[x] = result
+            flags |= check(product, addend, sum, result)
+        }
+        return flags
+    }
+
+    /// 0 when `result = Float(sum)`, `sum = product + addend` in double, is what `fma` returns,
+    /// else 1. `fma` returns something else only for a rounding midpoint with a nonzero TwoSum
+    /// error, or a sum in float's subnormal range; the test for the latter also catches
+    /// results of 2^-126, which is harmless. Branch-free (0 or 1, no `&&`) so loops vectorize.
+    @inline(__always)
+    static func mayDiffer(product: Double, addend: Double, sum: Double, result: Float) -> UInt32 {
+        // ref: fma (TwoSum)
+        let addendPart = sum - product
+        let error = (product - (sum - addendPart)) + (addend - addendPart)
+        let inexact: UInt32 = error != 0 ? 1 : 0
+        return (isMidpoint(sum) & inexact) | isTiny(sum, result)
+    }
+
+    /// `mayDiffer` without the TwoSum: also 1 for midpoints the double sum hits exactly.
+    @inline(__always)
+    static func mayNeedTwoSum(product: Double, addend: Double, sum: Double, result: Float) -> UInt32 {
+        isMidpoint(sum) | isTiny(sum, result)
+    }
+
+    /// 1 when `sum` lies halfway between two floats, else 0.
+    @inline(__always)
+    static func isMidpoint(_ sum: Double) -> UInt32 {
+        UInt32(truncatingIfNeeded: sum.bitPattern) & 0x1FFF_FFFF == 0x1000_0000 ? 1 : 0
+    }
+
+    /// 1 when `sum` is nonzero and `result = Float(sum)` has exponent field 0 or 1, i.e.
+    /// |result| <= 2^-126, else 0. Every nonzero |sum| < 2^-126 (`fma`'s libm case) rounds to
+    /// such a result.
+    @inline(__always)
+    static func isTiny(_ sum: Double, _ result: Float) -> UInt32 {
+        let small: UInt32 = result.bitPattern & 0x7F00_0000 == 0 ? 1 : 0
+        let nonzero: UInt32 = sum != 0 ? 1 : 0
+        return small & nonzero
     }
 }
