@@ -37,11 +37,12 @@ extension Kernels {
         precondition(keyLength > 0, "attention: softmax over zero keys")
 
         // Tasks are (batch, head, block of query rows), run in parallel, each doing its own
-        // single-threaded sgemms. Blocks are kept small enough that the scores stay in cache,
-        // and split further when there are few (batch, head) pairs so every core gets tasks.
+        // single-threaded sgemms. Every block re-packs its head's keys and values inside the
+        // BLAS, so blocks keep at least 16 rows (long key sets: the decoder's 4096 image tokens)
+        // or ~256 KB of scores; they are split further only when there are too few tasks for
+        // the cores.
         configureBLAS
-        let scoresBudget = 16_384
-        var blockRows = max(1, min(queryLength, scoresBudget / keyLength))
+        var blockRows = min(queryLength, max(16, 65_536 / keyLength))
         let wantedBlocksPerHead = (2 * workerCount + batch * heads - 1) / (batch * heads)
         blockRows = max(1, min(blockRows, (queryLength + wantedBlocksPerHead - 1) / wantedBlocksPerHead))
         let blocksPerHead = (queryLength + blockRows - 1) / blockRows

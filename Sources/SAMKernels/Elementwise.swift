@@ -16,6 +16,26 @@ extension Kernels {
         }
     }
 
+    /// x + y elementwise (same shape) into a new tensor: one pass, where copying x and then
+    /// adding in place would make two.
+    public static func sum(_ x: FloatTensor, _ y: FloatTensor) -> FloatTensor {
+        precondition(x.shape == y.shape, "sum: shapes \(x.shape) and \(y.shape) differ")
+        let count = x.count
+        let data = [Float](unsafeUninitializedCapacity: count) { outBuffer, initializedCount in
+            x.data.withUnsafeBufferPointer { xBuffer in
+                y.data.withUnsafeBufferPointer { yBuffer in
+                    guard count > 0 else { return }
+                    let xp = xBuffer.baseAddress!, yp = yBuffer.baseAddress!, out = outBuffer.baseAddress!
+                    parallelRanges(count) { range in
+                        for i in range { (out + i).initialize(to: xp[i] + yp[i]) }
+                    }
+                }
+            }
+            initializedCount = count
+        }
+        return FloatTensor(shape: x.shape, data: data)
+    }
+
     /// x[n, c, h, w] += channelBias[c] for an NCHW tensor.
     public static func addBias(_ x: inout FloatTensor, channelBias: FloatTensor) {
         precondition(x.shape.count == 4, "addBias: expected NCHW, got \(x.shape)")

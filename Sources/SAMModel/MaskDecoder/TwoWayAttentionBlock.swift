@@ -49,21 +49,18 @@ public struct TwoWayAttentionBlock: Sendable {
             queries = selfAttn(q: queries, k: queries, v: queries, observer: observer)
         } else {
             // ref: forward — q = queries + query_pe; attn_out = self.self_attn(q=q, k=q, v=queries); queries = queries + attn_out
-            var q = queries
-            Kernels.add(&q, queryPE)
-            Kernels.add(&queries, selfAttn(q: q, k: q, v: queries, observer: observer))
+            let q = Kernels.sum(queries, queryPE)
+            queries = selfAttn(q: q, k: q, v: queries, plusResidual: queries, observer: observer)
         }
         // ref: forward — queries = self.norm1(queries)
         norm1(&queries, observer: observer)
 
         // Cross attention block, tokens attending to image embedding
         // ref: forward — q = queries + query_pe; k = keys + key_pe
-        var q = queries
-        Kernels.add(&q, queryPE)
-        var k = keys
-        Kernels.add(&k, keyPE)
+        var q = Kernels.sum(queries, queryPE)
+        let k = Kernels.sum(keys, keyPE)
         // ref: forward — attn_out = self.cross_attn_token_to_image(q=q, k=k, v=keys); queries = queries + attn_out
-        Kernels.add(&queries, crossAttnTokenToImage(q: q, k: k, v: keys, observer: observer))
+        queries = crossAttnTokenToImage(q: q, k: k, v: keys, plusResidual: queries, observer: observer)
         norm2(&queries, observer: observer)
 
         // MLP block
@@ -74,10 +71,9 @@ public struct TwoWayAttentionBlock: Sendable {
         // Cross attention block, image embedding attending to tokens
         // ref: forward — q = queries + query_pe; k = keys + key_pe (keys are unchanged since the
         // token→image attention, so `k` from above already holds exactly keys + key_pe)
-        q = queries
-        Kernels.add(&q, queryPE)
+        q = Kernels.sum(queries, queryPE)
         // ref: forward — attn_out = self.cross_attn_image_to_token(q=k, k=q, v=queries); keys = keys + attn_out
-        Kernels.add(&keys, crossAttnImageToToken(q: k, k: q, v: queries, observer: observer))
+        keys = crossAttnImageToToken(q: k, k: q, v: queries, plusResidual: keys, observer: observer)
         // ref: forward — keys = self.norm4(keys)
         norm4(&keys, observer: observer)
 

@@ -37,9 +37,11 @@ extension TwoWayTransformer {
             self.numHeads = numHeads
         }
 
-        /// q [1, Lq, E], k and v [1, Lk, E] → [1, Lq, E].
+        /// q [1, Lq, E], k and v [1, Lk, E] → [1, Lq, E]; with `residual` ([1, Lq, E]), returns
+        /// residual + attention (the caller's skip connection, fused into out_proj unless an
+        /// observer wants the attention output itself).
         /// ref: transformer.py Attention.forward
-        public func callAsFunction(q: FloatTensor, k: FloatTensor, v: FloatTensor,
+        public func callAsFunction(q: FloatTensor, k: FloatTensor, v: FloatTensor, plusResidual residual: FloatTensor? = nil,
                                    observer: ModuleObserver? = nil) -> FloatTensor {
             // ref: Attention.forward — q = self.q_proj(q); k = self.k_proj(k); v = self.v_proj(v)
             let queries = qProj(q, observer: observer)
@@ -51,8 +53,10 @@ extension TwoWayTransformer {
             let mixed = Kernels.attention(q: queries, k: keys, v: values, heads: numHeads,
                                           scale: 1 / Float(headDim).squareRoot(), bias: nil)
             // ref: Attention.forward — out = self.out_proj(out)
-            let out = outProj(mixed, observer: observer)
-            observer?(path, out)
+            guard let observer else { return outProj(mixed, then: Kernels.Epilogue(residual: residual)) }
+            var out = outProj(mixed, observer: observer)
+            observer(path, out)
+            if let residual { Kernels.add(&out, residual) }
             return out
         }
     }

@@ -55,12 +55,10 @@ public struct TwoWayTransformer: Sendable {
         }
 
         // ref: forward — q = queries + point_embedding; k = keys + image_pe
-        var q = queries
-        Kernels.add(&q, pointEmbedding)
-        var k = keys
-        Kernels.add(&k, keyPE)
+        let q = Kernels.sum(queries, pointEmbedding)
+        let k = Kernels.sum(keys, keyPE)
         // ref: forward — attn_out = self.final_attn_token_to_image(q=q, k=k, v=keys); queries = queries + attn_out
-        Kernels.add(&queries, finalAttnTokenToImage(q: q, k: k, v: keys, observer: observer))
+        queries = finalAttnTokenToImage(q: q, k: k, v: keys, plusResidual: queries, observer: observer)
         // ref: forward — queries = self.norm_final_attn(queries)
         normFinalAttn(&queries, observer: observer)
 
