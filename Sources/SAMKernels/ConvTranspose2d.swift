@@ -9,8 +9,9 @@ extension Kernels {
     /// pixel, contributions [out*kh*kw, H*W] = weightᵀ * x, which are then scattered into the
     /// bias-seeded output. When kernel == stride (SAM's 2x2 stride-2 upscaling) every output
     /// pixel receives exactly one contribution; when kernels overlap, contributions are summed
-    /// (col2im), so one path serves both.
-    public static func convTranspose2d(_ x: FloatTensor, weight: FloatTensor, bias: FloatTensor?, stride: Int) -> FloatTensor {
+    /// (col2im), so one path serves both. `epilogue` runs on each output plane once it is complete.
+    public static func convTranspose2d(_ x: FloatTensor, weight: FloatTensor, bias: FloatTensor?, stride: Int,
+                                       epilogue: Epilogue = .none) -> FloatTensor {
         precondition(x.shape.count == 4, "convTranspose2d: input must be NCHW, got \(x.shape)")
         precondition(weight.shape.count == 4 && weight.shape[0] == x.shape[1],
                      "convTranspose2d: weight \(weight.shape) must be [in, out, kh, kw] with in = \(x.shape[1])")
@@ -22,11 +23,16 @@ extension Kernels {
         // Contributions are added onto the bias.
         var output = biasSeededNCHW([batch, outChannels, outHeight, outWidth], bias: bias)
         let pixels = height * width, taps = kernelHeight * kernelWidth
-        guard output.count > 0, x.count > 0 else { return output }
+        guard output.count > 0, x.count > 0 else {
+            applyEpilogue(epilogue, to: &output)
+            return output
+        }
 
         // Written in full by the sgemm (beta = 0), so no initial fill.
         let contribution = UnsafeMutablePointer<Float>.allocate(capacity: outChannels * taps * pixels)
         defer { contribution.deallocate() }
+        epilogue.check(outputShape: output.shape, "convTranspose2d")
+        withResidual(epilogue) { residual in
         x.data.withUnsafeBufferPointer { xBuffer in
             weight.data.withUnsafeBufferPointer { weightBuffer in
                 output.data.withUnsafeMutableBufferPointer { outBuffer in
@@ -51,10 +57,14 @@ extension Kernels {
                                     }
                                 }
                             }
+                            let planeOffset = (n * outChannels + oc) * outHeight * outWidth
+                            applyEpilogue(epilogue.activation, plane, count: outHeight * outWidth,
+                                          residual: residual.map { $0 + planeOffset })
                         }
                     }
                 }
             }
+        }
         }
         return output
     }

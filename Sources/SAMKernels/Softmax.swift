@@ -40,10 +40,13 @@ extension Kernels {
             j += 8
         }
         if j < count {
+            // Lanes past the row end hold -inf, whose exp is set to 0. (Copies through memory:
+            // per-lane SIMD subscripts compile to slow code.)
+            let tailCount = count - j
             var tail = SIMD8<Float>(repeating: -.infinity)
-            for lane in 0..<(count - j) { tail[lane] = row[j + lane] }
-            let e = exp8(tail - rowMax).replacing(with: 0, where: tail .== -.infinity)
-            for lane in 0..<(count - j) { row[j + lane] = e[lane] }
+            withUnsafeMutableBytes(of: &tail) { $0.baseAddress!.assumingMemoryBound(to: Float.self).update(from: row + j, count: tailCount) }
+            var e = exp8(tail - rowMax).replacing(with: 0, where: tail .== -.infinity)
+            withUnsafeBytes(of: &e) { (row + j).update(from: $0.baseAddress!.assumingMemoryBound(to: Float.self), count: tailCount) }
             sums += e
         }
         let inverseSum = 1 / sums.sum()

@@ -3,6 +3,7 @@
 //   sambench run MODEL.samw DROP_DIR [--encoder-runs N] [--decoder-runs N] [--threads T]
 //   sambench sgemm [--size N] [--runs N] [--threads T]
 //   sambench load MODEL.samw [--runs N]
+//   sambench profile-decoder MODEL.samw DROP_DIR [--runs N] [--depth D]
 //
 // `run`: model load (ModelFile.load), image encoder latency on references/input_image.npy
 // (one untimed warm-up first), decoder latency (Sam.decode + MaskPostprocessor.upscale to the
@@ -15,6 +16,7 @@ import SAMFormats
 import SAMImage
 import SAMModel
 import SAMModelFile
+import SAMPipeline
 import SAMTensor
 
 func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
@@ -91,6 +93,33 @@ case "load":
         times.append(now() - t0)
     }
     emit(["mode": "load", "runs": times, "median_s": median(times)])
+
+case "profile-decoder":
+    // Where one decoder call's time goes, per module (observed, so kernels run unfused), for
+    // the drop's point1 / points16 / points100 cases, on the reference embeddings.
+    guard args.count >= 3 else { fail("profile-decoder needs MODEL.samw DROP_DIR") }
+    let runs = option(args, "--runs", 10), depth = option(args, "--depth", 3)
+    let sam: Sam
+    do { sam = try ModelFile.load(args[1]).sam } catch { fail("\(args[1]): \(error)") }
+    let refs = args[2] + "/references"
+    let embeddings = load(refs + "/image_embeddings.npy")
+    for name in ["point1", "points16", "points100"] {
+        var points = load("\(refs)/\(name)/onnx_point_coords.npy"), labels = load("\(refs)/\(name)/onnx_point_labels.npy")
+        let padded = Sam.removeOfficialPaddingPoint(points: &points, labels: &labels)
+        let maskInput = load("\(refs)/\(name)/onnx_mask_input.npy")
+        let hasMask = load("\(refs)/\(name)/onnx_has_mask_input.npy").data[0]
+        let profile = ModuleProfile(depth: depth)
+        for run in 0...runs {  // run 0 is a warm-up, not recorded
+            let recorder = run == 0 ? ModuleProfile(depth: depth) : profile
+            recorder.start()
+            do {
+                _ = try sam.decode(imageEmbeddings: embeddings, points: points, labels: labels, appendPaddingPoint: padded,
+                                   maskInput: maskInput, hasMaskInput: hasMask, observer: recorder.observer)
+            } catch { fail("decode \(name): \(error)") }
+            recorder.finish()
+        }
+        print("\(name): \(runs) runs, times summed\n" + profile.table(top: 25))
+    }
 
 case "run":
     guard args.count >= 3 else { fail("run needs MODEL.samw DROP_DIR") }

@@ -99,3 +99,21 @@ struct DepthwiseTokensTests {
         expectClose(out, expected, shape: tokens.shape, "depthwise tokens k\(kernel) C\(channels)")
     }
 }
+
+@Suite("Transposed convolution epilogue")
+struct ConvTransposeEpilogueTests {
+    @Test("fused epilogue equals the unfused kernel followed by the epilogue, bit for bit", arguments: [(2, 2), (3, 2)])
+    func fusedEqualsUnfused(kernel: Int, stride: Int) {
+        var rng = SeededGenerator(seed: UInt64(40 + kernel))
+        let x = randomTensor([2, 5, 6, 7], using: &rng)
+        let weight = randomTensor([5, 4, kernel, kernel], using: &rng)
+        let bias = randomTensor([4], using: &rng)
+        var unfused = Kernels.convTranspose2d(x, weight: weight, bias: bias, stride: stride)
+        let residual = randomTensor(unfused.shape, using: &rng)
+        let epilogue = Kernels.Epilogue(residual: residual, activation: .gelu)
+        let fused = Kernels.convTranspose2d(x, weight: weight, bias: bias, stride: stride, epilogue: epilogue)
+        Kernels.applyEpilogue(epilogue, to: &unfused)
+        #expect(fused.shape == unfused.shape)
+        #expect(fused.data == unfused.data)
+    }
+}

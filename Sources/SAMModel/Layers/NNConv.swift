@@ -48,10 +48,14 @@ extension NN {
             self.stride = stride
         }
 
-        /// ref: torch.nn.ConvTranspose2d.forward
-        public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
-            let y = Kernels.convTranspose2d(x, weight: weight, bias: bias, stride: stride)
-            observer?(path, y)
+        /// ref: torch.nn.ConvTranspose2d.forward, then `epilogue` (the activation that follows
+        /// upstream), fused unless an observer wants the output before it.
+        public func callAsFunction(_ x: FloatTensor, then epilogue: Kernels.Epilogue = .none,
+                                   observer: ModuleObserver? = nil) -> FloatTensor {
+            guard let observer else { return Kernels.convTranspose2d(x, weight: weight, bias: bias, stride: stride, epilogue: epilogue) }
+            var y = Kernels.convTranspose2d(x, weight: weight, bias: bias, stride: stride)
+            observer(path, y)
+            Kernels.applyEpilogue(epilogue, to: &y)
             return y
         }
     }

@@ -36,8 +36,7 @@ extension MaskDecoder {
 
         // ref: predict_masks — src = torch.repeat_interleave(image_embeddings, tokens.shape[0], dim=0) (batch 1);
         // src = src + dense_prompt_embeddings
-        var src = imageEmbeddings
-        Kernels.add(&src, dense)
+        let src = Kernels.sum(imageEmbeddings, dense)
 
         // ref: predict_masks — hs, src = self.transformer(src, pos_src, tokens)
         let (hs, imageTokens) = transformer(imageEmbedding: src, imagePE: imagePE, pointEmbedding: tokens, observer: observer)

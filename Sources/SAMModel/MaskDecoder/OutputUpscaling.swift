@@ -29,8 +29,7 @@ public struct OutputUpscaling: Sendable {
         norm1(&y, observer: observer)
         Kernels.gelu(&y)
         observer?("\(path).2", y)
-        y = convTranspose3(y, observer: observer)
-        Kernels.gelu(&y)
+        y = convTranspose3(y, then: .gelu, observer: observer)
         observer?("\(path).4", y)
         observer?(path, y)
         return y

@@ -9,38 +9,38 @@ import SAMModel
 /// dot-separated components ("image_encoder.layers.0.blocks.0" at depth 5) sums children into
 /// their parent at that depth. Time after the last callback is charged to "(after last module)".
 /// The observer only reads the clock: the model's outputs and numerics are unchanged.
-final class ModuleProfile {
-    let depth: Int
-    private(set) var seconds: [String: Double] = [:]
-    private(set) var order: [String] = []
+public final class ModuleProfile {
+    public let depth: Int
+    public private(set) var seconds: [String: Double] = [:]
+    public private(set) var order: [String] = []
     private var last: UInt64 = 0
     private var started: UInt64 = 0
-    private(set) var total: Double = 0
+    public private(set) var total: Double = 0
 
-    init(depth: Int) { self.depth = depth }
+    public init(depth: Int) { self.depth = depth }
 
     /// The key a module path is charged to: ":keys"-style output suffixes dropped, cut to `depth` parts.
-    func key(_ path: String) -> String {
+    public func key(_ path: String) -> String {
         let base = path.split(separator: ":", maxSplits: 1).first.map(String.init) ?? path
         return base.split(separator: ".").prefix(depth).joined(separator: ".")
     }
 
-    func start() {
+    public func start() {
         started = DispatchTime.now().uptimeNanoseconds
         last = started
     }
 
-    var observer: ModuleObserver {
+    public var observer: ModuleObserver {
         { [unowned self] path, _ in
             let t = DispatchTime.now().uptimeNanoseconds
             self.charge(self.key(path), t)
         }
     }
 
-    func finish() {
+    public func finish() {
         let t = DispatchTime.now().uptimeNanoseconds
         if t > last { charge("(after last module)", t) }
-        total = Double(t - started) / 1e9
+        total += Double(t - started) / 1e9  // summed over start/finish pairs
     }
 
     private func charge(_ key: String, _ t: UInt64) {
@@ -50,12 +50,12 @@ final class ModuleProfile {
     }
 
     /// Rows sorted by time, largest first.
-    var rows: [(module: String, seconds: Double, share: Double)] {
+    public var rows: [(module: String, seconds: Double, share: Double)] {
         let sum = max(total, 1e-12)
         return seconds.map { ($0.key, $0.value, $0.value / sum) }.sorted { $0.1 > $1.1 }
     }
 
-    func table(top: Int? = nil) -> String {
+    public func table(top: Int? = nil) -> String {
         let shown = top.map { Array(rows.prefix($0)) } ?? rows
         let width = max(6, shown.map(\.module.count).max() ?? 6)
         var lines = ["\("module".padding(toLength: width, withPad: " ", startingAt: 0))        ms   share"]
@@ -68,7 +68,7 @@ final class ModuleProfile {
     }
 
     /// For result.json: depth, total seconds, and the rows in execution order of first appearance and sorted.
-    var json: [String: Any] {
+    public var json: [String: Any] {
         [
             "depth": depth,
             "total_seconds": total,
