@@ -79,7 +79,7 @@ bench: setup bench-venv
 	$(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --product sambench
 	$(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --product samconvert
 	$(PYTHON) benchmarks/run_bench.py --bin "$$($(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --show-bin-path)" \
-	    --drop "$(DROP)" --threads 2 $(BENCH_ARGS)
+	    --drop "$(DROP)" --threads 2 --build-flags "$(CPU_FLAGS)" $(BENCH_ARGS)
 
 # The benchmark's Python side only (numpy + onnxruntime), lighter than `venv` (which installs torch).
 bench-venv:

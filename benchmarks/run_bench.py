@@ -83,6 +83,7 @@ def main():
                    help="also run the native side with another OpenBLAS kernel path: 'unset' removes OPENBLAS_CORETYPE, "
                         "a name (Haswell, SkylakeX, ...) sets it, 'auto' = unset if the environment sets it, "
                         "else SkylakeX on an AVX-512 CPU, else Haswell")
+    p.add_argument("--build-flags", default="", help="the Swift build flags the binaries were built with (for the report)")
     p.add_argument("--markdown", default="BENCHMARKS.md")
     p.add_argument("--json", default="benchmarks/results.json")
     a = p.parse_args()
@@ -91,7 +92,7 @@ def main():
     sambench = os.path.join(a.bin, "sambench")
     samconvert = os.path.join(a.bin, "samconvert")
     t = str(a.threads)
-    base = dict(os.environ, OMP_NUM_THREADS=t, OPENBLAS_NUM_THREADS=t)
+    base = dict(os.environ, OMP_NUM_THREADS=t, OPENBLAS_NUM_THREADS=t, SAM_NUM_THREADS=t)
     coretype = os.environ.get("OPENBLAS_CORETYPE")
     alt = a.alt_coretype
     if alt == "auto":
@@ -182,8 +183,11 @@ def main():
          "## Machine", "",
          f"- Date: {machine['date_utc']}",
          f"- CPU: {machine['cpu']}, `nproc` = {machine['nproc_cmd']}, Linux {machine['kernel']}",
-         f"- Threads: {a.threads} on both sides (native: OpenBLAS threads via BLAS.setThreadCount and OPENBLAS_NUM_THREADS, "
-         f"its own loops use the online CPU count; onnxruntime {machine['onnxruntime']}: OMP_NUM_THREADS and intra_op_num_threads)",
+         f"- Threads: {a.threads} on both sides (native: SAM_NUM_THREADS workers run its loops and split each large "
+         f"matrix product into one single-threaded OpenBLAS call per worker; onnxruntime {machine['onnxruntime']}: "
+         f"OMP_NUM_THREADS and intra_op_num_threads)",
+         (f"- Native build: `swift build -c release {a.build_flags}` (CPU_FLAGS: code for this CPU's AVX2+FMA)"
+          if a.build_flags else "- Native build: `swift build -c release` (portable x86-64)"),
          f"- OPENBLAS_CORETYPE in the environment: `{coretype}`" + (" (not set: OpenBLAS picks its kernels from cpuid)" if not coretype else ""),
          f"- BLAS that ran (as-is): `{n['blas']}`"]
     if nu:

@@ -14,6 +14,7 @@ import Foundation
 import SAMBLAS
 import SAMFormats
 import SAMImage
+import SAMKernels
 import SAMModel
 import SAMModelFile
 import SAMPipeline
@@ -62,7 +63,10 @@ guard let mode = args.first else {
     fail("usage: sambench run MODEL.samw DROP_DIR [--encoder-runs N] [--decoder-runs N] [--threads T] | sambench sgemm [--size N] [--runs N] [--threads T] | sambench load MODEL.samw [--runs N]")
 }
 let threads = option(args, "--threads", 2)
+// `sgemm` measures OpenBLAS's own threading (the peak); the model runs use `threads` kernel
+// workers (read once by SAMKernels from SAM_NUM_THREADS), each calling a one-thread BLAS.
 BLAS.setThreadCount(threads)
+setenv("SAM_NUM_THREADS", String(threads), 1)
 
 switch mode {
 case "sgemm":
@@ -177,7 +181,7 @@ case "run":
     }
     emit(["mode": "native", "load_s": loadSeconds, "encoder_runs": encoderTimes, "encoder_median_s": median(encoderTimes),
           "decoder": decoder, "upscaled_masks": maskCount, "input_size": [inputSize.height, inputSize.width],
-          "blas": BLAS.backendDescription, "threads": threads,
+          "blas": BLAS.backendDescription, "threads": threads, "kernel_workers": Kernels.workerCount,
           "openblas_coretype_env": ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"] ?? NSNull(),
           "peak_rss_kib": peakRSSKiB()])
 
