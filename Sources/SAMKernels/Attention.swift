@@ -32,9 +32,12 @@ extension Kernels {
                              "attention: bias \(bias.shape) must be [\(heads), \(queryLength), \(keyLength)] or [B, H, Lq, Lk]")
             }
         }
-        var output = zeroTensor([batch, queryLength, valueWidth])
-        guard output.count > 0 else { return output }
+        guard batch * queryLength * valueWidth > 0 else { return FloatTensor(zeros: [batch, queryLength, valueWidth]) }
         precondition(keyLength > 0, "attention: softmax over zero keys")
+        if keyLength >= longKeyThreshold && headDim <= 64 {
+            return attentionLongKeys(q: q, k: k, v: v, heads: heads, scale: scale, bias: bias, biasPerBatch: biasPerBatch)
+        }
+        var output = zeroTensor([batch, queryLength, valueWidth])
 
         // Tasks are (batch, head, block of query rows), run in parallel, each doing its own
         // single-threaded sgemms. Every block re-packs its head's keys and values inside the
@@ -93,4 +96,7 @@ extension Kernels {
         }
         return output
     }
+
+    /// From this many keys on, `attentionLongKeys` runs instead of BLAS calls per block.
+    static let longKeyThreshold = 512
 }

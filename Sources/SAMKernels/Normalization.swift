@@ -54,7 +54,7 @@ extension Kernels {
                         var sums = SIMD8<Float>(repeating: 0)
                         var j = 0
                         while j < vectorWidth { sums += row.load8(at: j); j += 8 }
-                        var sum = sums.sum()
+                        var sum = horizontalSum(sums)
                         while j < width { sum += row[j]; j += 1 }
                         let mean = sum / Float(width)
                         var squares8 = SIMD8<Float>(repeating: 0)
@@ -64,7 +64,7 @@ extension Kernels {
                             squares8 += d * d
                             j += 8
                         }
-                        var squares = squares8.sum()
+                        var squares = horizontalSum(squares8)
                         while j < width {
                             let d = row[j] - mean
                             squares += d * d

@@ -61,6 +61,10 @@ struct AttentionTests {
                       batch: 40, queryLength: 49, keyLength: 49, heads: 4, headDim: 16, valueHeadDim: 16, biasRank: 3),
         AttentionCase(name: "decoder image-to-token: Lq 1031 tokens, Lk 7, row blocks",
                       batch: 1, queryLength: 1031, keyLength: 7, heads: 2, headDim: 16, valueHeadDim: 16, biasRank: nil),
+        AttentionCase(name: "decoder token-to-image, long keys (register-blocked path): Lq 13, Lk 1029, Dv 12",
+                      batch: 1, queryLength: 13, keyLength: 1_029, heads: 3, headDim: 16, valueHeadDim: 12, biasRank: 3),
+        AttentionCase(name: "long keys, 2 batches, per-batch bias, rows not a multiple of 4",
+                      batch: 2, queryLength: 6, keyLength: 600, heads: 2, headDim: 8, valueHeadDim: 16, biasRank: 4),
         AttentionCase(name: "one query row above the BLAS threading threshold (serial tasks)",
                       batch: 1, queryLength: 3, keyLength: 2_113, heads: 2, headDim: 128, valueHeadDim: 128, biasRank: nil),
     ]
