@@ -38,63 +38,109 @@ extension Kernels {
             return attentionLongKeys(q: q, k: k, v: v, heads: heads, scale: scale, bias: bias, biasPerBatch: biasPerBatch)
         }
         var output = zeroTensor([batch, queryLength, valueWidth])
-
-        // Tasks are (batch, head, block of query rows), run in parallel, each doing its own
-        // single-threaded sgemms. Every block re-packs its head's keys and values inside the
-        // BLAS, so blocks keep at least 16 rows (long key sets: the decoder's 4096 image tokens)
-        // or ~256 KB of scores; they are split further only when there are too few tasks for
-        // the cores.
-        configureBLAS
-        var blockRows = min(queryLength, max(16, 65_536 / keyLength))
-        let wantedBlocksPerHead = (2 * workerCount + batch * heads - 1) / (batch * heads)
-        blockRows = max(1, min(blockRows, (queryLength + wantedBlocksPerHead - 1) / wantedBlocksPerHead))
-        let blocksPerHead = (queryLength + blockRows - 1) / blockRows
-        let taskCount = batch * heads * blocksPerHead
-
         q.data.withUnsafeBufferPointer { qBuffer in
         k.data.withUnsafeBufferPointer { kBuffer in
         v.data.withUnsafeBufferPointer { vBuffer in
         (bias?.data ?? []).withUnsafeBufferPointer { biasBuffer in
         output.data.withUnsafeMutableBufferPointer { outBuffer in
-            let qBase = qBuffer.baseAddress!, kBase = kBuffer.baseAddress!, vBase = vBuffer.baseAddress!
             // An empty array may still have a base address, so decide by `bias` itself.
-            let biasBase = bias == nil ? nil : biasBuffer.baseAddress, outBase = outBuffer.baseAddress!
-
-            let runTasks = { (tasks: Range<Int>) in
-                // One scores buffer per task range, reused for every (batch, head, block).
-                let scores = UnsafeMutablePointer<Float>.allocate(capacity: blockRows * keyLength)
-                defer { scores.deallocate() }
-                for task in tasks {
-                    let b = task / (heads * blocksPerHead)
-                    let h = (task / blocksPerHead) % heads
-                    let firstRow = (task % blocksPerHead) * blockRows
-                    let rows = min(blockRows, queryLength - firstRow)
-
-                    // scores [rows, Lk] = scale * q_bh[rows, D] * k_bhᵀ
-                    BLAS.sgemm(transA: false, transB: true, m: rows, n: keyLength, k: headDim, alpha: scale,
-                               a: qBase + (b * queryLength + firstRow) * keyWidth + h * headDim, lda: keyWidth,
-                               b: kBase + b * keyLength * keyWidth + h * headDim, ldb: keyWidth,
-                               beta: 0, c: scores, ldc: keyLength)
-                    let biasHead = biasPerBatch ? b * heads + h : h
-                    let biasRows = biasBase.map { $0 + (biasHead * queryLength + firstRow) * keyLength }
-                    for r in 0..<rows {
-                        softmaxRow(scores + r * keyLength, count: keyLength, adding: biasRows.map { $0 + r * keyLength })
-                    }
-                    // out_bh[rows, Dv] = scores * v_bh[Lk, Dv], written straight into the merged layout.
-                    BLAS.sgemm(transA: false, transB: false, m: rows, n: valueHeadDim, k: keyLength, alpha: 1,
-                               a: scores, lda: keyLength,
-                               b: vBase + b * keyLength * valueWidth + h * valueHeadDim, ldb: valueWidth,
-                               beta: 0, c: outBase + (b * queryLength + firstRow) * valueWidth + h * valueHeadDim,
-                               ldc: valueWidth)
-                }
-            }
-            parallelForChunks(taskCount, runTasks)
+            let shape = AttentionShape(batch: batch, queryLength: queryLength, keyLength: keyLength, heads: heads,
+                                       headDim: headDim, valueHeadDim: valueHeadDim)
+            attentionBLAS(shape, q: qBuffer.baseAddress!, qRowStride: keyWidth, k: kBuffer.baseAddress!, kRowStride: keyWidth,
+                          v: vBuffer.baseAddress!, vRowStride: valueWidth, scale: scale,
+                          bias: bias == nil ? nil : biasBuffer.baseAddress, biasPerBatch: biasPerBatch,
+                          into: outBuffer.baseAddress!)
         }
         }
         }
         }
         }
         return output
+    }
+
+    /// `attention` on q, k and v packed in one tensor, as a single projection makes them:
+    /// qkv [B, L, H*D | H*D | H*Dv] (all heads' queries, then keys, then values, on each row).
+    /// Returns [B, L, H*Dv]. Saves the three separate projections' passes over the input.
+    public static func attention(packedQKV qkv: FloatTensor, heads: Int, keyDim: Int, valueDim: Int, scale: Float,
+                                 bias: FloatTensor?) -> FloatTensor {
+        precondition(qkv.shape.count == 3 && heads >= 1 && qkv.shape[2] == heads * (2 * keyDim + valueDim),
+                     "attention: packed qkv \(qkv.shape) is not [B, L, \(heads)*(2*\(keyDim)+\(valueDim))]")
+        let batch = qkv.shape[0], length = qkv.shape[1], rowWidth = qkv.shape[2]
+        if let bias {
+            precondition(bias.count == heads * length * length,
+                         "attention: bias \(bias.shape) must be [\(heads), \(length), \(length)]")
+        }
+        guard batch * length > 0 else { return FloatTensor(zeros: [batch, length, heads * valueDim]) }
+        var output = zeroTensor([batch, length, heads * valueDim])
+        qkv.data.withUnsafeBufferPointer { qkvBuffer in
+        (bias?.data ?? []).withUnsafeBufferPointer { biasBuffer in
+        output.data.withUnsafeMutableBufferPointer { outBuffer in
+            let base = qkvBuffer.baseAddress!
+            let shape = AttentionShape(batch: batch, queryLength: length, keyLength: length, heads: heads,
+                                       headDim: keyDim, valueHeadDim: valueDim)
+            attentionBLAS(shape, q: base, qRowStride: rowWidth, k: base + heads * keyDim, kRowStride: rowWidth,
+                          v: base + 2 * heads * keyDim, vRowStride: rowWidth, scale: scale,
+                          bias: bias == nil ? nil : biasBuffer.baseAddress, biasPerBatch: false,
+                          into: outBuffer.baseAddress!)
+        }
+        }
+        }
+        return output
+    }
+
+    struct AttentionShape {
+        let batch: Int, queryLength: Int, keyLength: Int, heads: Int, headDim: Int, valueHeadDim: Int
+    }
+
+    /// The BLAS path: row r of batch b's queries is at q + (b*Lq + r) * qRowStride, head h at
+    /// + h*D (keys and values likewise); the output is [B, Lq, H*Dv], written in full.
+    ///
+    /// Tasks are (batch, head, block of query rows), run in parallel, each doing its own
+    /// single-threaded sgemms (the BLAS re-packs the head's keys and values per block, which is
+    /// cheap for the short key sets that come here). Blocks keep a task's scores within ~256 KB
+    /// (L2), at least 16 rows, and are split further only when there are too few tasks for the cores.
+    private static func attentionBLAS(_ s: AttentionShape, q: UnsafePointer<Float>, qRowStride: Int,
+                                      k: UnsafePointer<Float>, kRowStride: Int, v: UnsafePointer<Float>, vRowStride: Int,
+                                      scale: Float, bias: UnsafePointer<Float>?, biasPerBatch: Bool,
+                                      into out: UnsafeMutablePointer<Float>) {
+        configureBLAS
+        let (batch, queryLength, keyLength, heads) = (s.batch, s.queryLength, s.keyLength, s.heads)
+        let (headDim, valueHeadDim) = (s.headDim, s.valueHeadDim)
+        let valueWidth = heads * valueHeadDim
+        var blockRows = min(queryLength, max(16, 65_536 / keyLength))
+        let wantedBlocksPerHead = (2 * workerCount + batch * heads - 1) / (batch * heads)
+        blockRows = max(1, min(blockRows, (queryLength + wantedBlocksPerHead - 1) / wantedBlocksPerHead))
+        let blocksPerHead = (queryLength + blockRows - 1) / blockRows
+        let taskCount = batch * heads * blocksPerHead
+
+        parallelForChunks(taskCount) { tasks in
+            // One scores buffer per task range, reused for every (batch, head, block).
+            let scores = UnsafeMutablePointer<Float>.allocate(capacity: blockRows * keyLength)
+            defer { scores.deallocate() }
+            for task in tasks {
+                let b = task / (heads * blocksPerHead)
+                let h = (task / blocksPerHead) % heads
+                let firstRow = (task % blocksPerHead) * blockRows
+                let rows = min(blockRows, queryLength - firstRow)
+
+                // scores [rows, Lk] = scale * q_bh[rows, D] * k_bhᵀ
+                BLAS.sgemm(transA: false, transB: true, m: rows, n: keyLength, k: headDim, alpha: scale,
+                           a: q + (b * queryLength + firstRow) * qRowStride + h * headDim, lda: qRowStride,
+                           b: k + b * keyLength * kRowStride + h * headDim, ldb: kRowStride,
+                           beta: 0, c: scores, ldc: keyLength)
+                let biasHead = biasPerBatch ? b * heads + h : h
+                let biasRows = bias.map { $0 + (biasHead * queryLength + firstRow) * keyLength }
+                for r in 0..<rows {
+                    softmaxRow(scores + r * keyLength, count: keyLength, adding: biasRows.map { $0 + r * keyLength })
+                }
+                // out_bh[rows, Dv] = scores * v_bh[Lk, Dv], written straight into the merged layout.
+                BLAS.sgemm(transA: false, transB: false, m: rows, n: valueHeadDim, k: keyLength, alpha: 1,
+                           a: scores, lda: keyLength,
+                           b: v + b * keyLength * vRowStride + h * valueHeadDim, ldb: vRowStride,
+                           beta: 0, c: out + (b * queryLength + firstRow) * valueWidth + h * valueHeadDim,
+                           ldc: valueWidth)
+            }
+        }
     }
 
     /// From this many keys on, `attentionLongKeys` runs instead of BLAS calls per block.

@@ -87,3 +87,25 @@ struct AttentionTests {
         expectClose(out, expected, shape: [c.batch, c.queryLength, c.heads * c.valueHeadDim], "attention \(c.name)")
     }
 }
+
+@Suite("Attention on packed q|k|v")
+struct PackedAttentionTests {
+    @Test("equals attention on the three parts, bit for bit")
+    func packedEqualsSeparate() {
+        var rng = SeededGenerator(seed: 77)
+        let (batch, length, heads, keyDim, valueDim) = (3, 49, 4, 8, 6)
+        let rowWidth = heads * (2 * keyDim + valueDim)
+        let packed = randomTensor([batch, length, rowWidth], using: &rng)
+        let bias = randomTensor([heads, length, length], using: &rng)
+        func part(_ offset: Int, _ width: Int) -> FloatTensor {
+            var data: [Float] = []
+            for row in 0..<(batch * length) { data += packed.data[(row * rowWidth + offset)..<(row * rowWidth + offset + width)] }
+            return FloatTensor(shape: [batch, length, width], data: data)
+        }
+        let q = part(0, heads * keyDim), k = part(heads * keyDim, heads * keyDim), v = part(2 * heads * keyDim, heads * valueDim)
+        let separate = Kernels.attention(q: q, k: k, v: v, heads: heads, scale: 0.3, bias: bias)
+        let fromPacked = Kernels.attention(packedQKV: packed, heads: heads, keyDim: keyDim, valueDim: valueDim, scale: 0.3, bias: bias)
+        #expect(fromPacked.shape == separate.shape)
+        #expect(fromPacked.data == separate.data)
+    }
+}

@@ -16,13 +16,11 @@ extension TinyViT {
         public static let key = "attn"
         public let path: String
         public let norm: NN.LayerNorm
-        /// The rows of `qkv` that produce q, k and v, regrouped at load time. Upstream views the
-        /// qkv output as [B, N, heads, 2*key_dim + d] and splits the last dim, so the rows are
-        /// interleaved per head (q₀ k₀ v₀ q₁ k₁ v₁ ...); each part here holds its heads'
-        /// rows in head order, i.e. exactly the [B, N, heads * width] layout `Kernels.attention` reads.
-        public let query: NN.Linear
-        public let key: NN.Linear
-        public let value: NN.Linear
+        /// `qkv` with its output rows regrouped at load time. Upstream views the qkv output as
+        /// [B, N, heads, 2*key_dim + d] and splits the last dim, so its rows are interleaved per
+        /// head (q₀ k₀ v₀ q₁ k₁ v₁ ...); here they are all heads' q rows, then k, then v, the
+        /// packed layout `Kernels.attention(packedQKV:)` reads. One product instead of three.
+        public let qkv: NN.Linear
         public let proj: NN.Linear
         public let heads: Int
         public let keyDim: Int
@@ -63,10 +61,9 @@ extension TinyViT {
 
             norm = try NN.LayerNorm(weights: weights, path: "\(path).norm", dim: dim)
             let perHead = 2 * keyDim + valueDim
-            let qkv = try NN.Linear(weights: weights, path: "\(path).qkv", inFeatures: dim, outFeatures: heads * perHead)
-            query = qkv.rows(heads: heads, stride: perHead, offset: 0, width: keyDim)
-            key = qkv.rows(heads: heads, stride: perHead, offset: keyDim, width: keyDim)
-            value = qkv.rows(heads: heads, stride: perHead, offset: 2 * keyDim, width: valueDim)
+            let interleaved = try NN.Linear(weights: weights, path: "\(path).qkv", inFeatures: dim, outFeatures: heads * perHead)
+            qkv = interleaved.groupedByPart(heads: heads, parts: [(offset: 0, width: keyDim), (offset: keyDim, width: keyDim),
+                                                                  (offset: 2 * keyDim, width: valueDim)], stride: perHead)
             proj = try NN.Linear(weights: weights, path: "\(path).proj", inFeatures: heads * valueDim, outFeatures: dim)
         }
 
@@ -76,28 +73,30 @@ extension TinyViT {
             precondition(x.shape.count == 3 && x.shape[1] == bias.shape[1] && x.shape[2] == dim,
                          "\(path): input \(x.shape) is not [windows, \(bias.shape[1]), \(dim)]")
             let normed = norm.normalized(x, observer: observer)
-            let q = query(normed), k = key(normed), v = value(normed)
-            if let observer { observer(query.path, interleavedQKV(q, k, v)) }
+            let packed = qkv(normed)
+            if let observer { observer(qkv.path, interleavedQKV(packed)) }
             // softmax(q kᵀ * scale + ab) v, heads merged back: (attn @ v).transpose(1, 2).reshape(B, N, dh)
-            let attended = Kernels.attention(q: q, k: k, v: v, heads: heads, scale: scale, bias: bias)
+            let attended = Kernels.attention(packedQKV: packed, heads: heads, keyDim: keyDim, valueDim: valueDim,
+                                             scale: scale, bias: bias)
             let y = proj(attended, observer: observer)
             observer?(path, y)
             return y
         }
 
-        /// PyTorch's `qkv` output rebuilt from the regrouped parts, for observers only.
-        private func interleavedQKV(_ q: FloatTensor, _ k: FloatTensor, _ v: FloatTensor) -> FloatTensor {
-            let rows = q.count / (heads * keyDim), perHead = 2 * keyDim + valueDim
-            var qkv = FloatTensor(zeros: Array(q.shape.dropLast()) + [heads * perHead])
+        /// PyTorch's `qkv` output rebuilt from the packed one (q | k | v), for observers only.
+        private func interleavedQKV(_ packed: FloatTensor) -> FloatTensor {
+            let perHead = 2 * keyDim + valueDim, width = heads * perHead
+            let rows = packed.count / width
+            var qkv = FloatTensor(zeros: packed.shape)
+            let parts: [(packedOffset: Int, headOffset: Int, width: Int)] = [
+                (0, 0, keyDim), (heads * keyDim, keyDim, keyDim), (2 * heads * keyDim, 2 * keyDim, valueDim)]
             for row in 0..<rows {
                 for head in 0..<heads {
-                    let base = row * heads * perHead + head * perHead
-                    for i in 0..<keyDim {
-                        qkv.data[base + i] = q.data[(row * heads + head) * keyDim + i]
-                        qkv.data[base + keyDim + i] = k.data[(row * heads + head) * keyDim + i]
-                    }
-                    for i in 0..<valueDim {
-                        qkv.data[base + 2 * keyDim + i] = v.data[(row * heads + head) * valueDim + i]
+                    for part in parts {
+                        for i in 0..<part.width {
+                            qkv.data[row * width + head * perHead + part.headOffset + i] =
+                                packed.data[row * width + part.packedOffset + head * part.width + i]
+                        }
                     }
                 }
             }
@@ -107,16 +106,22 @@ extension TinyViT {
 }
 
 extension NN.Linear {
-    /// A Linear made of rows `head * stride + offset ..< + width` of this one, for every head in order.
-    fileprivate func rows(heads: Int, stride: Int, offset: Int, width: Int) -> NN.Linear {
-        var newWeight = FloatTensor(zeros: [heads * width, inFeatures])
-        var newBias = FloatTensor(zeros: [heads * width])
-        for head in 0..<heads {
-            for row in 0..<width {
-                let source = head * stride + offset + row, destination = head * width + row
-                newWeight.data.replaceSubrange(destination * inFeatures ..< (destination + 1) * inFeatures,
-                                               with: weight.data[source * inFeatures ..< (source + 1) * inFeatures])
-                newBias.data[destination] = bias.data[source]
+    /// A Linear whose output rows are regrouped part by part: for each part, rows
+    /// `head * stride + part.offset ..< + part.width` of this one for every head in order.
+    fileprivate func groupedByPart(heads: Int, parts: [(offset: Int, width: Int)], stride: Int) -> NN.Linear {
+        let outRows = heads * parts.reduce(0) { $0 + $1.width }
+        var newWeight = FloatTensor(zeros: [outRows, inFeatures])
+        var newBias = FloatTensor(zeros: [outRows])
+        var destination = 0
+        for part in parts {
+            for head in 0..<heads {
+                for row in 0..<part.width {
+                    let source = head * stride + part.offset + row
+                    newWeight.data.replaceSubrange(destination * inFeatures ..< (destination + 1) * inFeatures,
+                                                   with: weight.data[source * inFeatures ..< (source + 1) * inFeatures])
+                    newBias.data[destination] = bias.data[source]
+                    destination += 1
+                }
             }
         }
         return NN.Linear(path: path, weight: newWeight, bias: newBias)
