@@ -70,6 +70,9 @@ struct ImageEncoderTests {
             }
         }
         #expect(partition.merge(windows, batch: batch) == x)
+        // With a residual, merge adds it in the same pass: x + 0.5 * index.
+        let residual = FloatTensor(shape: x.shape, data: (0..<x.count).map { Float($0) * 0.5 })
+        #expect(partition.merge(windows, batch: batch, plusResidual: residual).data == zip(x.data, residual.data).map { $0 + $1 })
 
         // A map of exactly one window (TinyViTBlock's unpartitioned branch, L340-341): no-ops.
         let single = TinyViT.WindowPartition(resolution: .init(height: 3, width: 3), window: 3)

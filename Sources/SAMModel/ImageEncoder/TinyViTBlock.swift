@@ -40,17 +40,18 @@ extension TinyViT {
                          "\(path): input \(x.shape) is not [B, \(height)*\(width), \(dim)]")
             let batch = x.shape[0]
 
-            var attended: FloatTensor
+            // L369: x = res_x + attn(x)
+            let attended: FloatTensor
             if height == windowSize && width == windowSize {
                 // L340-341: the map is exactly one window
-                attended = attn(x, observer: observer)
+                var y = attn(x, observer: observer)
+                Kernels.add(&y, x)
+                attended = y
             } else {
-                // L343-367: pad, partition, attend, reverse, crop
+                // L343-367: pad, partition, attend, reverse, crop (the residual added while merging)
                 let windowed = attn(windows.partition(x), observer: observer)
-                attended = windows.merge(windowed, batch: batch)
+                attended = windows.merge(windowed, batch: batch, plusResidual: x)
             }
-            // L369: x = res_x + attn(x)
-            Kernels.add(&attended, x)
 
             // L371-373: transpose(1, 2).reshape(B, C, H, W) -> local_conv -> view(B, C, L).transpose(1, 2),
             // computed on the tokens directly (the transposes only move data).

@@ -1,3 +1,4 @@
+import SAMKernels
 import SAMTensor
 
 extension TinyViT {
@@ -27,36 +28,58 @@ extension TinyViT {
         /// x.view(B, nH, ws, nW, ws, C).transpose(2, 3).reshape(B * nH * nW, ws * ws, C)
         public func partition(_ x: FloatTensor) -> FloatTensor {
             let (batch, channels) = checkTokens(x)
-            let windowCount = windowRows * windowColumns
-            var output = FloatTensor(zeros: [batch * windowCount, window * window, channels])
-            x.data.withUnsafeBufferPointer { source in
-                output.data.withUnsafeMutableBufferPointer { destination in
-                    forEachCopiedRow(batch: batch) { token, windowToken, length in
-                        (destination.baseAddress! + windowToken * channels)
-                            .update(from: source.baseAddress! + token * channels, count: length * channels)
+            let windowCount = batch * windowRows * windowColumns
+            let count = windowCount * window * window * channels
+            // Each window is filled (copied rows, zero padding) by the task that owns it.
+            let data = [Float](unsafeUninitializedCapacity: count) { buffer, initializedCount in
+                x.data.withUnsafeBufferPointer { source in
+                    let from = source.baseAddress!, to = buffer.baseAddress!
+                    Kernels.parallelFor(windowCount) { windowIndex in
+                        let windowBase = to + windowIndex * window * window * channels
+                        windowBase.initialize(repeating: 0, count: window * window * channels)
+                        forEachCopiedRow(window: windowIndex) { token, windowToken, length in
+                            (to + windowToken * channels).update(from: from + token * channels, count: length * channels)
+                        }
                     }
                 }
+                initializedCount = count
             }
-            return output
+            return FloatTensor(shape: [windowCount, window * window, channels], data: data)
         }
 
-        /// [B * nH * nW, window², C] -> [B, H*W, C], dropping the padding.
+        /// [B * nH * nW, window², C] -> [B, H*W, C], dropping the padding; with `residual`
+        /// ([B, H*W, C]), returns residual + merged in the same pass (TinyViTBlock's skip connection).
         /// Upstream: x.view(B, nH, nW, ws, ws, C).transpose(2, 3).reshape(B, pH, pW, C)[:, :H, :W]
-        public func merge(_ windows: FloatTensor, batch: Int) -> FloatTensor {
-            precondition(windows.shape.count == 3 && windows.shape[0] == batch * windowRows * windowColumns
-                         && windows.shape[1] == window * window,
+        public func merge(_ windows: FloatTensor, batch: Int, plusResidual residual: FloatTensor? = nil) -> FloatTensor {
+            let windowCount = batch * windowRows * windowColumns
+            precondition(windows.shape.count == 3 && windows.shape[0] == windowCount && windows.shape[1] == window * window,
                          "window merge: \(windows.shape) is not [\(batch) * \(windowRows) * \(windowColumns), \(window * window), C]")
             let channels = windows.shape[2]
-            var output = FloatTensor(zeros: [batch, resolution.count, channels])
-            windows.data.withUnsafeBufferPointer { source in
-                output.data.withUnsafeMutableBufferPointer { destination in
-                    forEachCopiedRow(batch: batch) { token, windowToken, length in
-                        (destination.baseAddress! + token * channels)
-                            .update(from: source.baseAddress! + windowToken * channels, count: length * channels)
+            let shape = [batch, resolution.count, channels]
+            if let residual { precondition(residual.shape == shape, "window merge: residual \(residual.shape) is not \(shape)") }
+            let count = shape.reduce(1, *)
+            // Every output token lies in exactly one window, so tasks over windows write disjoint rows.
+            let data = [Float](unsafeUninitializedCapacity: count) { buffer, initializedCount in
+                windows.data.withUnsafeBufferPointer { source in
+                    (residual?.data ?? []).withUnsafeBufferPointer { residualBuffer in
+                        let from = source.baseAddress!, to = buffer.baseAddress!
+                        let skip = residual == nil ? nil : residualBuffer.baseAddress
+                        Kernels.parallelFor(windowCount) { windowIndex in
+                            forEachCopiedRow(window: windowIndex) { token, windowToken, length in
+                                let out = to + token * channels, value = from + windowToken * channels
+                                if let skip {
+                                    let shortcut = skip + token * channels
+                                    for i in 0..<(length * channels) { (out + i).initialize(to: value[i] + shortcut[i]) }
+                                } else {
+                                    out.initialize(from: value, count: length * channels)
+                                }
+                            }
+                        }
                     }
                 }
+                initializedCount = count
             }
-            return output
+            return FloatTensor(shape: shape, data: data)
         }
 
         private func checkTokens(_ x: FloatTensor) -> (batch: Int, channels: Int) {
@@ -66,24 +89,19 @@ extension TinyViT {
         }
 
         /// Calls `copy(token, windowToken, length)` for every run of `length` consecutive tokens of
-        /// one image row that lands in consecutive positions of one window row: `token` indexes the
-        /// [B * H * W] token grid, `windowToken` the [B * windows * window²] window grid. Padded
-        /// positions are never visited (they stay zero).
-        private func forEachCopiedRow(batch: Int, _ copy: (_ token: Int, _ windowToken: Int, _ length: Int) -> Void) {
+        /// one image row that lands in consecutive positions of one row of window `windowIndex`
+        /// (numbered over the batch): `token` indexes the [B * H * W] token grid, `windowToken` the
+        /// [B * windows * window²] window grid. Padded positions are never visited.
+        private func forEachCopiedRow(window windowIndex: Int, _ copy: (_ token: Int, _ windowToken: Int, _ length: Int) -> Void) {
             let height = resolution.height, width = resolution.width
-            for b in 0..<batch {
-                for windowRow in 0..<windowRows {
-                    for windowColumn in 0..<windowColumns {
-                        let windowIndex = (b * windowRows + windowRow) * windowColumns + windowColumn
-                        let column0 = windowColumn * window
-                        let length = min(window, width - column0)
-                        for i in 0..<window {
-                            let row = windowRow * window + i
-                            guard row < height else { break }
-                            copy((b * height + row) * width + column0, (windowIndex * window + i) * window, length)
-                        }
-                    }
-                }
+            let b = windowIndex / (windowRows * windowColumns)
+            let windowRow = (windowIndex / windowColumns) % windowRows, windowColumn = windowIndex % windowColumns
+            let column0 = windowColumn * window
+            let length = min(window, width - column0)
+            for i in 0..<window {
+                let row = windowRow * window + i
+                guard row < height else { break }
+                copy((b * height + row) * width + column0, (windowIndex * window + i) * window, length)
             }
         }
     }
