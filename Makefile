@@ -8,10 +8,10 @@ PYTHON       := $(VENV)/bin/python
 RELEASE_BIN   = $(shell $(SWIFT) build -c release --show-bin-path)
 # Release builds made here target this machine's vector units, like -march=native: with AVX2 and
 # FMA present, Swift code is compiled for them (the GELU/softmax/epilogue loops run 8 lanes with
-# FMA instead of SSE2's 4). Such binaries need a CPU with AVX2+FMA; a plain `swift build -c
+# fused multiply-adds, SAM_FMA, instead of SSE2's 4). Such binaries need a CPU with AVX2+FMA; a plain `swift build -c
 # release` stays portable x86-64. Override with CPU_FLAGS= (empty) for a portable build.
 CPU_FLAGS    ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo 2>/dev/null \
-                  && echo "-Xswiftc -target-cpu -Xswiftc haswell")
+                  && echo "-Xswiftc -target-cpu -Xswiftc haswell -Xswiftc -DSAM_FMA")
 RELEASE      := -c release $(CPU_FLAGS)
 
 .PHONY: setup build test check-drops verify demo references venv regen-onnx-proto clean bench bench-venv fuzz test-asan
@@ -27,11 +27,12 @@ test: setup
 	$(SWIFT) test
 
 # The same runtime checks against the full-size outside drop (CI has it beside the clone).
-# A missing drop is a failure here, never a skip.
+# A missing drop is a failure here, never a skip. The kernel tests run here too, because this
+# build has CPU_FLAGS (AVX2/FMA code paths) and `make test`'s debug build does not.
 check-drops: setup
 	@test -d "$(DROP)" || { echo "check-drops: drop folder $(DROP) is missing" >&2; exit 1; }
 	SAM_DROP_DIR="$(abspath $(DROP))" SAM_REQUIRE_DROP=1 \
-	    $(SWIFT) test $(RELEASE) -Xswiftc -enable-testing --filter Drop
+	    $(SWIFT) test $(RELEASE) -Xswiftc -enable-testing --filter 'Drop|SAMKernelsTests'
 
 # samverify on the committed tiny set and on the full-size outside drop as it is, each model converted
 # from the set's own mobile_sam.h5 into a temporary .samw; JSON and JUnit reports go to out/verify/.

@@ -134,10 +134,10 @@ extension Kernels {
                 var a0 = SIMD8<Float>(repeating: 0), a1 = a0, a2 = a0, a3 = a0
                 for d in 0..<depth {
                     let key = keysT.load8(at: d * keyStride + j)
-                    a0 += q0[d] * key
-                    a1 += q1[d] * key
-                    a2 += q2[d] * key
-                    a3 += q3[d] * key
+                    a0 = multiplyAdd(q0[d], key, a0)
+                    a1 = multiplyAdd(q1[d], key, a1)
+                    a2 = multiplyAdd(q2[d], key, a2)
+                    a3 = multiplyAdd(q3[d], key, a3)
                 }
                 let accumulators = (a0, a1, a2, a3)
                 for i in 0..<rowCount {
@@ -181,10 +181,10 @@ extension Kernels {
                 var a0 = SIMD8<Float>(repeating: 0), a1 = a0, a2 = a0, a3 = a0
                 for j in 0..<keyLength {
                     let value = values.load8(at: j * valueStride + e)
-                    a0 += p0[j] * value
-                    a1 += p1[j] * value
-                    a2 += p2[j] * value
-                    a3 += p3[j] * value
+                    a0 = multiplyAdd(p0[j], value, a0)
+                    a1 = multiplyAdd(p1[j], value, a1)
+                    a2 = multiplyAdd(p2[j], value, a2)
+                    a3 = multiplyAdd(p3[j], value, a3)
                 }
                 let accumulators = (a0, a1, a2, a3)
                 for i in 0..<rowCount {

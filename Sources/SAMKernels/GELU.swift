@@ -50,18 +50,18 @@ extension Kernels {
         clampedX = clampedX.replacing(with: -limit, where: clampedX .< -limit)
         let t = clampedX * clampedX
         var p = SIMD8<Float>(repeating: -1.336_374_3e-8)
-        p = p * t + 4.723_054_2e-6
-        p = p * t + 3.805_648_3e-4
-        p = p * t + 3.832_968_2e-3
-        p = p * t + 5.428_285_2e-2
-        p = p * t + 1.847_018_0e-1
-        p = p * t + 1.128_379_2
+        p = multiplyAdd(p, t, 4.723_054_2e-6)
+        p = multiplyAdd(p, t, 3.805_648_3e-4)
+        p = multiplyAdd(p, t, 3.832_968_2e-3)
+        p = multiplyAdd(p, t, 5.428_285_2e-2)
+        p = multiplyAdd(p, t, 1.847_018_0e-1)
+        p = multiplyAdd(p, t, 1.128_379_2)
         var q = SIMD8<Float>(repeating: 6.346_836_0e-5)
-        q = q * t + 1.305_406_7e-3
-        q = q * t + 1.543_281_6e-2
-        q = q * t + 1.137_797_6e-1
-        q = q * t + 4.970_212_6e-1
-        q = q * t + 1
+        q = multiplyAdd(q, t, 1.305_406_7e-3)
+        q = multiplyAdd(q, t, 1.543_281_6e-2)
+        q = multiplyAdd(q, t, 1.137_797_6e-1)
+        q = multiplyAdd(q, t, 4.970_212_6e-1)
+        q = multiplyAdd(q, t, 1)
         return clampedX * p / q
     }
 }

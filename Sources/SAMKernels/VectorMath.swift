@@ -17,16 +17,41 @@ extension Kernels {
         let n = shifted - roundingMagic
         let r = (x - n * 0.693_145_751_953_125) - n * 1.428_606_765_330_187e-6
         var p = SIMD8<Float>(repeating: 1.0 / 5040)
-        p = p * r + 1.0 / 720
-        p = p * r + 1.0 / 120
-        p = p * r + 1.0 / 24
-        p = p * r + 1.0 / 6
-        p = p * r + 0.5
-        p = p * r + 1
-        p = p * r + 1
+        p = multiplyAdd(p, r, 1.0 / 720)
+        p = multiplyAdd(p, r, 1.0 / 120)
+        p = multiplyAdd(p, r, 1.0 / 24)
+        p = multiplyAdd(p, r, 1.0 / 6)
+        p = multiplyAdd(p, r, 0.5)
+        p = multiplyAdd(p, r, 1)
+        p = multiplyAdd(p, r, 1)
         let integer = unsafeBitCast(shifted, to: SIMD8<Int32>.self) &- Int32(bitPattern: roundingMagic.bitPattern)
         let twoToN = unsafeBitCast((integer &+ 127) &<< 23, to: SIMD8<Float>.self)
         return p * twoToN
+    }
+}
+
+extension Kernels {
+    /// a * b + c on eight lanes: one fused multiply-add where the build targets FMA (`make` adds
+    /// -DSAM_FMA with -target-cpu haswell, see CPU_FLAGS), else a multiply and an add. (Swift
+    /// never fuses on its own, and on a build without FMA `addingProduct` would become a libm
+    /// call per lane, hence the compile-time switch.)
+    @inline(__always)
+    static func multiplyAdd(_ a: SIMD8<Float>, _ b: SIMD8<Float>, _ c: SIMD8<Float>) -> SIMD8<Float> {
+        #if SAM_FMA
+        return c.addingProduct(a, b)
+        #else
+        return a * b + c
+        #endif
+    }
+
+    @inline(__always)
+    static func multiplyAdd(_ a: SIMD8<Float>, _ b: SIMD8<Float>, _ c: Float) -> SIMD8<Float> {
+        multiplyAdd(a, b, SIMD8(repeating: c))
+    }
+
+    @inline(__always)
+    static func multiplyAdd(_ a: Float, _ b: SIMD8<Float>, _ c: SIMD8<Float>) -> SIMD8<Float> {
+        multiplyAdd(SIMD8(repeating: a), b, c)
     }
 }
 
