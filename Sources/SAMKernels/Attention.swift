@@ -107,39 +107,24 @@ extension Kernels {
         let (batch, queryLength, keyLength, heads) = (s.batch, s.queryLength, s.keyLength, s.heads)
         let (headDim, valueHeadDim) = (s.headDim, s.valueHeadDim)
         let valueWidth = heads * valueHeadDim
-        var blockRows = min(queryLength, max(16, 65_536 / keyLength))
-        let wantedBlocksPerHead = (2 * workerCount + batch * heads - 1) / (batch * heads)
-        blockRows = max(1, min(blockRows, (queryLength + wantedBlocksPerHead - 1) / wantedBlocksPerHead))
-        let blocksPerHead = (queryLength + blockRows - 1) / blockRows
-        let taskCount = batch * heads * blocksPerHead
-
-        parallelForChunks(taskCount) { tasks in
-            // One scores buffer per task range, reused for every (batch, head, block).
-            let scores = UnsafeMutablePointer<Float>.allocate(capacity: blockRows * keyLength)
-            defer { scores.deallocate() }
-            for task in tasks {
-                let b = task / (heads * blocksPerHead)
-                let h = (task / blocksPerHead) % heads
-                let firstRow = (task % blocksPerHead) * blockRows
-                let rows = min(blockRows, queryLength - firstRow)
-
-                // scores [rows, Lk] = scale * q_bh[rows, D] * k_bhᵀ
-                BLAS.sgemm(transA: false, transB: true, m: rows, n: keyLength, k: headDim, alpha: scale,
-                           a: q + (b * queryLength + firstRow) * qRowStride + h * headDim, lda: qRowStride,
-                           b: k + b * keyLength * kRowStride + h * headDim, ldb: kRowStride,
-                           beta: 0, c: scores, ldc: keyLength)
-                let biasHead = biasPerBatch ? b * heads + h : h
-                let biasRows = bias.map { $0 + (biasHead * queryLength + firstRow) * keyLength }
-                for r in 0..<rows {
-                    softmaxRow(scores + r * keyLength, count: keyLength, adding: biasRows.map { $0 + r * keyLength })
-                }
-                // out_bh[rows, Dv] = scores * v_bh[Lk, Dv], written straight into the merged layout.
-                BLAS.sgemm(transA: false, transB: false, m: rows, n: valueHeadDim, k: keyLength, alpha: 1,
-                           a: scores, lda: keyLength,
-                           b: v + b * keyLength * vRowStride + h * valueHeadDim, ldb: vRowStride,
-                           beta: 0, c: out + (b * queryLength + firstRow) * valueWidth + h * valueHeadDim,
-                           ldc: valueWidth)
+        forEachAttentionBlock(batch: batch, heads: heads, queryLength: queryLength, keyLength: keyLength,
+                              preferredRows: max(16, 65_536 / keyLength)) { scores, b, h, firstRow, rows in
+            // scores [rows, Lk] = scale * q_bh[rows, D] * k_bhᵀ
+            BLAS.sgemm(transA: false, transB: true, m: rows, n: keyLength, k: headDim, alpha: scale,
+                       a: q + (b * queryLength + firstRow) * qRowStride + h * headDim, lda: qRowStride,
+                       b: k + b * keyLength * kRowStride + h * headDim, ldb: kRowStride,
+                       beta: 0, c: scores, ldc: keyLength)
+            let biasHead = biasPerBatch ? b * heads + h : h
+            let biasRows = bias.map { $0 + (biasHead * queryLength + firstRow) * keyLength }
+            for r in 0..<rows {
+                softmaxRow(scores + r * keyLength, count: keyLength, adding: biasRows.map { $0 + r * keyLength })
             }
+            // out_bh[rows, Dv] = scores * v_bh[Lk, Dv], written straight into the merged layout.
+            BLAS.sgemm(transA: false, transB: false, m: rows, n: valueHeadDim, k: keyLength, alpha: 1,
+                       a: scores, lda: keyLength,
+                       b: v + b * keyLength * vRowStride + h * valueHeadDim, ldb: vRowStride,
+                       beta: 0, c: out + (b * queryLength + firstRow) * valueWidth + h * valueHeadDim,
+                       ldc: valueWidth)
         }
     }
 

@@ -17,13 +17,6 @@ extension Kernels {
         let headDim = keyWidth / heads, valueHeadDim = valueWidth / heads
         let outCount = batch * queryLength * valueWidth
 
-        // Blocks of query rows keep a task's scores within ~256 KB (L2); blocks are split further
-        // when there are too few (batch, head) pairs to keep every core busy.
-        var blockRows = min(queryLength, max(4, 65_536 / keyLength))
-        let wantedBlocksPerHead = (2 * workerCount + batch * heads - 1) / (batch * heads)
-        blockRows = max(1, min(blockRows, (queryLength + wantedBlocksPerHead - 1) / wantedBlocksPerHead))
-        let blocksPerHead = (queryLength + blockRows - 1) / blockRows
-        let taskCount = batch * heads * blocksPerHead
         // Transposed keys get a row stride that is not a multiple of 4 KB: with 4096 keys the
         // D rows read together would otherwise all map to the same L1 cache set.
         let keyStride = (keyLength + 7) / 8 * 8 + 8
@@ -39,30 +32,23 @@ extension Kernels {
                 let qBase = qBuffer.baseAddress!, ktBase = ktBuffer.baseAddress!, vBase = vBuffer.baseAddress!
                 // An empty array may still have a base address, so decide by `bias` itself.
                 let biasBase = bias == nil ? nil : biasBuffer.baseAddress, outBase = outBuffer.baseAddress!
-                parallelForChunks(taskCount) { tasks in
-                    // One scores buffer per task range, reused for every (batch, head, block).
-                    let scores = UnsafeMutablePointer<Float>.allocate(capacity: blockRows * keyLength)
-                    defer { scores.deallocate() }
-                    for task in tasks {
-                        let b = task / (heads * blocksPerHead)
-                        let h = (task / blocksPerHead) % heads
-                        let firstRow = (task % blocksPerHead) * blockRows
-                        let rows = min(blockRows, queryLength - firstRow)
-                        let biasHead = biasPerBatch ? b * heads + h : h
-                        // scores [rows, Lk] = scale * q_bh[rows, D] * k_bhᵀ (+ bias), then softmax
-                        attentionScores(q: qBase + (b * queryLength + firstRow) * keyWidth + h * headDim, qStride: keyWidth,
-                                        rows: rows, keysT: ktBase + (b * heads + h) * headDim * keyStride, keyStride: keyStride,
-                                        depth: headDim, keyLength: keyLength, scale: scale,
-                                        bias: biasBase.map { $0 + (biasHead * queryLength + firstRow) * keyLength },
-                                        into: scores)
-                        for r in 0..<rows { softmaxRow(scores + r * keyLength, count: keyLength) }
-                        // out_bh[rows, Dv] = scores * v_bh[Lk, Dv], straight into the merged layout
-                        attentionValues(scores, rows: rows, keyLength: keyLength,
-                                        values: vBase + (b * heads + h) * keyLength * valueHeadDim, valueStride: valueHeadDim,
-                                        width: valueHeadDim,
-                                        into: outBase + (b * queryLength + firstRow) * valueWidth + h * valueHeadDim,
-                                        outStride: valueWidth)
-                    }
+                // Blocks of query rows keep a task's scores within ~256 KB (L2).
+                forEachAttentionBlock(batch: batch, heads: heads, queryLength: queryLength, keyLength: keyLength,
+                                      preferredRows: max(4, 65_536 / keyLength)) { scores, b, h, firstRow, rows in
+                    let biasHead = biasPerBatch ? b * heads + h : h
+                    // scores [rows, Lk] = scale * q_bh[rows, D] * k_bhᵀ (+ bias), then softmax
+                    attentionScores(q: qBase + (b * queryLength + firstRow) * keyWidth + h * headDim, qStride: keyWidth,
+                                    rows: rows, keysT: ktBase + (b * heads + h) * headDim * keyStride, keyStride: keyStride,
+                                    depth: headDim, keyLength: keyLength, scale: scale,
+                                    bias: biasBase.map { $0 + (biasHead * queryLength + firstRow) * keyLength },
+                                    into: scores)
+                    for r in 0..<rows { softmaxRow(scores + r * keyLength, count: keyLength) }
+                    // out_bh[rows, Dv] = scores * v_bh[Lk, Dv], straight into the merged layout
+                    attentionValues(scores, rows: rows, keyLength: keyLength,
+                                    values: vBase + (b * heads + h) * keyLength * valueHeadDim, valueStride: valueHeadDim,
+                                    width: valueHeadDim,
+                                    into: outBase + (b * queryLength + firstRow) * valueWidth + h * valueHeadDim,
+                                    outStride: valueWidth)
                 }
             }
             }

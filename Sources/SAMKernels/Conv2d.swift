@@ -60,36 +60,24 @@ extension Kernels {
         guard tiles >= 2 * workerCount else { return nil }
         configureBLAS
         let count = batch * outChannels * pixels
-        let data = [Float](unsafeUninitializedCapacity: count) { outBuffer, initializedCount in
-            x.data.withUnsafeBufferPointer { xBuffer in
-            weight.data.withUnsafeBufferPointer { weightBuffer in
-            (bias?.data ?? []).withUnsafeBufferPointer { biasBuffer in
-            withResidual(epilogue) { residual in
-                let xBase = xBuffer.baseAddress!, weightBase = weightBuffer.baseAddress!, outBase = outBuffer.baseAddress!
-                let biasBase = bias == nil ? nil : biasBuffer.baseAddress
-                parallelFor(tiles) { tile in
-                    let n = tile / tilesPerImage
-                    let first = (tile % tilesPerImage) * tilePixels, width = min(tilePixels, pixels - first)
-                    let out = outBase + n * outChannels * pixels + first
-                    for channel in 0..<outChannels {
-                        (out + channel * pixels).initialize(repeating: biasBase?[channel] ?? 0, count: width)
-                    }
-                    BLAS.sgemm(transA: false, transB: false, m: outChannels, n: width, k: inChannels, alpha: 1,
-                               a: weightBase, lda: inChannels,
-                               b: xBase + n * inChannels * pixels + first, ldb: pixels,
-                               beta: 1, c: out, ldc: pixels)
-                    guard !epilogue.isIdentity else { return }
-                    for channel in 0..<outChannels {
-                        let offset = (n * outChannels + channel) * pixels + first
-                        applyEpilogue(epilogue.activation, outBase + offset, count: width,
-                                      residual: residual.map { $0 + offset })
-                    }
+        let data = productOutput(count: count, x: x, weight: weight, bias: bias, epilogue: epilogue) { p in
+            parallelFor(tiles) { tile in
+                let n = tile / tilesPerImage
+                let first = (tile % tilesPerImage) * tilePixels, width = min(tilePixels, pixels - first)
+                let out = p.out + n * outChannels * pixels + first
+                for channel in 0..<outChannels {
+                    (out + channel * pixels).initialize(repeating: p.bias?[channel] ?? 0, count: width)
+                }
+                BLAS.sgemm(transA: false, transB: false, m: outChannels, n: width, k: inChannels, alpha: 1,
+                           a: p.weight, lda: inChannels,
+                           b: p.x + n * inChannels * pixels + first, ldb: pixels,
+                           beta: 1, c: out, ldc: pixels)
+                guard !epilogue.isIdentity else { return }
+                for channel in 0..<outChannels {
+                    let offset = (n * outChannels + channel) * pixels + first
+                    applyEpilogue(epilogue.activation, p.out + offset, count: width, residual: p.residual.map { $0 + offset })
                 }
             }
-            }
-            }
-            }
-            initializedCount = count
         }
         return FloatTensor(shape: [batch, outChannels, x.shape[2], x.shape[3]], data: data)
     }

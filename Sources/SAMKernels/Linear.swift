@@ -37,35 +37,24 @@ extension Kernels {
         }
         configureBLAS
         let count = rows * outFeatures
-        let data = [Float](unsafeUninitializedCapacity: count) { outBuffer, initializedCount in
-            x.data.withUnsafeBufferPointer { xBuffer in
-            weight.data.withUnsafeBufferPointer { weightBuffer in
-            (bias?.data ?? []).withUnsafeBufferPointer { biasBuffer in
-            withResidual(epilogue) { residual in
-                let xBase = xBuffer.baseAddress!, weightBase = weightBuffer.baseAddress!, outBase = outBuffer.baseAddress!
-                let biasBase = bias == nil ? nil : biasBuffer.baseAddress
-                parallelFor(tiles) { tile in
-                    let first = tile * tileRows, tileCount = min(tileRows, rows - first)
-                    let out = outBase + first * outFeatures
-                    for row in 0..<tileCount {
-                        if let biasBase {
-                            (out + row * outFeatures).initialize(from: biasBase, count: outFeatures)
-                        } else {
-                            (out + row * outFeatures).initialize(repeating: 0, count: outFeatures)
-                        }
+        let data = productOutput(count: count, x: x, weight: weight, bias: bias, epilogue: epilogue) { p in
+            parallelFor(tiles) { tile in
+                let first = tile * tileRows, tileCount = min(tileRows, rows - first)
+                let out = p.out + first * outFeatures
+                for row in 0..<tileCount {
+                    if let bias = p.bias {
+                        (out + row * outFeatures).initialize(from: bias, count: outFeatures)
+                    } else {
+                        (out + row * outFeatures).initialize(repeating: 0, count: outFeatures)
                     }
-                    BLAS.sgemm(transA: false, transB: true, m: tileCount, n: outFeatures, k: inFeatures, alpha: 1,
-                               a: xBase + first * inFeatures, lda: inFeatures,
-                               b: weightBase, ldb: inFeatures,
-                               beta: 1, c: out, ldc: outFeatures)
-                    applyEpilogue(epilogue.activation, out, count: tileCount * outFeatures,
-                                  residual: residual.map { $0 + first * outFeatures })
                 }
+                BLAS.sgemm(transA: false, transB: true, m: tileCount, n: outFeatures, k: inFeatures, alpha: 1,
+                           a: p.x + first * inFeatures, lda: inFeatures,
+                           b: p.weight, ldb: inFeatures,
+                           beta: 1, c: out, ldc: outFeatures)
+                applyEpilogue(epilogue.activation, out, count: tileCount * outFeatures,
+                              residual: p.residual.map { $0 + first * outFeatures })
             }
-            }
-            }
-            }
-            initializedCount = count
         }
         return FloatTensor(shape: outShape, data: data)
     }
