@@ -37,25 +37,27 @@ extension Kernels {
         if keyLength >= longKeyThreshold && headDim <= 64 {
             return attentionLongKeys(q: q, k: k, v: v, heads: heads, scale: scale, bias: bias, biasPerBatch: biasPerBatch)
         }
-        var output = zeroTensor([batch, queryLength, valueWidth])
-        q.data.withUnsafeBufferPointer { qBuffer in
-        k.data.withUnsafeBufferPointer { kBuffer in
-        v.data.withUnsafeBufferPointer { vBuffer in
-        (bias?.data ?? []).withUnsafeBufferPointer { biasBuffer in
-        output.data.withUnsafeMutableBufferPointer { outBuffer in
-            // An empty array may still have a base address, so decide by `bias` itself.
-            let shape = AttentionShape(batch: batch, queryLength: queryLength, keyLength: keyLength, heads: heads,
-                                       headDim: headDim, valueHeadDim: valueHeadDim)
-            attentionBLAS(shape, q: qBuffer.baseAddress!, qRowStride: keyWidth, k: kBuffer.baseAddress!, kRowStride: keyWidth,
-                          v: vBuffer.baseAddress!, vRowStride: valueWidth, scale: scale,
-                          bias: bias == nil ? nil : biasBuffer.baseAddress, biasPerBatch: biasPerBatch,
-                          into: outBuffer.baseAddress!)
+        // attentionBLAS writes every output element, so the buffer starts uninitialised.
+        let outShape = [batch, queryLength, valueWidth]
+        let data = [Float](unsafeUninitializedCapacity: batch * queryLength * valueWidth) { outBuffer, initializedCount in
+            q.data.withUnsafeBufferPointer { qBuffer in
+            k.data.withUnsafeBufferPointer { kBuffer in
+            v.data.withUnsafeBufferPointer { vBuffer in
+            (bias?.data ?? []).withUnsafeBufferPointer { biasBuffer in
+                // An empty array may still have a base address, so decide by `bias` itself.
+                let shape = AttentionShape(batch: batch, queryLength: queryLength, keyLength: keyLength, heads: heads,
+                                           headDim: headDim, valueHeadDim: valueHeadDim)
+                attentionBLAS(shape, q: qBuffer.baseAddress!, qRowStride: keyWidth, k: kBuffer.baseAddress!, kRowStride: keyWidth,
+                              v: vBuffer.baseAddress!, vRowStride: valueWidth, scale: scale,
+                              bias: bias == nil ? nil : biasBuffer.baseAddress, biasPerBatch: biasPerBatch,
+                              into: outBuffer.baseAddress!)
+            }
+            }
+            }
+            }
+            initializedCount = outBuffer.count
         }
-        }
-        }
-        }
-        }
-        return output
+        return FloatTensor(shape: outShape, data: data)
     }
 
     /// `attention` on q, k and v packed in one tensor, as a single projection makes them:
@@ -71,21 +73,21 @@ extension Kernels {
                          "attention: bias \(bias.shape) must be [\(heads), \(length), \(length)]")
         }
         guard batch * length > 0 else { return FloatTensor(zeros: [batch, length, heads * valueDim]) }
-        var output = zeroTensor([batch, length, heads * valueDim])
-        qkv.data.withUnsafeBufferPointer { qkvBuffer in
-        (bias?.data ?? []).withUnsafeBufferPointer { biasBuffer in
-        output.data.withUnsafeMutableBufferPointer { outBuffer in
-            let base = qkvBuffer.baseAddress!
-            let shape = AttentionShape(batch: batch, queryLength: length, keyLength: length, heads: heads,
-                                       headDim: keyDim, valueHeadDim: valueDim)
-            attentionBLAS(shape, q: base, qRowStride: rowWidth, k: base + heads * keyDim, kRowStride: rowWidth,
-                          v: base + 2 * heads * keyDim, vRowStride: rowWidth, scale: scale,
-                          bias: bias == nil ? nil : biasBuffer.baseAddress, biasPerBatch: false,
-                          into: outBuffer.baseAddress!)
+        let data = [Float](unsafeUninitializedCapacity: batch * length * heads * valueDim) { outBuffer, initializedCount in
+            qkv.data.withUnsafeBufferPointer { qkvBuffer in
+            (bias?.data ?? []).withUnsafeBufferPointer { biasBuffer in
+                let base = qkvBuffer.baseAddress!
+                let shape = AttentionShape(batch: batch, queryLength: length, keyLength: length, heads: heads,
+                                           headDim: keyDim, valueHeadDim: valueDim)
+                attentionBLAS(shape, q: base, qRowStride: rowWidth, k: base + heads * keyDim, kRowStride: rowWidth,
+                              v: base + 2 * heads * keyDim, vRowStride: rowWidth, scale: scale,
+                              bias: bias == nil ? nil : biasBuffer.baseAddress, biasPerBatch: false,
+                              into: outBuffer.baseAddress!)
+            }
+            }
+            initializedCount = outBuffer.count
         }
-        }
-        }
-        return output
+        return FloatTensor(shape: [batch, length, heads * valueDim], data: data)
     }
 
     struct AttentionShape {
@@ -93,7 +95,8 @@ extension Kernels {
     }
 
     /// The BLAS path: row r of batch b's queries is at q + (b*Lq + r) * qRowStride, head h at
-    /// + h*D (keys and values likewise); the output is [B, Lq, H*Dv], written in full.
+    /// + h*D (keys and values likewise); the output [B, Lq, H*Dv] is written in full (every task
+    /// stores its rows with beta = 0), so callers need not initialise it.
     ///
     /// Tasks are (batch, head, block of query rows), run in parallel, each doing its own
     /// single-threaded sgemms (the BLAS re-packs the head's keys and values per block, which is
