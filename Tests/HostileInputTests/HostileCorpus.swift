@@ -9,18 +9,6 @@ struct HostileVariant {
     var strict: Bool
 }
 
-/// Deterministic generator (SplitMix64), so the bit flips are the same on every run.
-struct SplitMix64 {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 enum HostileCorpus {
     static let root = TestPaths.packageRoot
     static let tiny = TestPaths.tinyReferences
@@ -33,7 +21,7 @@ enum HostileCorpus {
         for cut in Set([0, 1, 10, n / 3, n / 2, n - 1]).sorted() where cut < n {
             variants.append(HostileVariant(name: "truncated@\(cut)", bytes: good.prefix(cut), strict: true))
         }
-        var random = SplitMix64(state: seed)
+        var random = SplitMix64(seed: seed)  // the same bit flips on every run
         for index in 0..<flips {
             // Half the flips land in the first 4 KiB (headers, structure), half anywhere.
             let limit = index % 2 == 0 ? min(n, 4096) : n

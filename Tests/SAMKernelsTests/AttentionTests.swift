@@ -1,6 +1,7 @@
 import Foundation
 import SAMKernels
 import SAMTensor
+import SAMTestSupport
 import Testing
 
 struct AttentionCase: CustomTestStringConvertible, Sendable {
@@ -71,7 +72,7 @@ struct AttentionTests {
 
     @Test("attention matches per-head softmax(q kᵀ * scale + bias) v", arguments: cases)
     func matchesReference(_ c: AttentionCase) {
-        var rng = SeededGenerator(seed: UInt64(c.queryLength * 1000 + c.keyLength))
+        var rng = SplitMix64(seed: UInt64(c.queryLength * 1000 + c.keyLength))
         let q = randomTensor([c.batch, c.queryLength, c.heads * c.headDim], using: &rng)
         let k = randomTensor([c.batch, c.keyLength, c.heads * c.headDim], using: &rng)
         let v = randomTensor([c.batch, c.keyLength, c.heads * c.valueHeadDim], using: &rng)
@@ -92,7 +93,7 @@ struct AttentionTests {
 struct PackedAttentionTests {
     @Test("equals attention on the three parts, bit for bit")
     func packedEqualsSeparate() {
-        var rng = SeededGenerator(seed: 77)
+        var rng = SplitMix64(seed: 77)
         let (batch, length, heads, keyDim, valueDim) = (3, 49, 4, 8, 6)
         let rowWidth = heads * (2 * keyDim + valueDim)
         let packed = randomTensor([batch, length, rowWidth], using: &rng)

@@ -1,5 +1,6 @@
 import SAMKernels
 import SAMTensor
+import SAMTestSupport
 import Testing
 
 /// One conv2d case: input shape, output channels, kernel size, stride, padding, groups.
@@ -78,7 +79,7 @@ struct ConvTests {
 
     @Test("conv2d matches the direct definition", arguments: cases)
     func matchesReference(_ c: ConvCase) {
-        var rng = SeededGenerator(seed: UInt64(c.name.utf8.count) &* 7919 &+ UInt64(c.input.reduce(0, +)))
+        var rng = SplitMix64(seed: UInt64(c.name.utf8.count) &* 7919 &+ UInt64(c.input.reduce(0, +)))
         let x = randomTensor(c.input, using: &rng)
         let weight = randomTensor([c.outChannels, c.input[1] / c.groups, c.kernel.0, c.kernel.1], using: &rng)
         let bias = c.hasBias ? randomTensor([c.outChannels], using: &rng) : nil
@@ -143,7 +144,7 @@ struct ConvTransposeTests {
               (kernel: 2, stride: 1, bias: false),
           ])
     func matchesReference(kernel: Int, stride: Int, bias hasBias: Bool) {
-        var rng = SeededGenerator(seed: UInt64(31 * kernel + stride))
+        var rng = SplitMix64(seed: UInt64(31 * kernel + stride))
         let x = randomTensor([2, 5, 7, 9], using: &rng)
         let weight = randomTensor([5, 3, kernel, kernel], using: &rng)
         let bias = hasBias ? randomTensor([3], using: &rng) : nil

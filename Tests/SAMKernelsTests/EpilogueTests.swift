@@ -1,6 +1,7 @@
 import Foundation
 import SAMKernels
 import SAMTensor
+import SAMTestSupport
 import Testing
 
 /// The fused epilogues (residual add, then activation) against the unfused definition, on
@@ -41,7 +42,7 @@ struct EpilogueTests {
     func conv(activation: Activation, withResidual: Bool) {
         for (index, c) in Self.convCases.enumerated() {
             let (input, outChannels, kernel, stride, padding, groups) = c
-            var rng = SeededGenerator(seed: UInt64(100 + index))
+            var rng = SplitMix64(seed: UInt64(100 + index))
             let x = randomTensor(input, using: &rng)
             let weight = randomTensor([outChannels, input[1] / groups, kernel, kernel], using: &rng)
             let bias = randomTensor([outChannels], using: &rng)
@@ -59,7 +60,7 @@ struct EpilogueTests {
         // 1000 rows of 512 outputs take the row-tiled path (tiles of 128, the last one partial);
         // 7 rows the single-gemm fallback.
         for (index, (rows, inFeatures, outFeatures)) in [(1000, 24, 512), (7, 13, 9)].enumerated() {
-            var rng = SeededGenerator(seed: UInt64(200 + index))
+            var rng = SplitMix64(seed: UInt64(200 + index))
             let x = randomTensor([rows, inFeatures], using: &rng)
             let weight = randomTensor([outFeatures, inFeatures], using: &rng)
             let bias = randomTensor([outFeatures], using: &rng)
@@ -76,7 +77,7 @@ struct EpilogueTests {
 struct DepthwiseTokensTests {
     @Test("equals the NCHW depthwise convolution between transposes", arguments: [(3, 16), (3, 13), (5, 24)])
     func matchesNCHW(kernel: Int, channels: Int) {
-        var rng = SeededGenerator(seed: UInt64(kernel * 100 + channels))
+        var rng = SplitMix64(seed: UInt64(kernel * 100 + channels))
         let (height, width) = (11, 9)
         let tokens = randomTensor([2, height * width, channels], using: &rng)
         let weight = randomTensor([channels, 1, kernel, kernel], using: &rng)
@@ -104,7 +105,7 @@ struct DepthwiseTokensTests {
 struct ConvTransposeEpilogueTests {
     @Test("fused epilogue equals the unfused kernel followed by the epilogue, bit for bit", arguments: [(2, 2), (3, 2)])
     func fusedEqualsUnfused(kernel: Int, stride: Int) {
-        var rng = SeededGenerator(seed: UInt64(40 + kernel))
+        var rng = SplitMix64(seed: UInt64(40 + kernel))
         let x = randomTensor([2, 5, 6, 7], using: &rng)
         let weight = randomTensor([5, 4, kernel, kernel], using: &rng)
         let bias = randomTensor([4], using: &rng)

@@ -1,12 +1,13 @@
 import SAMKernels
 import SAMTensor
+import SAMTestSupport
 import Testing
 
 @Suite("Layout and parallelFor")
 struct LayoutTests {
     @Test("nchwToTokens and tokensToNCHW transpose per batch and round-trip")
     func tokens() {
-        var rng = SeededGenerator(seed: 10)
+        var rng = SplitMix64(seed: 10)
         // Sizes that are not multiples of the 32-element tile.
         let (batch, channels, height, width) = (2, 37, 5, 9)
         let x = randomTensor([batch, channels, height, width], using: &rng)

@@ -1,5 +1,6 @@
 import SAMKernels
 import SAMTensor
+import SAMTestSupport
 import Testing
 
 @Suite("Linear")
@@ -21,7 +22,7 @@ struct LinearTests {
 
     @Test("linear with bias over [2, 3, 5] -> [2, 3, 7]")
     func withBias() {
-        var rng = SeededGenerator(seed: 1)
+        var rng = SplitMix64(seed: 1)
         let x = randomTensor([2, 3, 5], using: &rng)
         let weight = randomTensor([7, 5], using: &rng)
         let bias = randomTensor([7], using: &rng)
@@ -31,7 +32,7 @@ struct LinearTests {
 
     @Test("linear without bias, single row, wide input")
     func withoutBias() {
-        var rng = SeededGenerator(seed: 2)
+        var rng = SplitMix64(seed: 2)
         let x = randomTensor([1, 257], using: &rng)
         let weight = randomTensor([3, 257], using: &rng)
         let out = Kernels.linear(x, weight: weight, bias: nil)

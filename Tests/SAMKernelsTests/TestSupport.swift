@@ -1,21 +1,9 @@
 import SAMTensor
+import SAMTestSupport
 import Testing
 
-/// SplitMix64: a tiny seeded generator so every run sees the same "random" inputs.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// A tensor of uniform values in `range`.
-func randomTensor(_ shape: [Int], in range: ClosedRange<Float> = -1...1, using rng: inout SeededGenerator) -> FloatTensor {
+func randomTensor(_ shape: [Int], in range: ClosedRange<Float> = -1...1, using rng: inout SplitMix64) -> FloatTensor {
     let count = shape.reduce(1, *)
     return FloatTensor(shape: shape, data: (0..<count).map { _ in Float.random(in: range, using: &rng) })
 }

@@ -109,16 +109,12 @@ enum SyntheticDecoder {
         return config
     }()
 
-    /// SplitMix64, so the values are the same on every platform.
+    /// Uniform floats from SplitMix64, so the values are the same on every platform.
     struct Random {
-        var state: UInt64
+        var generator: SplitMix64
+        init(state: UInt64) { generator = SplitMix64(seed: state) }
         mutating func next() -> Float {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            z ^= z >> 31
-            return Float(z >> 40) / Float(1 << 24) * 2 - 1  // uniform in [-1, 1)
+            Float(generator.next() >> 40) / Float(1 << 24) * 2 - 1  // uniform in [-1, 1)
         }
         mutating func tensor(_ shape: [Int], scale: Float = 0.5, offset: Float = 0) -> FloatTensor {
             FloatTensor(shape: shape, data: (0..<shape.reduce(1, *)).map { _ in offset + scale * next() })
