@@ -9,11 +9,11 @@ extension Kernels {
     /// softmax(q kᵀ * scale + bias) v, with `bias` [H, Lq, Lk] shared by the batch (TinyViT's
     /// relative position bias) or [B, H, Lq, Lk]. Returns [B, Lq, H*Dv] with heads merged back.
     ///
-    /// Heads are read and written in place through the GEMM leading dimensions, so no head
-    /// split/merge copies are made. Work is split into (batch, head, query-row block) tasks run
-    /// in parallel, each with its own scores buffer.
+    /// Heads are read and written in place, so no head split/merge copies are made. Work is
+    /// split into (batch, head, query-row block) tasks run in parallel, each with its own scores
+    /// buffer. `kernel` picks the implementation (`.automatic`: by shape, see `AttentionKernel`).
     public static func attention(q: FloatTensor, k: FloatTensor, v: FloatTensor, heads: Int, scale: Float,
-                                 bias: FloatTensor?) -> FloatTensor {
+                                 bias: FloatTensor?, kernel: AttentionKernel = .automatic) -> FloatTensor {
         precondition(q.shape.count == 3 && k.shape.count == 3 && v.shape.count == 3,
                      "attention: q, k, v must be [B, L, H*D], got \(q.shape), \(k.shape), \(v.shape)")
         let batch = q.shape[0], queryLength = q.shape[1], keyWidth = q.shape[2]
@@ -34,10 +34,7 @@ extension Kernels {
         }
         guard batch * queryLength * valueWidth > 0 else { return FloatTensor(zeros: [batch, queryLength, valueWidth]) }
         precondition(keyLength > 0, "attention: softmax over zero keys")
-        if keyLength >= longKeyThreshold && headDim <= 64 {
-            return attentionLongKeys(q: q, k: k, v: v, heads: heads, scale: scale, bias: bias, biasPerBatch: biasPerBatch)
-        }
-        // attentionBLAS writes every output element, so the buffer starts uninitialised.
+        // Every path writes every output element, so the buffer starts uninitialised.
         let outShape = [batch, queryLength, valueWidth]
         let data = [Float](unsafeUninitializedCapacity: batch * queryLength * valueWidth) { outBuffer, initializedCount in
             q.data.withUnsafeBufferPointer { qBuffer in
@@ -47,10 +44,10 @@ extension Kernels {
                 // An empty array may still have a base address, so decide by `bias` itself.
                 let shape = AttentionShape(batch: batch, queryLength: queryLength, keyLength: keyLength, heads: heads,
                                            headDim: headDim, valueHeadDim: valueHeadDim)
-                attentionBLAS(shape, q: qBuffer.baseAddress!, qRowStride: keyWidth, k: kBuffer.baseAddress!, kRowStride: keyWidth,
-                              v: vBuffer.baseAddress!, vRowStride: valueWidth, scale: scale,
-                              bias: bias == nil ? nil : biasBuffer.baseAddress, biasPerBatch: biasPerBatch,
-                              into: outBuffer.baseAddress!)
+                attention(shape, kernel: kernel, q: qBuffer.baseAddress!, qRowStride: keyWidth, k: kBuffer.baseAddress!,
+                          kRowStride: keyWidth, v: vBuffer.baseAddress!, vRowStride: valueWidth, scale: scale,
+                          bias: bias == nil ? nil : biasBuffer.baseAddress, biasPerBatch: biasPerBatch,
+                          into: outBuffer.baseAddress!)
             }
             }
             }
@@ -64,7 +61,7 @@ extension Kernels {
     /// qkv [B, L, H*D | H*D | H*Dv] (all heads' queries, then keys, then values, on each row).
     /// Returns [B, L, H*Dv]. Saves the three separate projections' passes over the input.
     public static func attention(packedQKV qkv: FloatTensor, heads: Int, keyDim: Int, valueDim: Int, scale: Float,
-                                 bias: FloatTensor?) -> FloatTensor {
+                                 bias: FloatTensor?, kernel: AttentionKernel = .automatic) -> FloatTensor {
         precondition(qkv.shape.count == 3 && heads >= 1 && qkv.shape[2] == heads * (2 * keyDim + valueDim),
                      "attention: packed qkv \(qkv.shape) is not [B, L, \(heads)*(2*\(keyDim)+\(valueDim))]")
         let batch = qkv.shape[0], length = qkv.shape[1], rowWidth = qkv.shape[2]
@@ -79,10 +76,10 @@ extension Kernels {
                 let base = qkvBuffer.baseAddress!
                 let shape = AttentionShape(batch: batch, queryLength: length, keyLength: length, heads: heads,
                                            headDim: keyDim, valueHeadDim: valueDim)
-                attentionBLAS(shape, q: base, qRowStride: rowWidth, k: base + heads * keyDim, kRowStride: rowWidth,
-                              v: base + 2 * heads * keyDim, vRowStride: rowWidth, scale: scale,
-                              bias: bias == nil ? nil : biasBuffer.baseAddress, biasPerBatch: false,
-                              into: outBuffer.baseAddress!)
+                attention(shape, kernel: kernel, q: base, qRowStride: rowWidth, k: base + heads * keyDim, kRowStride: rowWidth,
+                          v: base + 2 * heads * keyDim, vRowStride: rowWidth, scale: scale,
+                          bias: bias == nil ? nil : biasBuffer.baseAddress, biasPerBatch: false,
+                          into: outBuffer.baseAddress!)
             }
             }
             initializedCount = outBuffer.count
@@ -92,6 +89,42 @@ extension Kernels {
 
     struct AttentionShape {
         let batch: Int, queryLength: Int, keyLength: Int, heads: Int, headDim: Int, valueHeadDim: Int
+    }
+
+    /// Which implementation `attention` runs. Both compute the same function (SAMKernelsTests
+    /// check each against a float64 reference) and write every output element.
+    public enum AttentionKernel: Sendable {
+        /// `.smallHeads` for heads of at most 64 dims with many queries (>= 512), or many keys
+        /// (>= 512) and at least 16 queries: the decoder's cross attentions, where it measured
+        /// 1.3-2x faster than the BLAS path (`sambench attention`). `.blas` otherwise: TinyViT's
+        /// 7x7 and 14x14 windows, where the two were level and the BLAS path was faster in the
+        /// whole encoder, and few queries over many keys, where transposing every key costs
+        /// more than it saves.
+        case automatic
+        /// Two sgemms per (head, block of query rows) around a softmax.
+        case blas
+        /// Register-blocked products for narrow heads (`attentionSmallHeads`).
+        case smallHeads
+    }
+
+    private static func attention(_ s: AttentionShape, kernel: AttentionKernel, q: UnsafePointer<Float>, qRowStride: Int,
+                                  k: UnsafePointer<Float>, kRowStride: Int, v: UnsafePointer<Float>, vRowStride: Int,
+                                  scale: Float, bias: UnsafePointer<Float>?, biasPerBatch: Bool,
+                                  into out: UnsafeMutablePointer<Float>) {
+        let useSmallHeads = switch kernel {
+        case .automatic:
+            s.headDim <= 64 && s.valueHeadDim <= 64
+                && (s.queryLength >= 512 || (s.keyLength >= 512 && s.queryLength >= 16))
+        case .blas: false
+        case .smallHeads: true
+        }
+        if useSmallHeads {
+            attentionSmallHeads(s, q: q, qRowStride: qRowStride, k: k, kRowStride: kRowStride, v: v, vRowStride: vRowStride,
+                                scale: scale, bias: bias, biasPerBatch: biasPerBatch, into: out)
+        } else {
+            attentionBLAS(s, q: q, qRowStride: qRowStride, k: k, kRowStride: kRowStride, v: v, vRowStride: vRowStride,
+                          scale: scale, bias: bias, biasPerBatch: biasPerBatch, into: out)
+        }
     }
 
     /// The BLAS path: row r of batch b's queries is at q + (b*Lq + r) * qRowStride, head h at
@@ -110,7 +143,7 @@ extension Kernels {
         let (batch, queryLength, keyLength, heads) = (s.batch, s.queryLength, s.keyLength, s.heads)
         let (headDim, valueHeadDim) = (s.headDim, s.valueHeadDim)
         let valueWidth = heads * valueHeadDim
-        forEachAttentionBlock(batch: batch, heads: heads, queryLength: queryLength, keyLength: keyLength,
+        forEachAttentionBlock(batch: batch, heads: heads, queryLength: queryLength, scratchPerRow: keyLength,
                               preferredRows: max(16, 65_536 / keyLength)) { scores, b, h, firstRow, rows in
             // scores [rows, Lk] = scale * q_bh[rows, D] * k_bhᵀ
             BLAS.sgemm(transA: false, transB: true, m: rows, n: keyLength, k: headDim, alpha: scale,
@@ -130,7 +163,4 @@ extension Kernels {
                        ldc: valueWidth)
         }
     }
-
-    /// From this many keys on, `attentionLongKeys` runs instead of BLAS calls per block.
-    static let longKeyThreshold = 512
 }

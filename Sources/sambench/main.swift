@@ -4,12 +4,15 @@
 //   sambench sgemm [--size N] [--runs N] [--threads T]
 //   sambench load MODEL.samw [--runs N]
 //   sambench profile-decoder MODEL.samw DROP_DIR [--runs N] [--depth D]
+//   sambench attention [--runs N]
 //
 // `run`: model load (ModelFile.load), image encoder latency on references/input_image.npy
 // (one untimed warm-up first), decoder latency (Sam.decode + MaskPostprocessor.upscale to the
 // original 1365x2048 image, the official ONNX decoder's equivalent work) for the point1,
 // points16 and points100 cases, the BLAS backend that ran, and peak RSS (VmHWM) at the end.
 // `sgemm`: a large square BLAS.sgemm timing, for the achieved-vs-peak GFLOP/s figure.
+// `attention`: Kernels.attention alone on the shapes MobileSAM runs, each kernel in turn
+// (median ms per call), to choose between them and to A/B-time a kernel change.
 import Foundation
 import SAMBLAS
 import SAMFormats
@@ -85,6 +88,47 @@ case "sgemm":
     let flops = 2.0 * Double(n) * Double(n) * Double(n)
     emit(["mode": "sgemm", "size": n, "runs": times, "median_s": median(times),
           "gflops": flops / median(times) / 1e9, "blas": BLAS.backendDescription, "threads": threads])
+
+case "attention":
+    let runs = option(args, "--runs", 20)
+    Kernels.keepFreedMemoryForReuse()  // as a loaded model does
+    var rng = UInt64(0x5eed)
+    func random(_ shape: [Int]) -> FloatTensor {
+        let count = shape.reduce(1, *)
+        var data = [Float](repeating: 0, count: count)
+        for i in 0..<count {
+            rng = rng &* 6364136223846793005 &+ 1442695040888963407
+            data[i] = Float(Int(rng >> 40) % 2001 - 1000) / 1000
+        }
+        return FloatTensor(shape: shape, data: data)
+    }
+    // (name, batch, queries, keys, heads, head dim): the decoder's two cross attentions (the
+    // prompt's points, a padding point and 5 output tokens against 64x64 image tokens), and
+    // TinyViT's 7x7 and 14x14 windows.
+    let cases = [("decoder image-to-token, 100 points", 1, 4096, 106, 8, 16),
+                 ("decoder token-to-image, 100 points", 1, 106, 4096, 8, 16),
+                 ("decoder image-to-token, 16 points", 1, 4096, 22, 8, 16),
+                 ("decoder token-to-image, 16 points", 1, 22, 4096, 8, 16),
+                 ("decoder token-to-image, 1 point", 1, 7, 4096, 8, 16),
+                 ("encoder stage 2, 7x7 windows", 64, 49, 49, 5, 32),
+                 ("encoder stage 3, 14x14 windows", 4, 196, 196, 10, 32)]
+    var results: [[String: Any]] = []
+    for (name, batch, lq, lk, heads, dim) in cases {
+        let q = random([batch, lq, heads * dim]), k = random([batch, lk, heads * dim]), v = random([batch, lk, heads * dim])
+        var times: [String: [Double]] = [:]
+        for run in 0...runs {
+            // Both paths in turn, so drifts in the machine's speed hit both alike.
+            for (label, kernel) in [("blas_ms", Kernels.AttentionKernel.blas), ("small_heads_ms", .smallHeads)] {
+                let t0 = now()
+                _ = Kernels.attention(q: q, k: k, v: v, heads: heads, scale: 0.25, bias: nil, kernel: kernel)
+                if run > 0 { times[label, default: []].append(now() - t0) }
+            }
+        }
+        var result: [String: Any] = ["case": name]
+        for (label, values) in times { result[label] = median(values) * 1000 }
+        results.append(result)
+    }
+    emit(["mode": "attention", "runs": runs, "threads": threads, "cases": results])
 
 case "load":
     // Model load alone, repeated in one process (for profiling what a load costs).

@@ -62,10 +62,12 @@ struct AttentionTests {
                       batch: 40, queryLength: 49, keyLength: 49, heads: 4, headDim: 16, valueHeadDim: 16, biasRank: 3),
         AttentionCase(name: "decoder image-to-token: Lq 1031 tokens, Lk 7, row blocks",
                       batch: 1, queryLength: 1031, keyLength: 7, heads: 2, headDim: 16, valueHeadDim: 16, biasRank: nil),
-        AttentionCase(name: "decoder token-to-image, long keys (register-blocked path): Lq 13, Lk 1029, Dv 12",
+        AttentionCase(name: "decoder token-to-image, long keys (small-heads path): Lq 13, Lk 1029, Dv 12",
                       batch: 1, queryLength: 13, keyLength: 1_029, heads: 3, headDim: 16, valueHeadDim: 12, biasRank: 3),
         AttentionCase(name: "long keys, 2 batches, per-batch bias, rows not a multiple of 4",
                       batch: 2, queryLength: 6, keyLength: 600, heads: 2, headDim: 8, valueHeadDim: 16, biasRank: 4),
+        AttentionCase(name: "many queries (not a multiple of 6), keys past the last 16 (106), bias [H, Lq, Lk]",
+                      batch: 1, queryLength: 611, keyLength: 106, heads: 2, headDim: 16, valueHeadDim: 16, biasRank: 3),
         AttentionCase(name: "one query row above the BLAS threading threshold (serial tasks)",
                       batch: 1, queryLength: 3, keyLength: 2_113, heads: 2, headDim: 128, valueHeadDim: 128, biasRank: nil),
     ]
@@ -83,9 +85,12 @@ struct AttentionTests {
         }
         // A scale above 1/sqrt(D) gives peaked softmaxes, so wrong pairings show up clearly.
         let scale: Float = 1.5 / Float(c.headDim).squareRoot()
-        let out = Kernels.attention(q: q, k: k, v: v, heads: c.heads, scale: scale, bias: bias)
         let expected = Self.reference(q: q, k: k, v: v, heads: c.heads, scale: scale, bias: bias)
-        expectClose(out, expected, shape: [c.batch, c.queryLength, c.heads * c.valueHeadDim], "attention \(c.name)")
+        // Every kernel on every shape, not only the one `.automatic` picks for it.
+        for kernel in [Kernels.AttentionKernel.automatic, .blas, .smallHeads] {
+            let out = Kernels.attention(q: q, k: k, v: v, heads: c.heads, scale: scale, bias: bias, kernel: kernel)
+            expectClose(out, expected, shape: [c.batch, c.queryLength, c.heads * c.valueHeadDim], "attention \(c.name), \(kernel)")
+        }
     }
 }
 
@@ -104,9 +109,12 @@ struct PackedAttentionTests {
             return FloatTensor(shape: [batch, length, width], data: data)
         }
         let q = part(0, heads * keyDim), k = part(heads * keyDim, heads * keyDim), v = part(2 * heads * keyDim, heads * valueDim)
-        let separate = Kernels.attention(q: q, k: k, v: v, heads: heads, scale: 0.3, bias: bias)
-        let fromPacked = Kernels.attention(packedQKV: packed, heads: heads, keyDim: keyDim, valueDim: valueDim, scale: 0.3, bias: bias)
-        #expect(fromPacked.shape == separate.shape)
-        #expect(fromPacked.data == separate.data)
+        for kernel in [Kernels.AttentionKernel.blas, .smallHeads] {
+            let separate = Kernels.attention(q: q, k: k, v: v, heads: heads, scale: 0.3, bias: bias, kernel: kernel)
+            let fromPacked = Kernels.attention(packedQKV: packed, heads: heads, keyDim: keyDim, valueDim: valueDim, scale: 0.3,
+                                               bias: bias, kernel: kernel)
+            #expect(fromPacked.shape == separate.shape)
+            #expect(fromPacked.data == separate.data, "\(kernel)")
+        }
     }
 }
