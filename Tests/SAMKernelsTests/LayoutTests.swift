@@ -5,11 +5,13 @@ import Testing
 
 @Suite("Layout and parallelFor")
 struct LayoutTests {
-    @Test("nchwToTokens and tokensToNCHW transpose per batch and round-trip")
-    func tokens() {
+    /// (batch, channels, height, width): sizes off the 8x8 blocks and the 64-column strips on
+    /// either side, several strips, and whole blocks only.
+    static let layoutShapes = [(2, 37, 5, 9), (1, 19, 9, 15), (2, 11, 3, 5), (1, 24, 16, 16)]
+
+    @Test("nchwToTokens and tokensToNCHW transpose per batch and round-trip", arguments: layoutShapes)
+    func tokens(batch: Int, channels: Int, height: Int, width: Int) {
         var rng = SplitMix64(seed: 10)
-        // Sizes that are not multiples of the 32-element tile.
-        let (batch, channels, height, width) = (2, 37, 5, 9)
         let x = randomTensor([batch, channels, height, width], using: &rng)
         let tokens = Kernels.nchwToTokens(x)
         #expect(tokens.shape == [batch, height * width, channels])
