@@ -45,44 +45,51 @@ extension Kernels {
         weight.data.withUnsafeBufferPointer { weightBuffer in
             bias.data.withUnsafeBufferPointer { biasBuffer in
                 let gamma = weightBuffer.baseAddress!, beta = biasBuffer.baseAddress!
-                let vectorWidth = width & ~7
                 parallelRanges(rows, minimumChunk: max(1, 16_384 / width)) { rowRange in
                     for r in rowRange {
-                        let row = source + r * width, out = destination + r * width
-                        // Two passes (mean, then squared deviations) stay accurate when the
-                        // mean is large compared with the spread.
-                        var sums = SIMD8<Float>(repeating: 0)
-                        var j = 0
-                        while j < vectorWidth { sums += row.load8(at: j); j += 8 }
-                        var sum = horizontalSum(sums)
-                        while j < width { sum += row[j]; j += 1 }
-                        let mean = sum / Float(width)
-                        var squares8 = SIMD8<Float>(repeating: 0)
-                        j = 0
-                        while j < vectorWidth {
-                            let d = row.load8(at: j) - mean
-                            squares8 += d * d
-                            j += 8
-                        }
-                        var squares = horizontalSum(squares8)
-                        while j < width {
-                            let d = row[j] - mean
-                            squares += d * d
-                            j += 1
-                        }
-                        let inverseStd = 1 / (squares / Float(width) + eps).squareRoot()
-                        j = 0
-                        while j < vectorWidth {
-                            out.store8((row.load8(at: j) - mean) * inverseStd * gamma.load8(at: j) + beta.load8(at: j), at: j)
-                            j += 8
-                        }
-                        while j < width {
-                            out[j] = (row[j] - mean) * inverseStd * gamma[j] + beta[j]
-                            j += 1
-                        }
+                        layerNormRow(source + r * width, width: width, gamma: gamma, beta: beta, eps: eps,
+                                     into: destination + r * width)
                     }
                 }
             }
+        }
+    }
+
+    /// One row of nn.LayerNorm: `width` values from `row` into `out` (which may be `row`).
+    @inline(__always)
+    static func layerNormRow(_ row: UnsafePointer<Float>, width: Int, gamma: UnsafePointer<Float>, beta: UnsafePointer<Float>,
+                             eps: Float, into out: UnsafeMutablePointer<Float>) {
+        let vectorWidth = width & ~7
+        // Two passes (mean, then squared deviations) stay accurate when the mean is large
+        // compared with the spread.
+        var sums = SIMD8<Float>(repeating: 0)
+        var j = 0
+        while j < vectorWidth { sums += row.load8(at: j); j += 8 }
+        var sum = horizontalSum(sums)
+        while j < width { sum += row[j]; j += 1 }
+        let mean = sum / Float(width)
+        var squares8 = SIMD8<Float>(repeating: 0)
+        j = 0
+        while j < vectorWidth {
+            let d = row.load8(at: j) - mean
+            squares8 += d * d
+            j += 8
+        }
+        var squares = horizontalSum(squares8)
+        while j < width {
+            let d = row[j] - mean
+            squares += d * d
+            j += 1
+        }
+        let inverseStd = 1 / (squares / Float(width) + eps).squareRoot()
+        j = 0
+        while j < vectorWidth {
+            out.store8((row.load8(at: j) - mean) * inverseStd * gamma.load8(at: j) + beta.load8(at: j), at: j)
+            j += 8
+        }
+        while j < width {
+            out[j] = (row[j] - mean) * inverseStd * gamma[j] + beta[j]
+            j += 1
         }
     }
 

@@ -43,18 +43,29 @@ extension MaskDecoder {
         // ref: predict_masks — iou_token_out = hs[:, 0, :]; mask_tokens_out = hs[:, 1 : (1 + self.num_mask_tokens), :]
         let iouTokenOut = FloatTensor(shape: [1, c], data: Array(hs.data[0..<c]))
 
-        // ref: predict_masks — src = src.transpose(1, 2).view(b, c, h, w); upscaled_embedding = self.output_upscaling(src)
-        let upscaled = outputUpscaling(Kernels.tokensToNCHW(imageTokens, height: height, width: width), observer: observer)
-
         // ref: predict_masks — hyper_in_list.append(self.output_hypernetworks_mlps[i](mask_tokens_out[:, i, :]));
         // hyper_in = torch.stack(hyper_in_list, dim=1)
-        var hyperIn: [Float] = []
-        for (index, mlp) in outputHypernetworksMLPs.enumerated() {
-            let token = FloatTensor(shape: [1, c], data: Array(hs.data[((1 + index) * c)..<((2 + index) * c)]))
-            hyperIn += mlp(token, observer: observer).data
+        func hypernetworkInput() -> [Float] {
+            var hyperIn: [Float] = []
+            for (index, mlp) in outputHypernetworksMLPs.enumerated() {
+                let token = FloatTensor(shape: [1, c], data: Array(hs.data[((1 + index) * c)..<((2 + index) * c)]))
+                hyperIn += mlp(token, observer: observer).data
+            }
+            return hyperIn
         }
-        // ref: predict_masks — masks = (hyper_in @ upscaled_embedding.view(b, c, h * w)).view(b, -1, h, w)
-        let masks = Self.hypernetworkProduct(hyperIn, upscaled: upscaled)
+        let masks: FloatTensor
+        if observer == nil {
+            // Upscaling and product fused, on the image tokens as they are (no NCHW transpose).
+            let hyperIn = hypernetworkInput()
+            masks = outputUpscaling.masks(imageTokens: imageTokens, height: height, width: width,
+                                          hypernetwork: FloatTensor(shape: [numMaskTokens, hyperIn.count / numMaskTokens], data: hyperIn))
+        } else {
+            // Module by module, so the observer sees every upscaling output.
+            // ref: predict_masks — src = src.transpose(1, 2).view(b, c, h, w); upscaled_embedding = self.output_upscaling(src)
+            let upscaled = outputUpscaling(Kernels.tokensToNCHW(imageTokens, height: height, width: width), observer: observer)
+            // ref: predict_masks — masks = (hyper_in @ upscaled_embedding.view(b, c, h * w)).view(b, -1, h, w)
+            masks = Self.hypernetworkProduct(hypernetworkInput(), upscaled: upscaled)
+        }
         observer?("\(path):masks", masks)
 
         // ref: predict_masks — iou_pred = self.iou_prediction_head(iou_token_out)

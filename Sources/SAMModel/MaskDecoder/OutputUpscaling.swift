@@ -9,6 +9,8 @@ public struct OutputUpscaling: Sendable {
     public let convTranspose0: NN.ConvTranspose2d
     public let norm1: NN.LayerNorm2d
     public let convTranspose3: NN.ConvTranspose2d
+    /// The same weights packed for the fused `masks(imageTokens:…)`.
+    let head: Kernels.MaskHeadWeights
 
     /// ref: mask_decoder.py MaskDecoder.__init__ (output_upscaling)
     public init(weights: WeightStore, path: String, transformerDim: Int) throws(WeightError) {
@@ -21,6 +23,9 @@ public struct OutputUpscaling: Sendable {
         norm1 = try NN.LayerNorm2d(weights: weights, path: "\(path).1", channels: transformerDim / 4)
         convTranspose3 = try NN.ConvTranspose2d(weights: weights, path: "\(path).3", inChannels: transformerDim / 4,
                                                 outChannels: transformerDim / 8, kernel: 2, stride: 2)
+        head = Kernels.MaskHeadWeights(firstWeight: convTranspose0.weight, firstBias: convTranspose0.bias,
+                                       normWeight: norm1.weight, normBias: norm1.bias, normEps: norm1.eps,
+                                       secondWeight: convTranspose3.weight, secondBias: convTranspose3.bias)
     }
 
     /// ref: mask_decoder.py MaskDecoder.predict_masks — upscaled_embedding = self.output_upscaling(src)
@@ -33,5 +38,15 @@ public struct OutputUpscaling: Sendable {
         observer?("\(path).4", y)
         observer?(path, y)
         return y
+    }
+
+    /// This module and the hypernetwork product in one pass: masks [1, M, 4h, 4w] from the
+    /// image tokens [1, h*w, C] and hypernetwork [M, C/8] (`Kernels.maskHead`), without the
+    /// NCHW transpose and the [C/8, 4h, 4w] map between them. Equal, to float rounding, to
+    /// `callAsFunction` followed by `MaskDecoder.hypernetworkProduct` (MaskDecoderTests).
+    /// ref: mask_decoder.py MaskDecoder.predict_masks — upscaled_embedding = self.output_upscaling(src);
+    /// masks = (hyper_in @ upscaled_embedding.view(b, c, h * w)).view(b, -1, h, w)
+    public func masks(imageTokens: FloatTensor, height: Int, width: Int, hypernetwork: FloatTensor) -> FloatTensor {
+        Kernels.maskHead(tokens: imageTokens, height: height, width: width, weights: head, hypernetwork: hypernetwork)
     }
 }

@@ -1,0 +1,42 @@
+import SAMKernels
+import SAMTensor
+import SAMTestSupport
+import Testing
+
+@Suite("Fused mask head")
+struct MaskHeadTests {
+    /// (input channels, middle, output, height, width, masks): channel counts off the 8-lane
+    /// vectors, and whole vectors with a MobileSAM-like 4:1:1/2 channel ratio.
+    static let shapes = [(12, 12, 6, 3, 5, 3), (32, 16, 8, 4, 4, 4)]
+
+    /// The kernels the model runs module by module when observed: convTranspose2d, layerNorm2d,
+    /// gelu, convTranspose2d with GELU, then the hypernetwork product written out here.
+    @Test("equals the module-by-module upscaling and hypernetwork product", arguments: shapes)
+    func matchesModules(c0: Int, c1: Int, c2: Int, height: Int, width: Int, maskCount: Int) {
+        var rng = SplitMix64(seed: UInt64(c0 * 100 + height))
+        let tokens = randomTensor([1, height * width, c0], using: &rng)
+        let w0 = randomTensor([c0, c1, 2, 2], in: -0.3...0.3, using: &rng), b0 = randomTensor([c1], using: &rng)
+        let gamma = randomTensor([c1], in: 0.5...1.5, using: &rng), beta = randomTensor([c1], using: &rng)
+        let w1 = randomTensor([c1, c2, 2, 2], in: -0.3...0.3, using: &rng), b1 = randomTensor([c2], using: &rng)
+        let hyper = randomTensor([maskCount, c2], using: &rng)
+
+        var y = Kernels.convTranspose2d(Kernels.tokensToNCHW(tokens, height: height, width: width), weight: w0, bias: b0, stride: 2)
+        Kernels.layerNorm2d(&y, weight: gamma, bias: beta, eps: 1e-6)
+        Kernels.gelu(&y)
+        let upscaled = Kernels.convTranspose2d(y, weight: w1, bias: b1, stride: 2, epilogue: .gelu)
+        let pixels = 16 * height * width
+        var expected = [Double](repeating: 0, count: maskCount * pixels)
+        for m in 0..<maskCount {
+            for p in 0..<pixels {
+                var sum = 0.0
+                for d in 0..<c2 { sum += Double(hyper.data[m * c2 + d]) * Double(upscaled.data[d * pixels + p]) }
+                expected[m * pixels + p] = sum
+            }
+        }
+
+        let weights = Kernels.MaskHeadWeights(firstWeight: w0, firstBias: b0, normWeight: gamma, normBias: beta, normEps: 1e-6,
+                                              secondWeight: w1, secondBias: b1)
+        let masks = Kernels.maskHead(tokens: tokens, height: height, width: width, weights: weights, hypernetwork: hyper)
+        expectClose(masks, expected, shape: [1, maskCount, 4 * height, 4 * width], "mask head \(c0)/\(c1)/\(c2) \(height)x\(width)")
+    }
+}
