@@ -73,11 +73,12 @@ public struct PositionEmbeddingRandom: Sendable {
     public func denseGrid(height: Int, width: Int) -> FloatTensor {
         let c = channels, plane = height * width
         let f = frequencyCount
-        var out = FloatTensor(zeros: [1, c, height, width])
         // ref: forward — x_embed = grid.cumsum(dim=1) - 0.5; x_embed / w, then 2 * x - 1 (_pe_encoding)
-        let xs = (0..<width).map { j in 2 * ((Float(j + 1) - 0.5) / Float(width)) - 1 }
+        // (padded to whole vectors; the padding columns are computed, never stored)
+        let paddedWidth = (width + 7) & ~7
+        let xs = (0..<paddedWidth).map { j in 2 * ((Float(j + 1) - 0.5) / Float(width)) - 1 }
         let twoPi = Float(2 * Double.pi)
-        out.data.withUnsafeMutableBufferPointer { buffer in
+        let data = [Float](unsafeUninitializedCapacity: c * plane) { buffer, initializedCount in
             gaussianMatrix.data.withUnsafeBufferPointer { g in
                 xs.withUnsafeBufferPointer { xBuffer in
                     let base = buffer.baseAddress!, cx = xBuffer.baseAddress!
@@ -90,15 +91,18 @@ public struct PositionEmbeddingRandom: Sendable {
                             let sines = base + k * plane + i * width, cosines = base + (f + k) * plane + i * width
                             var j = 0
                             while j < width {
-                                let lanes = min(8, width - j)
-                                var x8 = SIMD8<Float>(repeating: 0)
-                                for lane in 0..<lanes { x8[lane] = cx[j + lane] }
                                 // ref: _pe_encoding — coords @ G, then 2 * np.pi * coords (float32 steps as
                                 // in `encode`), then sin and cos
+                                let x8 = UnsafeRawPointer(cx + j).loadUnaligned(as: SIMD8<Float>.self)
                                 let (sine, cosine) = Kernels.sinCos8(twoPi * (x8 * g[k] + cy * g[f + k]))
-                                for lane in 0..<lanes {
-                                    sines[j + lane] = sine[lane]
-                                    cosines[j + lane] = cosine[lane]
+                                if j + 8 <= width {
+                                    UnsafeMutableRawPointer(sines + j).storeBytes(of: sine, as: SIMD8<Float>.self)
+                                    UnsafeMutableRawPointer(cosines + j).storeBytes(of: cosine, as: SIMD8<Float>.self)
+                                } else {
+                                    for lane in 0..<(width - j) {
+                                        (sines + j + lane).initialize(to: sine[lane])
+                                        (cosines + j + lane).initialize(to: cosine[lane])
+                                    }
                                 }
                                 j += 8
                             }
@@ -106,7 +110,9 @@ public struct PositionEmbeddingRandom: Sendable {
                     }
                 }
             }
+            initializedCount = c * plane
         }
+        let out = FloatTensor(shape: [1, c, height, width], data: data)
         return out
     }
 }
