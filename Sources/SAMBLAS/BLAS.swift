@@ -3,6 +3,9 @@
 import Accelerate
 #else
 import COpenBLAS
+#if canImport(Glibc)
+import Glibc
+#endif
 #endif
 
 public enum BLAS {
@@ -46,6 +49,23 @@ public enum BLAS {
         precondition(count >= 1, "thread count must be at least 1")
         #if !canImport(Accelerate)
         openblas_set_num_threads(Int32(clamping: count))
+        #endif
+    }
+}
+
+extension BLAS {
+    /// Ends the BLAS's own worker threads, for a process that runs it on one thread (the caller
+    /// does its threading). OpenBLAS starts one worker per extra core when the library loads,
+    /// and idle workers spin in sched_yield for a while before they sleep: on 2 cores that
+    /// took a core from the parallel model load (first load ~60 ms, ~45 ms without them).
+    /// OpenBLAS restarts them by itself if a later call runs multi-threaded. Uses OpenBLAS's
+    /// `blas_thread_shutdown_` (what its fork handler calls) when the library exports it;
+    /// otherwise, and on Accelerate, does nothing.
+    public static func stopIdleThreads() {
+        #if !canImport(Accelerate) && canImport(Glibc)
+        typealias Shutdown = @convention(c) () -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "blas_thread_shutdown_") else { return }
+        _ = unsafeBitCast(symbol, to: Shutdown.self)()
         #endif
     }
 }

@@ -48,6 +48,16 @@ extension Kernels {
     /// Below this many multiply-adds one thread is faster than waking another (~0.1 ms of work).
     static let parallelGEMMWorkThreshold = 1 << 20
 
-    /// Pins the BLAS to one thread, once, before the first product. Threads come from `gemm`.
-    static let configureBLAS: Void = BLAS.setThreadCount(1)
+    /// Pins the BLAS to one thread and ends its idle worker threads, once, before the first
+    /// product (or at model load, see `useOwnThreadsOnly`). Threads come from `gemm`.
+    static let configureBLAS: Void = {
+        BLAS.setThreadCount(1)
+        BLAS.stopIdleThreads()
+    }()
+
+    /// Hands all threading to the kernels' workers now rather than at the first product: the
+    /// BLAS's idle threads would otherwise spin through a model load. Idempotent.
+    public static func useOwnThreadsOnly() {
+        configureBLAS
+    }
 }

@@ -19,11 +19,28 @@ public struct Sam: Sendable {
         func has(_ component: String) -> Bool { weights.keys.contains { $0.hasPrefix(component + ".") } }
         // Inference allocates and frees tens of MB per layer; reuse that memory (see the function).
         Kernels.keepFreedMemoryForReuse()
+        // Before the parallel build below: the BLAS's spinning idle threads would share its cores.
+        Kernels.useOwnThreadsOnly()
         self.config = config
-        imageEncoder = has(TinyViT.key) ? try TinyViT(weights: weights, config: config.imageEncoder) : nil
-        promptEncoder = has("prompt_encoder")
-            ? try PromptEncoder(weights: weights, config: config, densePositionalEncoding: densePositionalEncoding) : nil
-        maskDecoder = has("mask_decoder") ? try MaskDecoder(weights: weights, config: config) : nil
+        // The image encoder on one core, the prompt encoder and mask decoder on another: a load is
+        // mostly copying weights into fresh pages (page faults), which the cores do side by side.
+        var encoder: Result<TinyViT?, WeightError> = .success(nil)
+        var decoders: Result<(PromptEncoder?, MaskDecoder?), WeightError> = .success((nil, nil))
+        Kernels.parallelFor(2) { part in
+            if part == 0 {
+                encoder = Result { () throws(WeightError) in
+                    has(TinyViT.key) ? try TinyViT(weights: weights, config: config.imageEncoder) : nil
+                }
+            } else {
+                decoders = Result { () throws(WeightError) in
+                    (has("prompt_encoder")
+                        ? try PromptEncoder(weights: weights, config: config, densePositionalEncoding: densePositionalEncoding) : nil,
+                     has("mask_decoder") ? try MaskDecoder(weights: weights, config: config) : nil)
+                }
+            }
+        }
+        imageEncoder = try encoder.get()
+        (promptEncoder, maskDecoder) = try decoders.get()
         try weights.finish()
     }
 

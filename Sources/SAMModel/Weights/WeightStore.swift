@@ -1,19 +1,22 @@
 import SAMTensor
+import Synchronization
 
 /// Strict weight loading (mlx-swift style): modules `take` the tensors they need by their
 /// PyTorch state-dict path; a missing key or wrong shape throws at once, and `finish()`
 /// throws if any supplied tensor was never taken. Keys are canonical state-dict paths.
-public final class WeightStore {
+/// Modules may be built from one store on several threads at once (`Sam` builds its
+/// components in parallel): the tensors are only read, and the record of taken keys is locked.
+public final class WeightStore: Sendable {
     /// Describes where the weights came from, for messages ("mobile_sam.h5").
     public let source: String
-    private var tensors: [String: Tensor]
-    private var used: Set<String> = []
+    private let tensors: [String: Tensor]
+    private let used: Mutex<Set<String>>
 
     public init(_ tensors: [String: Tensor], source: String) {
         self.tensors = tensors
         self.source = source
         // BatchNorm's step counter carries no numeric information in eval mode.
-        for key in tensors.keys where key.hasSuffix(".num_batches_tracked") { used.insert(key) }
+        used = Mutex(Set(tensors.keys.filter { $0.hasSuffix(".num_batches_tracked") }))
     }
 
     public var keys: [String] { tensors.keys.sorted() }
@@ -29,7 +32,7 @@ public final class WeightStore {
         guard tensor.dtype.isFloatingPoint else {
             throw .invalid(key: key, reason: "dtype \(tensor.dtype) is not floating point", source: source)
         }
-        used.insert(key)
+        _ = used.withLock { $0.insert(key) }
         return FloatTensor(tensor)
     }
 
@@ -40,10 +43,12 @@ public final class WeightStore {
 
     /// Throws `.unused` if any supplied tensor was never taken.
     public func finish() throws(WeightError) {
-        let unused = tensors.keys.filter { !used.contains($0) }.sorted()
+        let unused = unusedKeys
         if !unused.isEmpty { throw .unused(keys: unused, source: source) }
     }
 
     /// Keys not yet taken (for diagnostics).
-    public var unusedKeys: [String] { tensors.keys.filter { !used.contains($0) }.sorted() }
+    public var unusedKeys: [String] {
+        used.withLock { used in tensors.keys.filter { !used.contains($0) }.sorted() }
+    }
 }
