@@ -293,21 +293,6 @@ struct MaskDecoderTests {
         #expect(worst < 1e-5, "max error \(worst)")
     }
 
-    @Test("masks = hyper_in @ upscaled embedding")
-    func hypernetworkProduct() {
-        var random = SyntheticDecoder.Random(state: 8)
-        let upscaled = random.tensor([1, 3, 5, 7])
-        let hyper = random.tensor([2, 3]).data
-        let masks = MaskDecoder.hypernetworkProduct(hyper, upscaled: upscaled)
-        #expect(masks.shape == [1, 2, 5, 7])
-        for mask in 0..<2 {
-            for pixel in 0..<35 {
-                let expected = (0..<3).reduce(Float(0)) { $0 + hyper[mask * 3 + $1] * upscaled.data[$1 * 35 + pixel] }
-                #expect(abs(masks.data[mask * 35 + pixel] - expected) < 1e-6)
-            }
-        }
-    }
-
     @Test("depth, MLP width and token counts come from the weights and must agree with the config")
     func loadingChecks() throws {
         let store = WeightStore(tensors.filter { $0.key.hasPrefix("mask_decoder.") }, source: "synthetic")

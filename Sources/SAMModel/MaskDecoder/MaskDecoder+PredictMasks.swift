@@ -53,53 +53,22 @@ extension MaskDecoder {
             }
             return hyperIn
         }
-        let masks: FloatTensor
-        if observer == nil {
-            // Upscaling and product fused, on the image tokens as they are (no NCHW transpose).
-            let hyperIn = hypernetworkInput()
-            masks = outputUpscaling.masks(imageTokens: imageTokens, height: height, width: width,
-                                          hypernetwork: FloatTensor(shape: [numMaskTokens, hyperIn.count / numMaskTokens], data: hyperIn))
-        } else {
-            // Module by module, so the observer sees every upscaling output.
+        // The masks always come from the fused head (upscaling and product channels-last, on the
+        // image tokens as they are), so attaching an observer never changes them. An observer
+        // also gets every upscaling module's output, from the modules run one by one in NCHW.
+        if let observer {
             // ref: predict_masks — src = src.transpose(1, 2).view(b, c, h, w); upscaled_embedding = self.output_upscaling(src)
-            let upscaled = outputUpscaling(Kernels.tokensToNCHW(imageTokens, height: height, width: width), observer: observer)
-            // ref: predict_masks — masks = (hyper_in @ upscaled_embedding.view(b, c, h * w)).view(b, -1, h, w)
-            masks = Self.hypernetworkProduct(hypernetworkInput(), upscaled: upscaled)
+            _ = outputUpscaling(Kernels.tokensToNCHW(imageTokens, height: height, width: width), observer: observer)
         }
+        let hyperIn = hypernetworkInput()
+        // ref: predict_masks — masks = (hyper_in @ upscaled_embedding.view(b, c, h * w)).view(b, -1, h, w)
+        let masks = outputUpscaling.masks(imageTokens: imageTokens, height: height, width: width,
+                                          hypernetwork: FloatTensor(shape: [numMaskTokens, hyperIn.count / numMaskTokens], data: hyperIn))
         observer?("\(path):masks", masks)
 
         // ref: predict_masks — iou_pred = self.iou_prediction_head(iou_token_out)
         let iou = iouPredictionHead(iouTokenOut, observer: observer)
         observer?("\(path):iou_predictions", iou)
         return (masks, iou)
-    }
-
-    /// masks[m, p] = Σ_d hyper[m, d] · upscaled[d, p]: [M, D] @ [1, D, H, W] → [1, M, H, W].
-    /// ref: mask_decoder.py MaskDecoder.predict_masks — hyper_in @ upscaled_embedding.view(b, c, h * w)
-    static func hypernetworkProduct(_ hyper: [Float], upscaled: FloatTensor) -> FloatTensor {
-        let depth = upscaled.shape[1], height = upscaled.shape[2], width = upscaled.shape[3]
-        let pixels = height * width, maskCount = hyper.count / depth
-        var masks = FloatTensor(zeros: [1, maskCount, height, width])
-        let chunk = 4096
-        let chunksPerMask = (pixels + chunk - 1) / chunk
-        masks.data.withUnsafeMutableBufferPointer { out in
-            let outBase = out.baseAddress!
-            upscaled.data.withUnsafeBufferPointer { source in
-                let sourceBase = source.baseAddress!
-                hyper.withUnsafeBufferPointer { weights in
-                    Kernels.parallelFor(maskCount * chunksPerMask) { task in
-                        let mask = task / chunksPerMask
-                        let start = (task % chunksPerMask) * chunk, end = min(start + chunk, pixels)
-                        let row = outBase + mask * pixels
-                        for d in 0..<depth {
-                            let weight = weights[mask * depth + d]
-                            let plane = sourceBase + d * pixels
-                            for p in start..<end { row[p] += weight * plane[p] }
-                        }
-                    }
-                }
-            }
-        }
-        return masks
     }
 }

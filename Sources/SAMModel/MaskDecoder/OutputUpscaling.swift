@@ -43,7 +43,7 @@ public struct OutputUpscaling: Sendable {
     /// This module and the hypernetwork product in one pass: masks [1, M, 4h, 4w] from the
     /// image tokens [1, h*w, C] and hypernetwork [M, C/8] (`Kernels.maskHead`), without the
     /// NCHW transpose and the [C/8, 4h, 4w] map between them. Equal, to float rounding, to
-    /// `callAsFunction` followed by `MaskDecoder.hypernetworkProduct` (MaskDecoderTests).
+    /// `callAsFunction` followed by the product (SAMKernelsTests "Fused mask head").
     /// ref: mask_decoder.py MaskDecoder.predict_masks — upscaled_embedding = self.output_upscaling(src);
     /// masks = (hyper_in @ upscaled_embedding.view(b, c, h * w)).view(b, -1, h, w)
     public func masks(imageTokens: FloatTensor, height: Int, width: Int, hypernetwork: FloatTensor) -> FloatTensor {
