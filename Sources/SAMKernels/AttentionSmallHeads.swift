@@ -7,10 +7,10 @@ extension Kernels {
     /// Keys are transposed once per head to [D, stride] (zero-padded to whole vectors, the row
     /// stride off 4 KB multiples so the D rows read together do not share an L1 set). Each task
     /// (a head and a block of query rows) computes its scores six query rows by sixteen keys at
-    /// a time, exponentiates them in place, and accumulates the values six rows by sixteen
-    /// columns at a time, read in place; the softmax's division by the row sum is applied to
-    /// those sums as they are stored, straight into the merged-heads output. Row and column
-    /// layout as `attentionBLAS`.
+    /// a time, exponentiates them in place, and accumulates the values (packed per head) the
+    /// same way (`scaledRowsProduct`); the softmax's division by the row sum is applied to those
+    /// sums as they are stored, straight into the merged-heads output. Row and column layout as
+    /// `attentionBLAS`.
     static func attentionSmallHeads(_ s: AttentionShape, q: UnsafePointer<Float>, qRowStride: Int,
                                     k: UnsafePointer<Float>, kRowStride: Int, v: UnsafePointer<Float>, vRowStride: Int,
                                     scale: Float, bias: UnsafePointer<Float>?, biasPerBatch: Bool,
@@ -41,18 +41,18 @@ extension Kernels {
             // One buffer per task: the scores [rows, paddedKeys], then each row's 1 / Σ exp.
             let scores = buffer, inverseSums = buffer + rows * paddedKeys
             // scores [rows, paddedKeys] = scale * q_bh[rows, D] * k_bhᵀ
-            attentionScores(q: q + (b * queryLength + firstRow) * qRowStride + h * headDim, qStride: qRowStride, rows: rows,
-                            keysT: keysT + (b * heads + h) * headDim * keyStride, keyStride: keyStride, depth: headDim,
-                            paddedKeys: paddedKeys, scale: scale, into: scores)
+            scaledRowsProduct(a: q + (b * queryLength + firstRow) * qRowStride + h * headDim, aStride: qRowStride, rows: rows,
+                              depth: headDim, b: keysT + (b * heads + h) * headDim * keyStride, bStride: keyStride,
+                              columns: paddedKeys, rowScale: { _ in scale }, into: scores, outStride: paddedKeys)
             let biasHead = biasPerBatch ? b * heads + h : h
             let biasRows = bias.map { $0 + (biasHead * queryLength + firstRow) * keyLength }
             softmaxNumerators(scores, rows: rows, count: keyLength, paddedCount: paddedKeys, adding: biasRows,
                               inverseSums: inverseSums)
             // out_bh[rows, Dv] = (exp scores * v_bh[Lk, Dv]) / row sums, into the merged layout
-            attentionValues(scores, pStride: paddedKeys, rows: rows, keyLength: keyLength, rowScales: inverseSums,
-                            values: packedValues + (b * heads + h) * keyLength * valueHeadDim, valueStride: valueHeadDim,
-                            width: valueHeadDim, into: out + (b * queryLength + firstRow) * valueWidth + h * valueHeadDim,
-                            outStride: valueWidth)
+            scaledRowsProduct(a: scores, aStride: paddedKeys, rows: rows, depth: keyLength,
+                              b: packedValues + (b * heads + h) * keyLength * valueHeadDim, bStride: valueHeadDim,
+                              columns: valueHeadDim, rowScale: { inverseSums[$0] },
+                              into: out + (b * queryLength + firstRow) * valueWidth + h * valueHeadDim, outStride: valueWidth)
         }
     }
 
@@ -132,123 +132,70 @@ extension Kernels {
         }
     }
 
-    /// scores[r, j] = scale * Σ_d q[r, d] * keysT[d, j] for r < rows, j < paddedKeys (a multiple
-    /// of 8; rows of `scores` paddedKeys apart, of keysT `keyStride` apart). Six query rows by
-    /// sixteen keys per step: twelve independent accumulators, more than the FMA latency times
-    /// the FMA units, so the products never wait on each other.
+    /// out[r, c] = rowScale(r) * Σ_t a[r, t] * b[t, c] for r < rows, t < depth, c < columns (rows of
+    /// a, b and out `aStride`, `bStride` and `outStride` apart): both products of the attention,
+    /// the scores (a = queries, b = transposed keys, a constant scale) and the values (a = the
+    /// softmax numerators, b = values, each row's 1 / Σ). Six rows by sixteen columns per step:
+    /// twelve independent accumulators, more than the FMA latency times the FMA units, so the
+    /// products never wait on each other.
     @inline(__always)
-    private static func attentionScores(q: UnsafePointer<Float>, qStride: Int, rows: Int, keysT: UnsafePointer<Float>,
-                                        keyStride: Int, depth: Int, paddedKeys: Int, scale: Float,
-                                        into scores: UnsafeMutablePointer<Float>) {
+    private static func scaledRowsProduct(a: UnsafePointer<Float>, aStride: Int, rows: Int, depth: Int,
+                                          b: UnsafePointer<Float>, bStride: Int, columns: Int, rowScale: (Int) -> Float,
+                                          into out: UnsafeMutablePointer<Float>, outStride: Int) {
         var r = 0
         while r < rows {
             // Rows past the block's end repeat its last row; their stores rewrite that row with
             // the same values, so the tail needs no separate code.
             let last = rows - 1
             let i1 = min(r + 1, last), i2 = min(r + 2, last), i3 = min(r + 3, last), i4 = min(r + 4, last), i5 = min(r + 5, last)
-            let q0 = q + r * qStride, q1 = q + i1 * qStride, q2 = q + i2 * qStride
-            let q3 = q + i3 * qStride, q4 = q + i4 * qStride, q5 = q + i5 * qStride
-            let s0 = scores + r * paddedKeys, s1 = scores + i1 * paddedKeys, s2 = scores + i2 * paddedKeys
-            let s3 = scores + i3 * paddedKeys, s4 = scores + i4 * paddedKeys, s5 = scores + i5 * paddedKeys
-            var j = 0
-            while j + 16 <= paddedKeys {
-                let zero = SIMD8<Float>(repeating: 0)
-                var a00 = zero, a01 = zero, a10 = zero, a11 = zero, a20 = zero, a21 = zero
-                var a30 = zero, a31 = zero, a40 = zero, a41 = zero, a50 = zero, a51 = zero
-                for d in 0..<depth {
-                    let k0 = keysT.load8(at: d * keyStride + j), k1 = keysT.load8(at: d * keyStride + j + 8)
-                    let x0 = SIMD8(repeating: q0[d]), x1 = SIMD8(repeating: q1[d]), x2 = SIMD8(repeating: q2[d])
-                    a00 = multiplyAdd(x0, k0, a00); a01 = multiplyAdd(x0, k1, a01)
-                    a10 = multiplyAdd(x1, k0, a10); a11 = multiplyAdd(x1, k1, a11)
-                    a20 = multiplyAdd(x2, k0, a20); a21 = multiplyAdd(x2, k1, a21)
-                    let x3 = SIMD8(repeating: q3[d]), x4 = SIMD8(repeating: q4[d]), x5 = SIMD8(repeating: q5[d])
-                    a30 = multiplyAdd(x3, k0, a30); a31 = multiplyAdd(x3, k1, a31)
-                    a40 = multiplyAdd(x4, k0, a40); a41 = multiplyAdd(x4, k1, a41)
-                    a50 = multiplyAdd(x5, k0, a50); a51 = multiplyAdd(x5, k1, a51)
-                }
-                s0.store8(scale * a00, at: j); s0.store8(scale * a01, at: j + 8)
-                s1.store8(scale * a10, at: j); s1.store8(scale * a11, at: j + 8)
-                s2.store8(scale * a20, at: j); s2.store8(scale * a21, at: j + 8)
-                s3.store8(scale * a30, at: j); s3.store8(scale * a31, at: j + 8)
-                s4.store8(scale * a40, at: j); s4.store8(scale * a41, at: j + 8)
-                s5.store8(scale * a50, at: j); s5.store8(scale * a51, at: j + 8)
-                j += 16
-            }
-            if j < paddedKeys {  // one last vector of eight keys
-                let zero = SIMD8<Float>(repeating: 0)
-                var a0 = zero, a1 = zero, a2 = zero, a3 = zero, a4 = zero, a5 = zero
-                for d in 0..<depth {
-                    let k0 = keysT.load8(at: d * keyStride + j)
-                    a0 = multiplyAdd(q0[d], k0, a0); a1 = multiplyAdd(q1[d], k0, a1); a2 = multiplyAdd(q2[d], k0, a2)
-                    a3 = multiplyAdd(q3[d], k0, a3); a4 = multiplyAdd(q4[d], k0, a4); a5 = multiplyAdd(q5[d], k0, a5)
-                }
-                s0.store8(scale * a0, at: j); s1.store8(scale * a1, at: j); s2.store8(scale * a2, at: j)
-                s3.store8(scale * a3, at: j); s4.store8(scale * a4, at: j); s5.store8(scale * a5, at: j)
-            }
-            r += 6
-        }
-    }
-
-    /// out[r, e] = rowScales[r] * Σ_j p[r, j] * values[j, e] for r < rows, j < keyLength,
-    /// e < width (rows of p, values and out `pStride`, `valueStride` and `outStride` apart).
-    /// Six rows by sixteen value columns per step, as in `attentionScores`.
-    @inline(__always)
-    private static func attentionValues(_ p: UnsafeMutablePointer<Float>, pStride: Int, rows: Int, keyLength: Int,
-                                        rowScales: UnsafePointer<Float>, values: UnsafePointer<Float>, valueStride: Int,
-                                        width: Int, into out: UnsafeMutablePointer<Float>, outStride: Int) {
-        var r = 0
-        while r < rows {
-            // As in attentionScores, rows past the end repeat (and rewrite) the last row.
-            let last = rows - 1
-            let i1 = min(r + 1, last), i2 = min(r + 2, last), i3 = min(r + 3, last), i4 = min(r + 4, last), i5 = min(r + 5, last)
-            let p0 = p + r * pStride, p1 = p + i1 * pStride, p2 = p + i2 * pStride
-            let p3 = p + i3 * pStride, p4 = p + i4 * pStride, p5 = p + i5 * pStride
+            let a0 = a + r * aStride, a1 = a + i1 * aStride, a2 = a + i2 * aStride
+            let a3 = a + i3 * aStride, a4 = a + i4 * aStride, a5 = a + i5 * aStride
             let o0 = out + r * outStride, o1 = out + i1 * outStride, o2 = out + i2 * outStride
             let o3 = out + i3 * outStride, o4 = out + i4 * outStride, o5 = out + i5 * outStride
-            let c0 = rowScales[r], c1 = rowScales[i1], c2 = rowScales[i2]
-            let c3 = rowScales[i3], c4 = rowScales[i4], c5 = rowScales[i5]
-            var e = 0
-            while e + 16 <= width {
+            let c0 = rowScale(r), c1 = rowScale(i1), c2 = rowScale(i2)
+            let c3 = rowScale(i3), c4 = rowScale(i4), c5 = rowScale(i5)
+            var c = 0
+            while c + 16 <= columns {
                 let zero = SIMD8<Float>(repeating: 0)
-                var a00 = zero, a01 = zero, a10 = zero, a11 = zero, a20 = zero, a21 = zero
-                var a30 = zero, a31 = zero, a40 = zero, a41 = zero, a50 = zero, a51 = zero
-                for j in 0..<keyLength {
-                    let v0 = values.load8(at: j * valueStride + e), v1 = values.load8(at: j * valueStride + e + 8)
-                    let x0 = SIMD8(repeating: p0[j]), x1 = SIMD8(repeating: p1[j]), x2 = SIMD8(repeating: p2[j])
-                    a00 = multiplyAdd(x0, v0, a00); a01 = multiplyAdd(x0, v1, a01)
-                    a10 = multiplyAdd(x1, v0, a10); a11 = multiplyAdd(x1, v1, a11)
-                    a20 = multiplyAdd(x2, v0, a20); a21 = multiplyAdd(x2, v1, a21)
-                    let x3 = SIMD8(repeating: p3[j]), x4 = SIMD8(repeating: p4[j]), x5 = SIMD8(repeating: p5[j])
-                    a30 = multiplyAdd(x3, v0, a30); a31 = multiplyAdd(x3, v1, a31)
-                    a40 = multiplyAdd(x4, v0, a40); a41 = multiplyAdd(x4, v1, a41)
-                    a50 = multiplyAdd(x5, v0, a50); a51 = multiplyAdd(x5, v1, a51)
+                var s00 = zero, s01 = zero, s10 = zero, s11 = zero, s20 = zero, s21 = zero
+                var s30 = zero, s31 = zero, s40 = zero, s41 = zero, s50 = zero, s51 = zero
+                for t in 0..<depth {
+                    let b0 = b.load8(at: t * bStride + c), b1 = b.load8(at: t * bStride + c + 8)
+                    let x0 = SIMD8(repeating: a0[t]), x1 = SIMD8(repeating: a1[t]), x2 = SIMD8(repeating: a2[t])
+                    s00 = multiplyAdd(x0, b0, s00); s01 = multiplyAdd(x0, b1, s01)
+                    s10 = multiplyAdd(x1, b0, s10); s11 = multiplyAdd(x1, b1, s11)
+                    s20 = multiplyAdd(x2, b0, s20); s21 = multiplyAdd(x2, b1, s21)
+                    let x3 = SIMD8(repeating: a3[t]), x4 = SIMD8(repeating: a4[t]), x5 = SIMD8(repeating: a5[t])
+                    s30 = multiplyAdd(x3, b0, s30); s31 = multiplyAdd(x3, b1, s31)
+                    s40 = multiplyAdd(x4, b0, s40); s41 = multiplyAdd(x4, b1, s41)
+                    s50 = multiplyAdd(x5, b0, s50); s51 = multiplyAdd(x5, b1, s51)
                 }
-                o0.store8(c0 * a00, at: e); o0.store8(c0 * a01, at: e + 8)
-                o1.store8(c1 * a10, at: e); o1.store8(c1 * a11, at: e + 8)
-                o2.store8(c2 * a20, at: e); o2.store8(c2 * a21, at: e + 8)
-                o3.store8(c3 * a30, at: e); o3.store8(c3 * a31, at: e + 8)
-                o4.store8(c4 * a40, at: e); o4.store8(c4 * a41, at: e + 8)
-                o5.store8(c5 * a50, at: e); o5.store8(c5 * a51, at: e + 8)
-                e += 16
+                o0.store8(c0 * s00, at: c); o0.store8(c0 * s01, at: c + 8)
+                o1.store8(c1 * s10, at: c); o1.store8(c1 * s11, at: c + 8)
+                o2.store8(c2 * s20, at: c); o2.store8(c2 * s21, at: c + 8)
+                o3.store8(c3 * s30, at: c); o3.store8(c3 * s31, at: c + 8)
+                o4.store8(c4 * s40, at: c); o4.store8(c4 * s41, at: c + 8)
+                o5.store8(c5 * s50, at: c); o5.store8(c5 * s51, at: c + 8)
+                c += 16
             }
-            if e + 8 <= width {
+            if c + 8 <= columns {
                 let zero = SIMD8<Float>(repeating: 0)
-                var a0 = zero, a1 = zero, a2 = zero, a3 = zero, a4 = zero, a5 = zero
-                for j in 0..<keyLength {
-                    let v0 = values.load8(at: j * valueStride + e)
-                    a0 = multiplyAdd(p0[j], v0, a0); a1 = multiplyAdd(p1[j], v0, a1); a2 = multiplyAdd(p2[j], v0, a2)
-                    a3 = multiplyAdd(p3[j], v0, a3); a4 = multiplyAdd(p4[j], v0, a4); a5 = multiplyAdd(p5[j], v0, a5)
+                var s0 = zero, s1 = zero, s2 = zero, s3 = zero, s4 = zero, s5 = zero
+                for t in 0..<depth {
+                    let b0 = b.load8(at: t * bStride + c)
+                    s0 = multiplyAdd(a0[t], b0, s0); s1 = multiplyAdd(a1[t], b0, s1); s2 = multiplyAdd(a2[t], b0, s2)
+                    s3 = multiplyAdd(a3[t], b0, s3); s4 = multiplyAdd(a4[t], b0, s4); s5 = multiplyAdd(a5[t], b0, s5)
                 }
-                o0.store8(c0 * a0, at: e); o1.store8(c1 * a1, at: e); o2.store8(c2 * a2, at: e)
-                o3.store8(c3 * a3, at: e); o4.store8(c4 * a4, at: e); o5.store8(c5 * a5, at: e)
-                e += 8
+                o0.store8(c0 * s0, at: c); o1.store8(c1 * s1, at: c); o2.store8(c2 * s2, at: c)
+                o3.store8(c3 * s3, at: c); o4.store8(c4 * s4, at: c); o5.store8(c5 * s5, at: c)
+                c += 8
             }
-            for column in e..<width {  // widths that are not a multiple of 8
+            for column in c..<columns {  // widths that are not a multiple of 8
                 for i in 0..<6 {
                     let row = min(r + i, last)
                     var sum: Float = 0
-                    for j in 0..<keyLength { sum += p[row * pStride + j] * values[j * valueStride + column] }
-                    out[row * outStride + column] = rowScales[row] * sum
+                    for t in 0..<depth { sum += a[row * aStride + t] * b[t * bStride + column] }
+                    out[row * outStride + column] = rowScale(row) * sum
                 }
             }
             r += 6
