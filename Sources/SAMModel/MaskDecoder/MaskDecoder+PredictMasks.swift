@@ -43,16 +43,6 @@ extension MaskDecoder {
         // ref: predict_masks — iou_token_out = hs[:, 0, :]; mask_tokens_out = hs[:, 1 : (1 + self.num_mask_tokens), :]
         let iouTokenOut = FloatTensor(shape: [1, c], data: Array(hs.data[0..<c]))
 
-        // ref: predict_masks — hyper_in_list.append(self.output_hypernetworks_mlps[i](mask_tokens_out[:, i, :]));
-        // hyper_in = torch.stack(hyper_in_list, dim=1)
-        func hypernetworkInput() -> [Float] {
-            var hyperIn: [Float] = []
-            for (index, mlp) in outputHypernetworksMLPs.enumerated() {
-                let token = FloatTensor(shape: [1, c], data: Array(hs.data[((1 + index) * c)..<((2 + index) * c)]))
-                hyperIn += mlp(token, observer: observer).data
-            }
-            return hyperIn
-        }
         // The masks always come from the fused head (upscaling and product channels-last, on the
         // image tokens as they are), so attaching an observer never changes them. An observer
         // also gets every upscaling module's output, from the modules run one by one in NCHW.
@@ -60,7 +50,13 @@ extension MaskDecoder {
             // ref: predict_masks — src = src.transpose(1, 2).view(b, c, h, w); upscaled_embedding = self.output_upscaling(src)
             _ = outputUpscaling(Kernels.tokensToNCHW(imageTokens, height: height, width: width), observer: observer)
         }
-        let hyperIn = hypernetworkInput()
+        // ref: predict_masks — hyper_in_list.append(self.output_hypernetworks_mlps[i](mask_tokens_out[:, i, :]));
+        // hyper_in = torch.stack(hyper_in_list, dim=1)
+        var hyperIn: [Float] = []
+        for (index, mlp) in outputHypernetworksMLPs.enumerated() {
+            let token = FloatTensor(shape: [1, c], data: Array(hs.data[((1 + index) * c)..<((2 + index) * c)]))
+            hyperIn += mlp(token, observer: observer).data
+        }
         // ref: predict_masks — masks = (hyper_in @ upscaled_embedding.view(b, c, h * w)).view(b, -1, h, w)
         let masks = outputUpscaling.masks(imageTokens: imageTokens, height: height, width: width,
                                           hypernetwork: FloatTensor(shape: [numMaskTokens, hyperIn.count / numMaskTokens], data: hyperIn))
