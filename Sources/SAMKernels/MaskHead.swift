@@ -6,11 +6,26 @@ extension Kernels {
     /// 2x2/2 → GELU) and hypernetwork product, prepared for `maskHead`: each transposed
     /// convolution's weight [in, out, 2, 2] is repacked to [in, 4*out] with its columns ordered
     /// (tap, channel), so one product gives every tap of an input pixel as contiguous channel rows.
+    /// All parameters sit in one array, in the order they are used (see `Offsets`).
     public struct MaskHeadWeights: Sendable {
         public let inChannels: Int, middleChannels: Int, outChannels: Int
-        let first: [Float], firstBias: [Float]
-        let normWeight: [Float], normBias: [Float], normEps: Float
-        let second: [Float], secondBias: [Float]
+        let normEps: Float
+        /// first (packed) | first bias | norm weight | norm bias | second (packed) | second bias
+        let parameters: [Float]
+
+        /// Where each part starts in `parameters`.
+        struct Offsets {
+            let first = 0, firstBias: Int, normWeight: Int, normBias: Int, second: Int, secondBias: Int
+            init(inChannels c0: Int, middleChannels c1: Int, outChannels c2: Int) {
+                firstBias = 4 * c0 * c1
+                normWeight = firstBias + c1
+                normBias = normWeight + c1
+                second = normBias + c1
+                secondBias = second + 4 * c1 * c2
+            }
+        }
+
+        var offsets: Offsets { Offsets(inChannels: inChannels, middleChannels: middleChannels, outChannels: outChannels) }
 
         /// firstWeight [C, C1, 2, 2], normWeight/normBias [C1], secondWeight [C1, C2, 2, 2].
         public init(firstWeight: FloatTensor, firstBias: FloatTensor, normWeight: FloatTensor, normBias: FloatTensor,
@@ -25,13 +40,9 @@ extension Kernels {
             precondition(firstBias.count == middleChannels && normWeight.count == middleChannels
                          && normBias.count == middleChannels && secondBias.count == outChannels,
                          "maskHead: bias or norm sizes do not match the weights")
-            first = Self.tapMajor(firstWeight)
-            second = Self.tapMajor(secondWeight)
-            self.firstBias = firstBias.data
-            self.normWeight = normWeight.data
-            self.normBias = normBias.data
+            parameters = Self.tapMajor(firstWeight) + firstBias.data + normWeight.data + normBias.data
+                + Self.tapMajor(secondWeight) + secondBias.data
             self.normEps = normEps
-            self.secondBias = secondBias.data
         }
 
         /// [in, out, 2, 2] -> [in, 4 * out], column (i*2 + j) * out + o.
@@ -74,13 +85,10 @@ extension Kernels {
         let data = [Float](unsafeUninitializedCapacity: maskCount * plane) { masksBuffer, initializedCount in
             tokens.data.withUnsafeBufferPointer { tokensBuffer in
             hypernetwork.data.withUnsafeBufferPointer { hyperBuffer in
-            w.first.withUnsafeBufferPointer { first in
-            w.second.withUnsafeBufferPointer { second in
-            w.firstBias.withUnsafeBufferPointer { firstBias in
-            w.secondBias.withUnsafeBufferPointer { secondBias in
-            w.normWeight.withUnsafeBufferPointer { gamma in
-            w.normBias.withUnsafeBufferPointer { beta in
-                let masks = masksBuffer.baseAddress!
+            w.parameters.withUnsafeBufferPointer { parameters in
+                let masks = masksBuffer.baseAddress!, at = w.offsets, base = parameters.baseAddress!
+                let first = base + at.first, firstBias = base + at.firstBias, gamma = base + at.normWeight
+                let beta = base + at.normBias, second = base + at.second, secondBias = base + at.secondBias
                 parallelForChunks(bands) { bandRange in
                     let products = UnsafeMutablePointer<Float>.allocate(capacity: productCount)
                     let middle = UnsafeMutablePointer<Float>.allocate(capacity: middleCount)
@@ -92,18 +100,18 @@ extension Kernels {
                         // ref: output_upscaling[0] ConvTranspose2d: every tap of every input pixel
                         BLAS.sgemm(transA: false, transB: false, m: inputPixels, n: 4 * c1, k: c0, alpha: 1,
                                    a: tokensBuffer.baseAddress! + firstRow * width * c0, lda: c0,
-                                   b: first.baseAddress!, ldb: 4 * c1, beta: 0, c: products, ldc: 4 * c1)
-                        scatterTaps(products, rows: rows, width: width, channels: c1, bias: firstBias.baseAddress!, into: middle)
+                                   b: first, ldb: 4 * c1, beta: 0, c: products, ldc: 4 * c1)
+                        scatterTaps(products, rows: rows, width: width, channels: c1, bias: firstBias, into: middle)
                         // ref: output_upscaling[1] LayerNorm2d (over each pixel's channels), [2] GELU
                         for p in 0..<middlePixels {
-                            layerNormRow(middle + p * c1, width: c1, gamma: gamma.baseAddress!, beta: beta.baseAddress!,
+                            layerNormRow(middle + p * c1, width: c1, gamma: gamma, beta: beta,
                                          eps: w.normEps, into: middle + p * c1)
                         }
                         geluInPlace(middle, count: middlePixels * c1)
                         // ref: output_upscaling[3] ConvTranspose2d, [4] GELU
                         BLAS.sgemm(transA: false, transB: false, m: middlePixels, n: 4 * c2, k: c1, alpha: 1,
-                                   a: middle, lda: c1, b: second.baseAddress!, ldb: 4 * c2, beta: 0, c: products, ldc: 4 * c2)
-                        scatterTaps(products, rows: 2 * rows, width: 2 * width, channels: c2, bias: secondBias.baseAddress!,
+                                   a: middle, lda: c1, b: second, ldb: 4 * c2, beta: 0, c: products, ldc: 4 * c2)
+                        scatterTaps(products, rows: 2 * rows, width: 2 * width, channels: c2, bias: secondBias,
                                     into: upscaled)
                         geluInPlace(upscaled, count: outPixels * c2)
                         // ref: predict_masks — hyper_in @ upscaled_embedding: this band's rows of every mask
@@ -112,11 +120,6 @@ extension Kernels {
                                    beta: 0, c: masks + 4 * firstRow * outWidth, ldc: plane)
                     }
                 }
-            }
-            }
-            }
-            }
-            }
             }
             }
             }
