@@ -112,7 +112,6 @@ public struct PositionEmbeddingRandom: Sendable {
             }
             initializedCount = c * plane
         }
-        let out = FloatTensor(shape: [1, c, height, width], data: data)
-        return out
+        return FloatTensor(shape: [1, c, height, width], data: data)
     }
 }
