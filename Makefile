@@ -32,7 +32,7 @@ test: setup
 check-drops: setup
 	@test -d "$(DROP)" || { echo "check-drops: drop folder $(DROP) is missing" >&2; exit 1; }
 	SAM_DROP_DIR="$(abspath $(DROP))" SAM_REQUIRE_DROP=1 \
-	    $(SWIFT) test $(RELEASE) -Xswiftc -enable-testing --filter 'Drop|SAMKernelsTests'
+	    $(SWIFT) test $(RELEASE) -Xswiftc -enable-testing --filter 'Drop|SAMKernelsTests|SAMImageTests'
 
 # samverify on the committed tiny set and on the full-size outside drop as it is, each model converted
 # from the set's own mobile_sam.h5 into a temporary .samw; JSON and JUnit reports go to out/verify/.

@@ -214,8 +214,12 @@ enum TorchBilinear {
     /// halfway between two floats after being rounded itself. TwoSum gives the exact error of the
     /// double sum; in that case a one-ulp nudge toward the exact value fixes the float rounding.
     /// Results in float's subnormal range, where midpoints sit elsewhere, take the libm path.
+    /// Builds with FMA (`make`'s CPU_FLAGS add -DSAM_FMA) use the instruction itself.
     @inline(__always)
     static func fma(_ a: Float, _ b: Float, _ c: Float) -> Float {
+        #if SAM_FMA
+        return c.addingProduct(a, b)
+        #else
         let product = Double(a) * Double(b)  // exact: 24 + 24 significant bits
         let addend = Double(c)
         let sum = product + addend
@@ -226,6 +230,7 @@ enum TorchBilinear {
         let halfway = (sum.bitPattern & 0x1FFF_FFFF) == 0x1000_0000  // a float rounding midpoint
         if halfway && error != 0 { return Float(error > 0 ? sum.nextUp : sum.nextDown) }
         return Float(sum)
+        #endif
     }
 
     /// The two taps and weights of each output index along one axis.
@@ -369,8 +374,12 @@ enum TorchBilinear {
     /// vectorizes, and a block where any element may need more is redone with `fma`.
     /// `out` must not overlap the operands: a row's last block may overlap the one before it
     /// and recompute some elements.
+    /// With the FMA instruction (SAM_FMA) this is one loop that vectorizes as it stands.
     @inline(__always)
     static func fmaRow(_ count: Int, into out: UnsafeMutablePointer<Float>, _ operands: (Int) -> (Float, Float, Float, Float)) {
+        #if SAM_FMA
+        fmaExact(0..<count, out, operands)
+        #else
         let block = 64
         guard count >= block else { return fmaExact(0..<count, out, operands) }
         // Rounding midpoints are rare unless the weights have few bits (exact sums, often
@@ -387,6 +396,7 @@ enum TorchBilinear {
             if start + block == count { return }
             start = min(start + block, count - block)
         }
+        #endif
     }
 
     /// `out[x] = fma(a, b, c * d)` for x in `range`, one element at a time.
