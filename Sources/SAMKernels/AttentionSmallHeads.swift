@@ -80,12 +80,7 @@ extension Kernels {
                                   adding bias: UnsafePointer<Float>?, inverseSums: UnsafeMutablePointer<Float>) {
         for r in 0..<rows {
             let row = scores + r * paddedCount
-            if let bias {
-                let biasRow = bias + r * count
-                var j = 0
-                while j + 8 <= count { row.store8(row.load8(at: j) + biasRow.load8(at: j), at: j); j += 8 }
-                while j < count { row[j] += biasRow[j]; j += 1 }
-            }
+            if let bias { addInPlace(row, bias + r * count, count: count) }
             for j in count..<paddedCount { row[j] = -.infinity }
         }
         var r = 0
@@ -115,19 +110,8 @@ extension Kernels {
         }
         while r < rows {
             let row = scores + r * paddedCount
-            var maxima = SIMD8<Float>(repeating: -.infinity)
-            var j = 0
-            while j < paddedCount { maxima = pointwiseMax8(maxima, row.load8(at: j)); j += 8 }
-            let rowMax = horizontalMax(maxima)
-            var sums = SIMD8<Float>(repeating: 0)
-            j = 0
-            while j < paddedCount {
-                let e = exp8(row.load8(at: j) - rowMax)
-                row.store8(e, at: j)
-                sums += e
-                j += 8
-            }
-            inverseSums[r] = 1 / horizontalSum(sums)
+            let rowMax = maxOfVectors(UnsafePointer(row), count: paddedCount)
+            inverseSums[r] = 1 / horizontalSum(exponentiateVectors(row, count: paddedCount, minus: rowMax))
             r += 1
         }
     }

@@ -35,11 +35,7 @@ extension Kernels {
     @inline(__always)
     static func applyEpilogue(_ activation: Epilogue.Activation, _ output: UnsafeMutablePointer<Float>, count: Int,
                               residual: UnsafePointer<Float>?) {
-        if let residual {
-            var i = 0
-            while i + 8 <= count { output.store8(output.load8(at: i) + residual.load8(at: i), at: i); i += 8 }
-            while i < count { output[i] += residual[i]; i += 1 }
-        }
+        if let residual { addInPlace(output, residual, count: count) }
         switch activation {
         case .none: break
         case .gelu: geluInPlace(output, count: count)

@@ -19,26 +19,13 @@ extension Kernels {
     @inline(__always)
     static func softmaxRow(_ row: UnsafeMutablePointer<Float>, count: Int, adding bias: UnsafePointer<Float>? = nil) {
         let vectorEnd = count & ~7
-        if let bias {
-            var j = 0
-            while j < vectorEnd { row.store8(row.load8(at: j) + bias.load8(at: j), at: j); j += 8 }
-            while j < count { row[j] += bias[j]; j += 1 }
-        }
-        var maxima = SIMD8<Float>(repeating: -.infinity)
-        var j = 0
-        while j < vectorEnd { maxima = pointwiseMax8(maxima, row.load8(at: j)); j += 8 }
-        var rowMax = horizontalMax(maxima)
-        while j < count { rowMax = max(rowMax, row[j]); j += 1 }
+        if let bias { addInPlace(row, bias, count: count) }
+        var rowMax = maxOfVectors(UnsafePointer(row), count: vectorEnd)
+        for j in vectorEnd..<count { rowMax = max(rowMax, row[j]) }
 
         // The tail is padded into one more vector so every element goes through exp8.
-        var sums = SIMD8<Float>(repeating: 0)
-        j = 0
-        while j < vectorEnd {
-            let e = exp8(row.load8(at: j) - rowMax)
-            row.store8(e, at: j)
-            sums += e
-            j += 8
-        }
+        var sums = exponentiateVectors(row, count: vectorEnd, minus: rowMax)
+        var j = vectorEnd
         if j < count {
             // Lanes past the row end hold -inf, whose exp is set to 0. (Copies through memory:
             // per-lane SIMD subscripts compile to slow code.)
@@ -59,6 +46,30 @@ extension Kernels {
         j = 0
         while j < vectorEnd { row.store8(row.load8(at: j) * inverseSum, at: j); j += 8 }
         while j < count { row[j] *= inverseSum; j += 1 }
+    }
+
+    /// The largest of row[0..<count], count a multiple of 8 (-inf for none).
+    @inline(__always)
+    static func maxOfVectors(_ row: UnsafePointer<Float>, count: Int) -> Float {
+        var maxima = SIMD8<Float>(repeating: -.infinity)
+        var j = 0
+        while j < count { maxima = pointwiseMax8(maxima, row.load8(at: j)); j += 8 }
+        return horizontalMax(maxima)
+    }
+
+    /// row[j] = exp(row[j] - shift) in place for j < count (a multiple of 8); returns the
+    /// lane-wise sums of the exponentials.
+    @inline(__always)
+    static func exponentiateVectors(_ row: UnsafeMutablePointer<Float>, count: Int, minus shift: Float) -> SIMD8<Float> {
+        var sums = SIMD8<Float>(repeating: 0)
+        var j = 0
+        while j < count {
+            let e = exp8(row.load8(at: j) - shift)
+            row.store8(e, at: j)
+            sums += e
+            j += 8
+        }
+        return sums
     }
 
     // The generic SIMD reductions (`max()`, `sum()`) are calls that walk the lanes; these are

@@ -31,6 +31,14 @@ extension Kernels {
 }
 
 extension Kernels {
+    /// target[i] += addend[i] for i < count, eight lanes at a time.
+    @inline(__always)
+    static func addInPlace(_ target: UnsafeMutablePointer<Float>, _ addend: UnsafePointer<Float>, count: Int) {
+        var i = 0
+        while i + 8 <= count { target.store8(target.load8(at: i) + addend.load8(at: i), at: i); i += 8 }
+        while i < count { target[i] += addend[i]; i += 1 }
+    }
+
     /// a * b + c on eight lanes: one fused multiply-add where the build targets FMA (`make` adds
     /// -DSAM_FMA with -target-cpu haswell, see CPU_FLAGS), else a multiply and an add. (Swift
     /// never fuses on its own, and on a build without FMA `addingProduct` would become a libm
