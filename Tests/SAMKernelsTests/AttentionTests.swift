@@ -118,3 +118,63 @@ struct PackedAttentionTests {
         }
     }
 }
+
+@Suite("Window attention on the token grid")
+struct WindowAttentionTests {
+    /// (batch, height, width, window): windows overhanging right and bottom, a window larger
+    /// than the whole grid, and a grid the window divides exactly.
+    static let grids = [(2, 9, 11, 4), (1, 5, 3, 7), (1, 8, 8, 4)]
+
+    /// Upstream's recipe, literally: pad the token grid with `padding` rows, cut it into windows,
+    /// attend inside each window (float64 reference), put the windows back and crop.
+    @Test("equals attention on padded windows, reversed and cropped", arguments: grids)
+    func matchesPaddedWindows(_ g: (Int, Int, Int, Int)) {
+        let (batch, height, width, window) = g
+        let (heads, keyDim, valueDim) = (3, 4, 5)
+        let rowWidth = heads * (2 * keyDim + valueDim), positions = window * window
+        var rng = SplitMix64(seed: UInt64(height * 100 + width))
+        let qkv = randomTensor([batch, height * width, rowWidth], using: &rng)
+        let padding = randomTensor([rowWidth], using: &rng)
+        let bias = randomTensor([heads, positions, positions], in: -2...2, using: &rng)
+        let grid = Kernels.WindowGrid(height: height, width: width, window: window)
+        let scale: Float = 0.8
+
+        // [windows, N, rowWidth], windows row-major per image, positions row-major per window.
+        let windowCount = batch * grid.windowRows * grid.windowColumns
+        var windowed = [Float]()
+        var tokenOf: [Int?] = []  // the token each window position holds, nil for padding
+        for b in 0..<batch {
+            for wr in 0..<grid.windowRows {
+                for wc in 0..<grid.windowColumns {
+                    for p in 0..<positions {
+                        let row = wr * window + p / window, column = wc * window + p % window
+                        let token = row < height && column < width ? (b * height + row) * width + column : nil
+                        tokenOf.append(token)
+                        windowed += token.map { Array(qkv.data[($0 * rowWidth)..<(($0 + 1) * rowWidth)]) } ?? padding.data
+                    }
+                }
+            }
+        }
+        func part(_ offset: Int, _ partWidth: Int) -> FloatTensor {
+            var data: [Float] = []
+            for row in 0..<(windowCount * positions) {
+                data += windowed[(row * rowWidth + offset)..<(row * rowWidth + offset + partWidth)]
+            }
+            return FloatTensor(shape: [windowCount, positions, partWidth], data: data)
+        }
+        let perWindow = AttentionTests.reference(q: part(0, heads * keyDim), k: part(heads * keyDim, heads * keyDim),
+                                                 v: part(2 * heads * keyDim, heads * valueDim), heads: heads, scale: scale,
+                                                 bias: bias)
+        let valueWidth = heads * valueDim
+        var expected = [Double](repeating: .nan, count: batch * height * width * valueWidth)
+        for (row, token) in tokenOf.enumerated() {
+            guard let token else { continue }
+            for e in 0..<valueWidth { expected[token * valueWidth + e] = perWindow[row * valueWidth + e] }
+        }
+
+        let out = Kernels.windowAttention(packedQKV: qkv, grid: grid, paddingQKV: padding, heads: heads, keyDim: keyDim,
+                                          valueDim: valueDim, scale: scale, bias: bias)
+        expectClose(out, expected, shape: [batch, height * width, valueWidth],
+                    "window attention \(height)x\(width), window \(window)")
+    }
+}

@@ -31,6 +31,9 @@ extension TinyViT {
         public let biasIndex: AttentionBiasIndex
         /// `attention_biases[:, attention_bias_idxs]`, [heads, N, N].
         public let bias: FloatTensor
+        /// qkv(norm(0)) [heads*(2*keyDim + valueDim)], packed like `qkv`'s output: what a position of
+        /// TinyViTBlock's zero padding becomes, a key and value every overhanging window attends to.
+        public let paddedPositionQKV: FloatTensor
 
         public var dim: Int { norm.weight.count }
         public var windowSize: Int { biasIndex.resolution.height }
@@ -65,6 +68,8 @@ extension TinyViT {
             qkv = interleaved.groupedByPart(heads: heads, parts: [(offset: 0, width: keyDim), (offset: keyDim, width: keyDim),
                                                                   (offset: 2 * keyDim, width: valueDim)], stride: perHead)
             proj = try NN.Linear(weights: weights, path: "\(path).proj", inFeatures: heads * valueDim, outFeatures: dim)
+            // The same kernels as a padded position in a window would go through.
+            paddedPositionQKV = qkv(norm.normalized(FloatTensor(zeros: [1, dim]))).reshaped([heads * perHead])
         }
 
         /// [windows, N, dim] -> [windows, N, dim]
@@ -81,6 +86,20 @@ extension TinyViT {
             let y = proj(attended, observer: observer)
             observer?(path, y)
             return y
+        }
+
+        /// residual + the block's windowed attention of the tokens x [B, H*W, dim] on `grid`, back in
+        /// token order: upstream's pad → partition → attention → reverse → crop, computed without
+        /// padded windows. LayerNorm, qkv and proj act on each token alone, so they run on the
+        /// tokens themselves; padded positions enter only as keys and values (`paddedPositionQKV`).
+        // ref: tiny_vit_sam.py TinyViTBlock.forward (L343-369) around Attention.forward (L260-284)
+        public func windowed(_ x: FloatTensor, grid: Kernels.WindowGrid, plusResidual residual: FloatTensor) -> FloatTensor {
+            precondition(grid.positions == bias.shape[1] && x.shape.count == 3 && x.shape[1] == grid.height * grid.width
+                         && x.shape[2] == dim, "\(path): input \(x.shape) is not [B, \(grid.height)*\(grid.width), \(dim)]")
+            let packed = qkv(norm.normalized(x))
+            let attended = Kernels.windowAttention(packedQKV: packed, grid: grid, paddingQKV: paddedPositionQKV, heads: heads,
+                                                   keyDim: keyDim, valueDim: valueDim, scale: scale, bias: bias)
+            return proj(attended, then: Kernels.Epilogue(residual: residual))
         }
 
         /// PyTorch's `qkv` output rebuilt from the packed one (q | k | v), for observers only.

@@ -11,7 +11,11 @@ extension TinyViT {
         /// Depthwise Conv2d_BN, local_conv_size x local_conv_size, pad local_conv_size / 2.
         public let localConv: Conv2dBN
         public let mlp: Mlp
+        /// The padded windows of the step-by-step path (see callAsFunction).
         public let windows: WindowPartition
+        /// Windows up to this side run as `Attention.windowed`, whose tasks hold a window's whole
+        /// side⁴ score matrix (~4 MB at 32); larger ones go through the row-blocked padded path.
+        static let largestFusedWindow = 32
 
         public var dim: Int { attn.dim }
         public var windowSize: Int { attn.windowSize }
@@ -47,8 +51,13 @@ extension TinyViT {
                 var y = attn(x, observer: observer)
                 Kernels.add(&y, x)
                 attended = y
+            } else if observer == nil && windowSize <= Self.largestFusedWindow {
+                // L343-367 without materialising the padded windows
+                attended = attn.windowed(x, grid: Kernels.WindowGrid(height: height, width: width, window: windowSize),
+                                         plusResidual: x)
             } else {
-                // L343-367: pad, partition, attend, reverse, crop (the residual added while merging)
+                // L343-367 step by step, so an observer sees the attention's own [windows, N, dim]
+                // output: pad, partition, attend, reverse, crop (the residual added while merging)
                 let windowed = attn(windows.partition(x), observer: observer)
                 attended = windows.merge(windowed, batch: batch, plusResidual: x)
             }
