@@ -68,3 +68,18 @@ extension TinyViT {
         }
     }
 }
+
+extension TinyViT.Conv2dBN {
+    /// The weights of `expand` (1x1) → `depthwise` (3x3, pad 1) → `project` (1x1) for
+    /// `Kernels.invertedResidual`, which runs MBConv's and PatchMerging's three convolutions
+    /// row by row in cache; nil when the three do not have exactly that form.
+    static func invertedResidualWeights(_ expand: Self, _ depthwise: Self, _ project: Self) -> Kernels.InvertedResidualWeights? {
+        func isPointwise(_ c: Self) -> Bool { c.kernelSize == 1 && c.stride == 1 && c.padding == 0 && c.groups == 1 }
+        guard isPointwise(expand), isPointwise(project), depthwise.kernelSize == 3, depthwise.padding == 1,
+              depthwise.groups == expand.outChannels, depthwise.outChannels == expand.outChannels,
+              project.weight.shape[1] == expand.outChannels else { return nil }
+        return Kernels.InvertedResidualWeights(expandWeight: expand.weight, expandBias: expand.bias,
+                                               depthwiseWeight: depthwise.weight, depthwiseBias: depthwise.bias,
+                                               projectWeight: project.weight, projectBias: project.bias)
+    }
+}

@@ -29,6 +29,11 @@ extension TinyViT {
         /// [B, dim, H, W] -> [B, dim, H, W]
         // ref: tiny_vit_sam.py MBConv.forward (L99-115); drop_path is the identity at inference.
         public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+            // Unobserved, the three convolutions run row by row, so the 4x-wide hidden maps stay in cache.
+            if observer == nil, let fused = Conv2dBN.invertedResidualWeights(conv1, conv2, conv3) {
+                return Kernels.invertedResidual(x, weights: fused, stride: conv2.stride, activation: .gelu,
+                                                epilogue: Kernels.Epilogue(residual: x, activation: .gelu))
+            }
             var y = conv1(x, then: .gelu, observer: observer)
             observer?("\(path).act1", y)
             y = conv2(y, then: .gelu, observer: observer)

@@ -47,6 +47,10 @@ extension TinyViT {
             }
             precondition(x.shape.count == 4 && x.shape[2] == inputResolution.height && x.shape[3] == inputResolution.width,
                          "\(path): input \(input.shape) does not match input resolution \(inputResolution)")
+            if observer == nil, let fused = Conv2dBN.invertedResidualWeights(conv1, conv2, conv3) {
+                return Kernels.nchwToTokens(Kernels.invertedResidual(x, weights: fused, stride: stride, activation: .gelu,
+                                                                     epilogue: .none))
+            }
             x = conv1(x, then: .gelu, observer: observer)
             observer?("\(path).act", x)          // self.act, first call
             x = conv2(x, then: .gelu, observer: observer)

@@ -1,0 +1,214 @@
+import SAMBLAS
+import SAMTensor
+
+extension Kernels {
+    /// The parameters of an inverted-residual block's three convolutions (BatchNorm folded in):
+    /// a 1x1 expansion C -> E, a 3x3 depthwise convolution over E channels (padding 1), a 1x1
+    /// projection E -> O.
+    public struct InvertedResidualWeights: Sendable {
+        /// [E, C] or [E, C, 1, 1], and [E]
+        public let expandWeight: FloatTensor, expandBias: FloatTensor
+        /// [E, 1, 3, 3], and [E]
+        public let depthwiseWeight: FloatTensor, depthwiseBias: FloatTensor
+        /// [O, E] or [O, E, 1, 1], and [O]
+        public let projectWeight: FloatTensor, projectBias: FloatTensor
+
+        public init(expandWeight: FloatTensor, expandBias: FloatTensor, depthwiseWeight: FloatTensor,
+                    depthwiseBias: FloatTensor, projectWeight: FloatTensor, projectBias: FloatTensor) {
+            self.expandWeight = expandWeight
+            self.expandBias = expandBias
+            self.depthwiseWeight = depthwiseWeight
+            self.depthwiseBias = depthwiseBias
+            self.projectWeight = projectWeight
+            self.projectBias = projectBias
+        }
+
+        var expanded: Int { expandWeight.shape[0] }
+        var inChannels: Int { expandWeight.shape[1] }
+        var outChannels: Int { projectWeight.shape[0] }
+    }
+
+    /// An inverted-residual block on NCHW x [B, C, H, W], computed row by row in cache:
+    /// act(expand(x)) -> act(depthwise3x3(·, stride, pad 1)) -> project(·), then `epilogue`
+    /// (residual, final activation). Returns [B, O, H', W'], H' = (H - 1) / stride + 1.
+    ///
+    /// The expanded maps are E/C times larger than x (4x in TinyViT's MBConv, 256 channels of
+    /// 256x256) and as separate layers went to memory and back twice. Here each task owns a band
+    /// of output rows and keeps only the three expanded rows the depthwise window needs (a ring,
+    /// zero-padded left and right), so per output row: expand the new input rows (one sgemm
+    /// each), the depthwise row, one projection sgemm into the output, the epilogue on it. The
+    /// input rows above and below a band are expanded by both neighbouring tasks.
+    public static func invertedResidual(_ x: FloatTensor, weights w: InvertedResidualWeights, stride: Int,
+                                        activation: Epilogue.Activation, epilogue: Epilogue) -> FloatTensor {
+        precondition(x.shape.count == 4 && x.shape[1] == w.inChannels,
+                     "inverted residual: input \(x.shape) is not [B, \(w.inChannels), H, W]")
+        let (batch, inChannels, height, width) = (x.shape[0], x.shape[1], x.shape[2], x.shape[3])
+        let expanded = w.expanded, outChannels = w.outChannels
+        precondition(w.expandWeight.count == expanded * inChannels && w.expandBias.count == expanded
+                     && w.depthwiseWeight.count == expanded * 9 && w.depthwiseBias.count == expanded
+                     && w.projectWeight.count == outChannels * expanded && w.projectBias.count == outChannels,
+                     "inverted residual: weights do not chain \(inChannels) -> \(expanded) -> \(outChannels)")
+        precondition(stride >= 1 && height >= 1 && width >= 1, "inverted residual: bad stride \(stride) or size")
+        let outHeight = (height - 1) / stride + 1, outWidth = (width - 1) / stride + 1
+        let outShape = [batch, outChannels, outHeight, outWidth]
+        epilogue.check(outputShape: outShape, "inverted residual")
+        guard batch > 0 else { return FloatTensor(zeros: outShape) }
+        configureBLAS
+        let geometry = RowGeometry(inChannels: inChannels, expanded: expanded, height: height, width: width, stride: stride, outHeight: outHeight, outWidth: outWidth)
+        let bandsPerImage = min(outHeight, 2 * workerCount)
+        let data = [Float](unsafeUninitializedCapacity: batch * outChannels * outHeight * outWidth) { outBuffer, initializedCount in
+            withWeightPointers(w) { p in
+            withResidual(epilogue) { residual in
+            x.data.withUnsafeBufferPointer { xBuffer in
+                let out = outBuffer.baseAddress!
+                parallelFor(batch * bandsPerImage) { task in
+                    let image = task / bandsPerImage, band = task % bandsPerImage
+                    let rows = (band * outHeight / bandsPerImage)..<((band + 1) * outHeight / bandsPerImage)
+                    var ring = ExpandedRing(channels: expanded, width: width)
+                    defer { ring.deallocate() }
+                    let depthwiseRow = UnsafeMutablePointer<Float>.allocate(capacity: expanded * outWidth)
+                    defer { depthwiseRow.deallocate() }
+                    let input = xBuffer.baseAddress! + image * inChannels * height * width
+                    let output = out + image * outChannels * outHeight * outWidth
+                    for oy in rows {
+                        // Expanded rows oy*s-1 ... oy*s+1 (those inside the map), each computed once per band.
+                        for row in max(0, oy * stride - 1)...min(height - 1, oy * stride + 1) where !ring.holds(row) {
+                            expandRow(row, input: input, p, geometry, activation: activation, into: ring.slot(for: row))
+                        }
+                        depthwiseOutputRow(oy, ring: ring, p, geometry, into: depthwiseRow)
+                        applyEpilogue(activation, depthwiseRow, count: expanded * outWidth, residual: nil)
+                        // output[:, oy, :] = bias + project * depthwiseRow, then the epilogue per channel.
+                        let outRow = output + oy * outWidth, plane = outHeight * outWidth
+                        for channel in 0..<outChannels {
+                            (outRow + channel * plane).initialize(repeating: p.projectBias[channel], count: outWidth)
+                        }
+                        BLAS.sgemm(transA: false, transB: false, m: outChannels, n: outWidth, k: expanded, alpha: 1,
+                                   a: p.projectWeight, lda: expanded, b: depthwiseRow, ldb: outWidth,
+                                   beta: 1, c: outRow, ldc: plane)
+                        guard !epilogue.isIdentity else { continue }
+                        for channel in 0..<outChannels {
+                            let offset = (image * outChannels + channel) * plane + oy * outWidth
+                            applyEpilogue(epilogue.activation, out + offset, count: outWidth,
+                                          residual: residual.map { $0 + offset })
+                        }
+                    }
+                }
+            }
+            }
+            }
+            initializedCount = outBuffer.count
+        }
+        return FloatTensor(shape: outShape, data: data)
+    }
+
+    private struct RowGeometry {
+        let inChannels: Int, expanded: Int
+        let height: Int, width: Int, stride: Int, outHeight: Int, outWidth: Int
+    }
+
+    private struct InvertedResidualPointers {
+        let expandWeight, expandBias, depthwiseWeight, depthwiseBias, projectWeight, projectBias: UnsafePointer<Float>
+    }
+
+    private static func withWeightPointers<R>(_ w: InvertedResidualWeights, _ body: (InvertedResidualPointers) -> R) -> R {
+        w.expandWeight.data.withUnsafeBufferPointer { ew in w.expandBias.data.withUnsafeBufferPointer { eb in
+            w.depthwiseWeight.data.withUnsafeBufferPointer { dw in w.depthwiseBias.data.withUnsafeBufferPointer { db in
+                w.projectWeight.data.withUnsafeBufferPointer { pw in w.projectBias.data.withUnsafeBufferPointer { pb in
+                    body(InvertedResidualPointers(expandWeight: ew.baseAddress!, expandBias: eb.baseAddress!,
+                                                  depthwiseWeight: dw.baseAddress!, depthwiseBias: db.baseAddress!,
+                                                  projectWeight: pw.baseAddress!, projectBias: pb.baseAddress!))
+                } }
+            } }
+        } }
+    }
+
+    /// Three expanded rows [E, 1 + W + 1] (a zero column either side, the depthwise padding),
+    /// row r in slot r % 3, plus a zero row for the padding above and below the map.
+    private struct ExpandedRing {
+        let channels: Int, width: Int
+        let base: UnsafeMutablePointer<Float>
+        /// The map row each slot holds (-1: none yet).
+        var rows = [-1, -1, -1]
+
+        var rowStride: Int { width + 2 }
+        var slotSize: Int { channels * rowStride }
+
+        init(channels: Int, width: Int) {
+            self.channels = channels
+            self.width = width
+            base = .allocate(capacity: 4 * channels * (width + 2))
+            // Pad columns and the zero slot stay zero; expandRow writes only the inner columns.
+            base.initialize(repeating: 0, count: 4 * channels * (width + 2))
+        }
+
+        func holds(_ row: Int) -> Bool { rows[row % 3] == row }
+
+        /// The slot for `row`, now marked as holding it (the caller fills it).
+        mutating func slot(for row: Int) -> UnsafeMutablePointer<Float> {
+            rows[row % 3] = row
+            return base + (row % 3) * slotSize
+        }
+
+        /// Channel `channel` of `row` including its left pad column, or of the zero row when
+        /// `row` lies outside the map.
+        func paddedRow(_ row: Int, channel: Int, height: Int) -> UnsafePointer<Float> {
+            let slot = row >= 0 && row < height ? row % 3 : 3
+            precondition(slot == 3 || rows[slot] == row, "inverted residual: row \(row) not expanded")
+            return UnsafePointer(base + slot * slotSize + channel * rowStride)
+        }
+
+        func deallocate() { base.deallocate() }
+    }
+
+    /// act(bias + expandWeight * x[:, row, :]) [E, W] into the slot's inner columns.
+    private static func expandRow(_ row: Int, input: UnsafePointer<Float>, _ p: InvertedResidualPointers, _ g: RowGeometry,
+                                  activation: Epilogue.Activation, into slot: UnsafeMutablePointer<Float>) {
+        let rowStride = g.width + 2
+        for channel in 0..<g.expanded {
+            (slot + channel * rowStride + 1).update(repeating: p.expandBias[channel], count: g.width)
+        }
+        BLAS.sgemm(transA: false, transB: false, m: g.expanded, n: g.width, k: g.inChannels, alpha: 1,
+                   a: p.expandWeight, lda: g.inChannels, b: input + row * g.width, ldb: g.height * g.width,
+                   beta: 1, c: slot + 1, ldc: rowStride)
+        for channel in 0..<g.expanded {
+            applyEpilogue(activation, slot + channel * rowStride + 1, count: g.width, residual: nil)
+        }
+    }
+
+    /// The depthwise 3x3 convolution's output row `oy` [E, W'] from the ring (whose zero
+    /// columns and zero row stand for the padding), summed as `depthwise3x3Plane` does.
+    private static func depthwiseOutputRow(_ oy: Int, ring: ExpandedRing, _ p: InvertedResidualPointers, _ g: RowGeometry,
+                                           into out: UnsafeMutablePointer<Float>) {
+        let top = oy * g.stride - 1
+        for channel in 0..<g.expanded {
+            let f = p.depthwiseWeight + channel * 9
+            let k = (f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8])
+            let rows = (ring.paddedRow(top, channel: channel, height: g.height),
+                        ring.paddedRow(top + 1, channel: channel, height: g.height),
+                        ring.paddedRow(top + 2, channel: channel, height: g.height))
+            let outRow = out + channel * g.outWidth, bias = p.depthwiseBias[channel]
+            // Literal strides let the compiler specialise (and vectorise) the common cases.
+            switch g.stride {
+            case 1: depthwiseRow3x3(rows, outRow, count: g.outWidth, stride: 1, k: k, bias: bias)
+            case 2: depthwiseRow3x3(rows, outRow, count: g.outWidth, stride: 2, k: k, bias: bias)
+            default: depthwiseRow3x3(rows, outRow, count: g.outWidth, stride: g.stride, k: k, bias: bias)
+            }
+        }
+    }
+
+    /// out[ox] = bias + the nine taps at padded columns ox*stride ... ox*stride + 2.
+    @inline(__always)
+    private static func depthwiseRow3x3(_ rows: (UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>),
+                                        _ out: UnsafeMutablePointer<Float>, count: Int, stride: Int,
+                                        k: (Float, Float, Float, Float, Float, Float, Float, Float, Float), bias: Float) {
+        let (top, middle, bottom) = rows
+        for ox in 0..<count {
+            let ix = ox * stride
+            var sum = bias
+            sum += k.0 * top[ix] + k.1 * top[ix + 1] + k.2 * top[ix + 2]
+            sum += k.3 * middle[ix] + k.4 * middle[ix + 1] + k.5 * middle[ix + 2]
+            sum += k.6 * bottom[ix] + k.7 * bottom[ix + 1] + k.8 * bottom[ix + 2]
+            out[ox] = sum
+        }
+    }
+}
