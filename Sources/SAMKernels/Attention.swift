@@ -145,22 +145,30 @@ extension Kernels {
         let valueWidth = heads * valueHeadDim
         forEachAttentionBlock(batch: batch, heads: heads, queryLength: queryLength, scratchPerRow: keyLength,
                               preferredRows: max(16, 65_536 / keyLength)) { scores, b, h, firstRow, rows in
-            // scores [rows, Lk] = scale * q_bh[rows, D] * k_bhᵀ
-            BLAS.sgemm(transA: false, transB: true, m: rows, n: keyLength, k: headDim, alpha: scale,
-                       a: q + (b * queryLength + firstRow) * qRowStride + h * headDim, lda: qRowStride,
-                       b: k + b * keyLength * kRowStride + h * headDim, ldb: kRowStride,
-                       beta: 0, c: scores, ldc: keyLength)
             let biasHead = biasPerBatch ? b * heads + h : h
             let biasRows = bias.map { $0 + (biasHead * queryLength + firstRow) * keyLength }
-            for r in 0..<rows {
-                softmaxRow(scores + r * keyLength, count: keyLength, adding: biasRows.map { $0 + r * keyLength })
-            }
-            // out_bh[rows, Dv] = scores * v_bh[Lk, Dv], written straight into the merged layout.
-            BLAS.sgemm(transA: false, transB: false, m: rows, n: valueHeadDim, k: keyLength, alpha: 1,
-                       a: scores, lda: keyLength,
-                       b: v + b * keyLength * vRowStride + h * valueHeadDim, ldb: vRowStride,
-                       beta: 0, c: out + (b * queryLength + firstRow) * valueWidth + h * valueHeadDim,
-                       ldc: valueWidth)
+            // Written straight into the merged layout.
+            attendRows(rows, q: q + (b * queryLength + firstRow) * qRowStride + h * headDim, qStride: qRowStride,
+                       keys: keyLength, k: k + b * keyLength * kRowStride + h * headDim, kStride: kRowStride, headDim: headDim,
+                       v: v + b * keyLength * vRowStride + h * valueHeadDim, vStride: vRowStride, valueDim: valueHeadDim,
+                       scale: scale, biasRow: { r in biasRows.map { $0 + r * keyLength } }, scores: scores,
+                       into: out + (b * queryLength + firstRow) * valueWidth + h * valueHeadDim, outStride: valueWidth)
         }
+    }
+
+    /// One head's attention for `rows` queries with two single-threaded sgemms:
+    /// scores [rows, keys] = scale * q kᵀ, a softmax on each row r after adding `biasRow(r)`
+    /// (nil: none), out [rows, Dv] = scores v. Rows of q, k, v and out are their strides apart;
+    /// `scores` holds rows * keys floats.
+    @inline(__always)
+    static func attendRows(_ rows: Int, q: UnsafePointer<Float>, qStride: Int, keys: Int, k: UnsafePointer<Float>,
+                           kStride: Int, headDim: Int, v: UnsafePointer<Float>, vStride: Int, valueDim: Int, scale: Float,
+                           biasRow: (Int) -> UnsafePointer<Float>?, scores: UnsafeMutablePointer<Float>,
+                           into out: UnsafeMutablePointer<Float>, outStride: Int) {
+        BLAS.sgemm(transA: false, transB: true, m: rows, n: keys, k: headDim, alpha: scale,
+                   a: q, lda: qStride, b: k, ldb: kStride, beta: 0, c: scores, ldc: keys)
+        for r in 0..<rows { softmaxRow(scores + r * keys, count: keys, adding: biasRow(r)) }
+        BLAS.sgemm(transA: false, transB: false, m: rows, n: valueDim, k: keys, alpha: 1,
+                   a: scores, lda: keys, b: v, ldb: vStride, beta: 0, c: out, ldc: outStride)
     }
 }

@@ -1,4 +1,3 @@
-import SAMBLAS
 import SAMTensor
 
 extension Kernels {
@@ -64,19 +63,11 @@ extension Kernels {
             parallelFor(tiles) { tile in
                 let n = tile / tilesPerImage
                 let first = (tile % tilesPerImage) * tilePixels, width = min(tilePixels, pixels - first)
-                let out = p.out + n * outChannels * pixels + first
-                for channel in 0..<outChannels {
-                    (out + channel * pixels).initialize(repeating: p.bias?[channel] ?? 0, count: width)
-                }
-                BLAS.sgemm(transA: false, transB: false, m: outChannels, n: width, k: inChannels, alpha: 1,
-                           a: p.weight, lda: inChannels,
-                           b: p.x + n * inChannels * pixels + first, ldb: pixels,
-                           beta: 1, c: out, ldc: pixels)
-                guard !epilogue.isIdentity else { return }
-                for channel in 0..<outChannels {
-                    let offset = (n * outChannels + channel) * pixels + first
-                    applyEpilogue(epilogue.activation, p.out + offset, count: width, residual: p.residual.map { $0 + offset })
-                }
+                let offset = n * outChannels * pixels + first
+                channelProduct(weight: p.weight, bias: p.bias, outChannels: outChannels, inChannels: inChannels,
+                               x: p.x + n * inChannels * pixels + first, xStride: pixels, pixels: width,
+                               into: p.out + offset, outStride: pixels,
+                               activation: epilogue.activation, residual: p.residual.map { $0 + offset })
             }
         }
         return FloatTensor(shape: [batch, outChannels, x.shape[2], x.shape[3]], data: data)

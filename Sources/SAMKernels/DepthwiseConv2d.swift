@@ -83,12 +83,8 @@ extension Kernels {
                 continue
             }
             let top = input + (oy * g.stride - g.padding) * g.inWidth
-            // Literal strides let the compiler specialise (and vectorise) the common cases.
-            switch g.stride {
-            case 1: interior3x3Row(top, outRow, width: g.inWidth, columns: interiorColumns, stride: 1, padding: g.padding, k: k, bias: bias)
-            case 2: interior3x3Row(top, outRow, width: g.inWidth, columns: interiorColumns, stride: 2, padding: g.padding, k: k, bias: bias)
-            default: interior3x3Row(top, outRow, width: g.inWidth, columns: interiorColumns, stride: g.stride, padding: g.padding, k: k, bias: bias)
-            }
+            depthwise3x3Row((top, top + g.inWidth, top + 2 * g.inWidth), outRow, columns: interiorColumns, stride: g.stride,
+                            padding: g.padding, k: k, bias: bias)
             for ox in 0..<interiorColumns.lowerBound {
                 outRow[ox] = borderPixel(input, filter: filter, bias: bias, oy: oy, ox: ox, geometry: g)
             }
@@ -98,11 +94,26 @@ extension Kernels {
         }
     }
 
+    /// One output row of a 3x3 depthwise convolution over the input rows `rows` (top, middle,
+    /// bottom): out[ox] = bias + the nine taps at columns ox*stride - padding ... + 2, for the
+    /// output columns `columns`, whose taps must all lie inside the rows.
+    static func depthwise3x3Row(_ rows: (UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>),
+                                _ outRow: UnsafeMutablePointer<Float>, columns: Range<Int>, stride: Int, padding: Int,
+                                k: (Float, Float, Float, Float, Float, Float, Float, Float, Float), bias: Float) {
+        // Literal strides let the compiler specialise (and vectorise) the common cases.
+        switch stride {
+        case 1: depthwise3x3Row(rows, outRow, columns: columns, literalStride: 1, padding: padding, k: k, bias: bias)
+        case 2: depthwise3x3Row(rows, outRow, columns: columns, literalStride: 2, padding: padding, k: k, bias: bias)
+        default: depthwise3x3Row(rows, outRow, columns: columns, literalStride: stride, padding: padding, k: k, bias: bias)
+        }
+    }
+
     @inline(__always)
-    private static func interior3x3Row(_ top: UnsafePointer<Float>, _ outRow: UnsafeMutablePointer<Float>, width: Int,
-                                       columns: Range<Int>, stride: Int, padding: Int,
-                                       k: (Float, Float, Float, Float, Float, Float, Float, Float, Float), bias: Float) {
-        let middle = top + width, bottom = middle + width
+    private static func depthwise3x3Row(_ rows: (UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>),
+                                        _ outRow: UnsafeMutablePointer<Float>, columns: Range<Int>, literalStride stride: Int,
+                                        padding: Int, k: (Float, Float, Float, Float, Float, Float, Float, Float, Float),
+                                        bias: Float) {
+        let (top, middle, bottom) = rows
         for ox in columns {
             let ix = ox * stride - padding
             var sum = bias

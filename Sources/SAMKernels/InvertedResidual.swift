@@ -1,4 +1,3 @@
-import SAMBLAS
 import SAMTensor
 
 extension Kernels {
@@ -69,7 +68,6 @@ extension Kernels {
                     let depthwiseRow = UnsafeMutablePointer<Float>.allocate(capacity: expanded * outWidth)
                     defer { depthwiseRow.deallocate() }
                     let input = xBuffer.baseAddress! + image * inChannels * height * width
-                    let output = out + image * outChannels * outHeight * outWidth
                     for oy in rows {
                         // Expanded rows oy*s-1 ... oy*s+1 (those inside the map), each computed once per band.
                         for row in max(0, oy * stride - 1)...min(height - 1, oy * stride + 1) where !ring.holds(row) {
@@ -77,20 +75,12 @@ extension Kernels {
                         }
                         depthwiseOutputRow(oy, ring: ring, p, geometry, into: depthwiseRow)
                         applyEpilogue(activation, depthwiseRow, count: expanded * outWidth, residual: nil)
-                        // output[:, oy, :] = bias + project * depthwiseRow, then the epilogue per channel.
-                        let outRow = output + oy * outWidth, plane = outHeight * outWidth
-                        for channel in 0..<outChannels {
-                            (outRow + channel * plane).initialize(repeating: p.projectBias[channel], count: outWidth)
-                        }
-                        BLAS.sgemm(transA: false, transB: false, m: outChannels, n: outWidth, k: expanded, alpha: 1,
-                                   a: p.projectWeight, lda: expanded, b: depthwiseRow, ldb: outWidth,
-                                   beta: 1, c: outRow, ldc: plane)
-                        guard !epilogue.isIdentity else { continue }
-                        for channel in 0..<outChannels {
-                            let offset = (image * outChannels + channel) * plane + oy * outWidth
-                            applyEpilogue(epilogue.activation, out + offset, count: outWidth,
-                                          residual: residual.map { $0 + offset })
-                        }
+                        // output[:, oy, :] = epilogue(bias + project * depthwiseRow)
+                        let plane = outHeight * outWidth, offset = image * outChannels * plane + oy * outWidth
+                        channelProduct(weight: p.projectWeight, bias: p.projectBias, outChannels: outChannels,
+                                       inChannels: expanded, x: depthwiseRow, xStride: outWidth, pixels: outWidth,
+                                       into: out + offset, outStride: plane,
+                                       activation: epilogue.activation, residual: residual.map { $0 + offset })
                     }
                 }
             }
@@ -163,20 +153,13 @@ extension Kernels {
     /// act(bias + expandWeight * x[:, row, :]) [E, W] into the slot's inner columns.
     private static func expandRow(_ row: Int, input: UnsafePointer<Float>, _ p: InvertedResidualPointers, _ g: RowGeometry,
                                   activation: Epilogue.Activation, into slot: UnsafeMutablePointer<Float>) {
-        let rowStride = g.width + 2
-        for channel in 0..<g.expanded {
-            (slot + channel * rowStride + 1).update(repeating: p.expandBias[channel], count: g.width)
-        }
-        BLAS.sgemm(transA: false, transB: false, m: g.expanded, n: g.width, k: g.inChannels, alpha: 1,
-                   a: p.expandWeight, lda: g.inChannels, b: input + row * g.width, ldb: g.height * g.width,
-                   beta: 1, c: slot + 1, ldc: rowStride)
-        for channel in 0..<g.expanded {
-            applyEpilogue(activation, slot + channel * rowStride + 1, count: g.width, residual: nil)
-        }
+        channelProduct(weight: p.expandWeight, bias: p.expandBias, outChannels: g.expanded, inChannels: g.inChannels,
+                       x: input + row * g.width, xStride: g.height * g.width, pixels: g.width,
+                       into: slot + 1, outStride: g.width + 2, activation: activation, residual: nil)
     }
 
     /// The depthwise 3x3 convolution's output row `oy` [E, W'] from the ring (whose zero
-    /// columns and zero row stand for the padding), summed as `depthwise3x3Plane` does.
+    /// columns and zero row stand for the padding), with `depthwise3x3Row` as `depthwise3x3Plane` uses it.
     private static func depthwiseOutputRow(_ oy: Int, ring: ExpandedRing, _ p: InvertedResidualPointers, _ g: RowGeometry,
                                            into out: UnsafeMutablePointer<Float>) {
         let top = oy * g.stride - 1
@@ -186,29 +169,9 @@ extension Kernels {
             let rows = (ring.paddedRow(top, channel: channel, height: g.height),
                         ring.paddedRow(top + 1, channel: channel, height: g.height),
                         ring.paddedRow(top + 2, channel: channel, height: g.height))
-            let outRow = out + channel * g.outWidth, bias = p.depthwiseBias[channel]
-            // Literal strides let the compiler specialise (and vectorise) the common cases.
-            switch g.stride {
-            case 1: depthwiseRow3x3(rows, outRow, count: g.outWidth, stride: 1, k: k, bias: bias)
-            case 2: depthwiseRow3x3(rows, outRow, count: g.outWidth, stride: 2, k: k, bias: bias)
-            default: depthwiseRow3x3(rows, outRow, count: g.outWidth, stride: g.stride, k: k, bias: bias)
-            }
-        }
-    }
-
-    /// out[ox] = bias + the nine taps at padded columns ox*stride ... ox*stride + 2.
-    @inline(__always)
-    private static func depthwiseRow3x3(_ rows: (UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>),
-                                        _ out: UnsafeMutablePointer<Float>, count: Int, stride: Int,
-                                        k: (Float, Float, Float, Float, Float, Float, Float, Float, Float), bias: Float) {
-        let (top, middle, bottom) = rows
-        for ox in 0..<count {
-            let ix = ox * stride
-            var sum = bias
-            sum += k.0 * top[ix] + k.1 * top[ix + 1] + k.2 * top[ix + 2]
-            sum += k.3 * middle[ix] + k.4 * middle[ix + 1] + k.5 * middle[ix + 2]
-            sum += k.6 * bottom[ix] + k.7 * bottom[ix + 1] + k.8 * bottom[ix + 2]
-            out[ox] = sum
+            // The ring's pad columns make every output column an interior one (padded column ox*stride).
+            depthwise3x3Row(rows, out + channel * g.outWidth, columns: 0..<g.outWidth, stride: g.stride, padding: 0,
+                            k: k, bias: p.depthwiseBias[channel])
         }
     }
 }

@@ -1,4 +1,3 @@
-import SAMBLAS
 import SAMTensor
 
 extension Kernels {
@@ -137,16 +136,11 @@ extension Kernels {
         for r in 0..<queries {
             (s.q + r * keyDim).update(from: qkv + w.token(r / w.columns, r % w.columns) * rowWidth + qOffset, count: keyDim)
         }
-        // scores [queries, N] = scale * q kᵀ
-        BLAS.sgemm(transA: false, transB: true, m: queries, n: positions, k: keyDim, alpha: scale,
-                   a: s.q, lda: keyDim, b: s.k, ldb: keyDim, beta: 0, c: s.scores, ldc: positions)
         let headBias = bias + head * positions * positions
-        for r in 0..<queries {
-            softmaxRow(s.scores + r * positions, count: positions, adding: headBias + w.position(ofQuery: r) * positions)
-        }
-        // out [queries, Dv] = scores v
-        BLAS.sgemm(transA: false, transB: false, m: queries, n: valueDim, k: positions, alpha: 1,
-                   a: s.scores, lda: positions, b: s.v, ldb: valueDim, beta: 0, c: s.out, ldc: valueDim)
+        attendRows(queries, q: s.q, qStride: keyDim, keys: positions, k: s.k, kStride: keyDim, headDim: keyDim,
+                   v: s.v, vStride: valueDim, valueDim: valueDim, scale: scale,
+                   biasRow: { r in headBias + w.position(ofQuery: r) * positions }, scores: s.scores,
+                   into: s.out, outStride: valueDim)
         for r in 0..<queries {
             (out + w.token(r / w.columns, r % w.columns) * valueWidth + head * valueDim)
                 .initialize(from: s.out + r * valueDim, count: valueDim)
