@@ -73,9 +73,10 @@ extension Kernels {
     /// row[j] = exp(row[j] + bias[j] - max) for j < count, and inverseSums[r] = 1 / Σ of them.
     /// Rows are `paddedCount` long (a multiple of 8) so every step is a whole vector: the padding
     /// is set to -inf first, which no maximum picks and whose exp (clamped by exp8 to e^-87) is
-    /// below a float's resolution of the sum; the values product never reads it. Four rows go
+    /// below a float's resolution of the sum; the values product never reads it. Two rows go
     /// through each pass together: one row's max-then-exp is a chain of dependent steps, and
-    /// four independent chains keep the vector units busy.
+    /// two chains keep the vector units busy while exp8's constants stay in registers (four
+    /// spilled them to the stack).
     static func softmaxNumerators(_ scores: UnsafeMutablePointer<Float>, rows: Int, count: Int, paddedCount: Int,
                                   adding bias: UnsafePointer<Float>?, inverseSums: UnsafeMutablePointer<Float>) {
         for r in 0..<rows {
@@ -84,35 +85,30 @@ extension Kernels {
             for j in count..<paddedCount { row[j] = -.infinity }
         }
         var r = 0
-        while r + 4 <= rows {
+        while r + 2 <= rows {
             let row0 = scores + r * paddedCount, row1 = row0 + paddedCount
-            let row2 = row1 + paddedCount, row3 = row2 + paddedCount
-            var m0 = SIMD8<Float>(repeating: -.infinity), m1 = m0, m2 = m0, m3 = m0
+            var m0 = SIMD8<Float>(repeating: -.infinity), m1 = m0
             var j = 0
             while j < paddedCount {
                 m0 = pointwiseMax8(m0, row0.load8(at: j)); m1 = pointwiseMax8(m1, row1.load8(at: j))
-                m2 = pointwiseMax8(m2, row2.load8(at: j)); m3 = pointwiseMax8(m3, row3.load8(at: j))
                 j += 8
             }
-            let max0 = horizontalMax(m0), max1 = horizontalMax(m1), max2 = horizontalMax(m2), max3 = horizontalMax(m3)
-            var t0 = SIMD8<Float>(repeating: 0), t1 = t0, t2 = t0, t3 = t0
+            let max0 = horizontalMax(m0), max1 = horizontalMax(m1)
+            var t0 = SIMD8<Float>(repeating: 0), t1 = t0
             j = 0
             while j < paddedCount {
                 let e0 = exp8(row0.load8(at: j) - max0), e1 = exp8(row1.load8(at: j) - max1)
-                let e2 = exp8(row2.load8(at: j) - max2), e3 = exp8(row3.load8(at: j) - max3)
-                row0.store8(e0, at: j); row1.store8(e1, at: j); row2.store8(e2, at: j); row3.store8(e3, at: j)
-                t0 += e0; t1 += e1; t2 += e2; t3 += e3
+                row0.store8(e0, at: j); row1.store8(e1, at: j)
+                t0 += e0; t1 += e1
                 j += 8
             }
             inverseSums[r] = 1 / horizontalSum(t0); inverseSums[r + 1] = 1 / horizontalSum(t1)
-            inverseSums[r + 2] = 1 / horizontalSum(t2); inverseSums[r + 3] = 1 / horizontalSum(t3)
-            r += 4
+            r += 2
         }
-        while r < rows {
+        if r < rows {
             let row = scores + r * paddedCount
             let rowMax = maxOfVectors(UnsafePointer(row), count: paddedCount)
             inverseSums[r] = 1 / horizontalSum(exponentiateVectors(row, count: paddedCount, minus: rowMax))
-            r += 1
         }
     }
 
