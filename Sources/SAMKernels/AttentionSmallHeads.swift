@@ -60,10 +60,7 @@ extension Kernels {
     /// scores is a sum of D scaled key rows. Columns from Lk to `stride` are zero.
     private static func transposeKeys(_ k: UnsafePointer<Float>, rowStride: Int, keyLength: Int, headDim: Int,
                                       into keysT: UnsafeMutablePointer<Float>, stride: Int) {
-        for j in 0..<keyLength {
-            let row = k + j * rowStride
-            for d in 0..<headDim { (keysT + d * stride + j).initialize(to: row[d]) }
-        }
+        transpose(k, stride: rowStride, rows: keyLength, columns: headDim, into: keysT, stride: stride)
         for d in 0..<headDim {
             (keysT + d * stride + keyLength).initialize(repeating: 0, count: stride - keyLength)
         }

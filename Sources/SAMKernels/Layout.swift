@@ -39,23 +39,37 @@ extension Kernels {
                     let matrixOffset = (task / strips) * rows * columns
                     let from = sourceBase + matrixOffset, to = destinationBase + matrixOffset
                     let c0 = (task % strips) * strip, c1 = min(c0 + strip, columns)
-                    let vectorColumnsEnd = c0 + (c1 - c0) / 8 * 8
-                    var r = 0
-                    while r + 8 <= rows {
-                        var c = c0
-                        while c < vectorColumnsEnd {
-                            transpose8x8(from + r * columns + c, stride: columns, into: to + c * rows + r, stride: rows)
-                            c += 8
-                        }
-                        for column in vectorColumnsEnd..<c1 {
-                            for row in r..<(r + 8) { (to + column * rows + row).initialize(to: from[row * columns + column]) }
-                        }
-                        r += 8
-                    }
-                    for row in r..<rows {
-                        for column in c0..<c1 { (to + column * rows + row).initialize(to: from[row * columns + column]) }
-                    }
+                    transpose(from + c0, stride: columns, rows: rows, columns: c1 - c0, into: to + c0 * rows, stride: rows)
                 }
+            }
+        }
+    }
+
+    /// destination[c * destinationStride + r] = source[r * sourceStride + c] for r < rows and
+    /// c < columns: 8x8 blocks in registers, walked eight source rows at a time, the edges
+    /// element by element.
+    @inline(__always)
+    static func transpose(_ source: UnsafePointer<Float>, stride sourceStride: Int, rows: Int, columns: Int,
+                          into destination: UnsafeMutablePointer<Float>, stride destinationStride: Int) {
+        let vectorColumnsEnd = columns / 8 * 8
+        var r = 0
+        while r + 8 <= rows {
+            var c = 0
+            while c < vectorColumnsEnd {
+                transpose8x8(source + r * sourceStride + c, stride: sourceStride,
+                             into: destination + c * destinationStride + r, stride: destinationStride)
+                c += 8
+            }
+            for column in vectorColumnsEnd..<columns {
+                for row in r..<(r + 8) {
+                    (destination + column * destinationStride + row).initialize(to: source[row * sourceStride + column])
+                }
+            }
+            r += 8
+        }
+        for row in r..<rows {
+            for column in 0..<columns {
+                (destination + column * destinationStride + row).initialize(to: source[row * sourceStride + column])
             }
         }
     }
