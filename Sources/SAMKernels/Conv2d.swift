@@ -6,8 +6,9 @@ extension Kernels {
     ///
     /// Picks a path by shape: 1x1 stride-1 unpadded ungrouped convolutions are one sgemm per
     /// image; depthwise convolutions (groups == in == out) use a direct loop kernel; everything
-    /// else goes through im2col + sgemm, one group at a time. `epilogue` (residual add, then
-    /// activation) is applied to each piece of output as it is finished.
+    /// else goes through im2col + sgemm, one group at a time: in parallel bands of output rows
+    /// when the weights are small, else whole row tiles with a threaded sgemm. `epilogue`
+    /// (residual add, then activation) is applied to each piece of output as it is finished.
     public static func conv2d(_ x: FloatTensor, weight: FloatTensor, bias: FloatTensor?,
                               stride: Int = 1, padding: Int = 0, groups: Int = 1,
                               epilogue: Epilogue = .none) -> FloatTensor {
@@ -27,6 +28,11 @@ extension Kernels {
         }
         let isPointwise = groups == 1 && geometry.kernelHeight == 1 && geometry.kernelWidth == 1 && stride == 1 && padding == 0
         if isPointwise, x.count > 0, let output = tiledPointwiseConv(x, weight: weight, bias: bias, epilogue: epilogue) {
+            return output
+        }
+        if !isPointwise, x.count > 0, outShape.reduce(1, *) > 0,
+           let output = tiledIm2colConv(x, weight: weight, bias: bias, groups: groups, geometry: geometry,
+                                        outShape: outShape, epilogue: epilogue) {
             return output
         }
         // The GEMM paths accumulate onto the bias (beta = 1).
@@ -92,6 +98,53 @@ extension Kernels {
         }
     }
 
+    /// A convolution whose weights are small (the patch embedding's stride-2 3x3 convs), made in
+    /// bands of output rows, in parallel: each band's patch columns are unfolded into the
+    /// worker's own cache-sized buffer, then seeded with the bias, multiplied (one
+    /// single-threaded sgemm) and finished with the epilogue while still in cache. Unfolding the
+    /// whole image first and running one big threaded sgemm (`im2colConv`) streams the columns
+    /// and the output through memory twice. Nil when the weights are too large to share the
+    /// cache with a band (each band would repack them) or there are too few bands.
+    private static func tiledIm2colConv(_ x: FloatTensor, weight: FloatTensor, bias: FloatTensor?, groups: Int,
+                                        geometry g: ConvGeometry, outShape: [Int], epilogue: Epilogue) -> FloatTensor? {
+        let batch = x.shape[0], inChannels = x.shape[1], outChannels = weight.shape[0]
+        let groupInChannels = inChannels / groups, groupOutChannels = outChannels / groups
+        let patchSize = groupInChannels * g.kernelHeight * g.kernelWidth   // GEMM k
+        guard groupOutChannels * patchSize <= 32_768 else { return nil }
+        // About 256 KB of columns per band, but at least one output row.
+        let bandRows = max(1, min(g.outHeight, 65_536 / (patchSize * g.outWidth)))
+        let bandsPerPlane = (g.outHeight + bandRows - 1) / bandRows
+        let tiles = batch * groups * bandsPerPlane
+        guard tiles >= 2 * workerCount else { return nil }
+        configureBLAS
+        let outPixels = g.outHeight * g.outWidth
+        let data = productOutput(count: outShape.reduce(1, *), x: x, weight: weight, bias: bias, epilogue: epilogue) { p in
+            parallelForChunks(tiles) { range in
+                let columns = UnsafeMutablePointer<Float>.allocate(capacity: patchSize * bandRows * g.outWidth)
+                defer { columns.deallocate() }
+                for tile in range {
+                    let band = tile % bandsPerPlane, group = (tile / bandsPerPlane) % groups, n = tile / (bandsPerPlane * groups)
+                    let firstRow = band * bandRows, rows = min(bandRows, g.outHeight - firstRow)
+                    let tilePixels = rows * g.outWidth
+                    let input = p.x + (n * inChannels + group * groupInChannels) * g.inHeight * g.inWidth
+                    for patchRow in 0..<patchSize {
+                        im2colRow(patchRow, input, geometry: g, outRows: firstRow..<(firstRow + rows),
+                                  into: columns + patchRow * tilePixels)
+                    }
+                    // The band is columns firstRow*OW ..< (firstRow+rows)*OW of the group's [O/g, OH*OW] output.
+                    let offset = (n * outChannels + group * groupOutChannels) * outPixels + firstRow * g.outWidth
+                    channelProduct(weight: p.weight + group * groupOutChannels * patchSize,
+                                   bias: p.bias.map { $0 + group * groupOutChannels },
+                                   outChannels: groupOutChannels, inChannels: patchSize,
+                                   x: columns, xStride: tilePixels, pixels: tilePixels,
+                                   into: p.out + offset, outStride: outPixels,
+                                   activation: epilogue.activation, residual: p.residual.map { $0 + offset })
+                }
+            }
+        }
+        return FloatTensor(shape: outShape, data: data)
+    }
+
     /// General convolution: unfold input patches into columns (im2col), then one sgemm per
     /// group and tile: out [O/g, pixels] += weight [O/g, C/g*kh*kw] * columns [C/g*kh*kw, pixels].
     /// Output rows are processed in tiles so the column buffer stays bounded on large images.
@@ -146,39 +199,62 @@ extension Kernels {
         }
     }
 
-    /// Writes the [channels * kh * kw, rows * outWidth] patch matrix for output rows `outRows`
-    /// (zero where the window hangs over the padding). Row (c, i, j) of the matrix holds input
-    /// pixel (c, oy*s - p + i, ox*s - p + j) for every output pixel (oy, ox) of the tile.
+    /// Writes the [channels * kh * kw, rows * outWidth] patch matrix for output rows `outRows`,
+    /// one patch row per task.
     private static func im2col(_ input: UnsafePointer<Float>, channels: Int, geometry g: ConvGeometry,
                                outRows: Range<Int>, into columns: UnsafeMutablePointer<Float>) {
-        let kernelArea = g.kernelHeight * g.kernelWidth
         let tilePixels = outRows.count * g.outWidth
-        parallelFor(channels * kernelArea) { patchRow in
-            let c = patchRow / kernelArea
-            let i = (patchRow % kernelArea) / g.kernelWidth
-            let j = patchRow % g.kernelWidth
-            let plane = input + c * g.inHeight * g.inWidth
-            let destination = columns + patchRow * tilePixels
-            let (oxStart, oxEnd) = g.validColumns(tap: j)
-            for (tileRow, oy) in outRows.enumerated() {
-                let row = destination + tileRow * g.outWidth
-                let iy = oy * g.stride - g.padding + i
-                guard iy >= 0 && iy < g.inHeight, oxStart < oxEnd else {
-                    row.update(repeating: 0, count: g.outWidth)
-                    continue
-                }
-                row.update(repeating: 0, count: oxStart)
-                let source = plane + iy * g.inWidth - g.padding + j
-                if g.stride == 1 {
-                    (row + oxStart).update(from: source + oxStart, count: oxEnd - oxStart)
-                } else {
-                    for ox in oxStart..<oxEnd { row[ox] = source[ox * g.stride] }
-                }
-                (row + oxEnd).update(repeating: 0, count: g.outWidth - oxEnd)
-            }
+        parallelFor(channels * g.kernelHeight * g.kernelWidth) { patchRow in
+            im2colRow(patchRow, input, geometry: g, outRows: outRows, into: columns + patchRow * tilePixels)
         }
     }
 
+    /// Writes row `patchRow` = (c, i, j) of the patch matrix for output rows `outRows`: input pixel
+    /// (c, oy*s - p + i, ox*s - p + j) for every output pixel (oy, ox), zero where the window
+    /// hangs over the padding.
+    @inline(__always)
+    private static func im2colRow(_ patchRow: Int, _ input: UnsafePointer<Float>, geometry g: ConvGeometry,
+                                  outRows: Range<Int>, into destination: UnsafeMutablePointer<Float>) {
+        let kernelArea = g.kernelHeight * g.kernelWidth
+        let c = patchRow / kernelArea
+        let i = (patchRow % kernelArea) / g.kernelWidth
+        let j = patchRow % g.kernelWidth
+        let plane = input + c * g.inHeight * g.inWidth
+        let (oxStart, oxEnd) = g.validColumns(tap: j)
+        for (tileRow, oy) in outRows.enumerated() {
+            let row = destination + tileRow * g.outWidth
+            let iy = oy * g.stride - g.padding + i
+            guard iy >= 0 && iy < g.inHeight, oxStart < oxEnd else {
+                row.update(repeating: 0, count: g.outWidth)
+                continue
+            }
+            row.update(repeating: 0, count: oxStart)
+            let source = plane + iy * g.inWidth - g.padding + j
+            switch g.stride {
+            case 1: (row + oxStart).update(from: source + oxStart, count: oxEnd - oxStart)
+            case 2: gatherEven(source + 2 * oxStart, count: oxEnd - oxStart, into: row + oxStart)
+            default: for ox in oxStart..<oxEnd { row[ox] = source[ox * g.stride] }
+            }
+            (row + oxEnd).update(repeating: 0, count: g.outWidth - oxEnd)
+        }
+    }
+
+    /// destination[k] = source[2k] for k < count, eight at a time (a strided scalar loop does
+    /// not vectorise).
+    @inline(__always)
+    private static func gatherEven(_ source: UnsafePointer<Float>, count: Int, into destination: UnsafeMutablePointer<Float>) {
+        var k = 0
+        // The last full vector reads source[2k + 15]; stop while that is still inside 2*count - 1.
+        while k + 8 <= count - 1 {
+            let pairs = UnsafeRawPointer(source + 2 * k).loadUnaligned(as: SIMD16<Float>.self)
+            UnsafeMutableRawPointer(destination + k).storeBytes(of: pairs.evenHalf, as: SIMD8<Float>.self)
+            k += 8
+        }
+        while k < count {
+            destination[k] = source[2 * k]
+            k += 1
+        }
+    }
 }
 
 /// Sizes of one 2-D convolution (square stride and zero padding).

@@ -73,8 +73,16 @@ struct ConvTests {
         ConvCase(name: "depthwise 3x3 on 2x2 image pad 1 stride 2", input: [1, 2, 2, 2], outChannels: 2, kernel: (3, 3), stride: 2, padding: 1, groups: 2),
         ConvCase(name: "depthwise 5x5 stride 2 pad 2 (generic depthwise)", input: [2, 3, 7, 9], outChannels: 3, kernel: (5, 5), stride: 2, padding: 2, groups: 3, hasBias: false),
         ConvCase(name: "depthwise 1x4 stride 1 pad 1", input: [1, 3, 5, 6], outChannels: 3, kernel: (1, 4), stride: 1, padding: 1, groups: 3),
-        // Large enough that the im2col buffer is processed in two row tiles.
-        ConvCase(name: "3x3 C=64 96x96 (tiled im2col)", input: [1, 64, 96, 96], outChannels: 2, kernel: (3, 3), stride: 1, padding: 1, groups: 1),
+        // Small weights on an image large enough for bands of output rows (96 bands of one row).
+        ConvCase(name: "3x3 C=64 96x96 (im2col in bands)", input: [1, 64, 96, 96], outChannels: 2, kernel: (3, 3), stride: 1, padding: 1, groups: 1),
+        // Patch-embedding-like: stride 2 (the vector gather, odd output width 45), two images of
+        // two bands of 20 output rows, the second one 15 rows.
+        ConvCase(name: "3x3 stride 2 C=8 70x90 (im2col in bands)", input: [2, 8, 70, 90], outChannels: 4, kernel: (3, 3), stride: 2, padding: 1, groups: 1),
+        // Bands per group: 2 groups x 2 bands of 91 rows (the second 39).
+        ConvCase(name: "grouped 3x3 130x40 (im2col in bands)", input: [1, 4, 130, 40], outChannels: 6, kernel: (3, 3), stride: 1, padding: 1, groups: 2),
+        // Weights of 2 x 18432 are too large to share the cache with a band: the image is unfolded
+        // in row tiles of 4M floats (14 rows, then 2) and multiplied by one threaded sgemm each.
+        ConvCase(name: "3x3 C=2048 -> 2 on 16x16 (im2col whole)", input: [1, 2048, 16, 16], outChannels: 2, kernel: (3, 3), stride: 1, padding: 1, groups: 1),
     ]
 
     @Test("conv2d matches the direct definition", arguments: cases)

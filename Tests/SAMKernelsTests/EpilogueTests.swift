@@ -30,12 +30,16 @@ struct EpilogueTests {
     }
 
     /// (input shape, out channels, kernel, stride, padding, groups): pointwise large (tiled, with
-    /// a partial last tile) and small (fallback), depthwise, dense 3x3 (im2col).
+    /// a partial last tile) and small (fallback), depthwise, dense 3x3 in bands of rows (two
+    /// images of two bands, the second partial), and dense 3x3 unfolded whole: a small image
+    /// (too few bands) and weights too large to share the cache with a band.
     static let convCases: [([Int], Int, Int, Int, Int, Int)] = [
         ([1, 8, 100, 100], 32, 1, 1, 0, 1),
         ([2, 5, 7, 9], 6, 1, 1, 0, 1),
         ([1, 6, 33, 35], 6, 3, 1, 1, 6),
+        ([2, 3, 130, 100], 8, 3, 2, 1, 1),
         ([1, 4, 20, 22], 5, 3, 2, 1, 1),
+        ([1, 64, 12, 12], 64, 3, 1, 1, 1),
     ]
 
     @Test("conv2d + epilogue", arguments: Activation.allCases, [false, true])
