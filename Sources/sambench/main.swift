@@ -4,6 +4,7 @@
 //   sambench sgemm [--size N] [--runs N] [--threads T]
 //   sambench load MODEL.samw [--runs N]
 //   sambench profile-decoder MODEL.samw DROP_DIR [--runs N] [--depth D]
+//   sambench profile-encoder MODEL.samw DROP_DIR [--runs N] [--depth D]
 //   sambench attention [--runs N]
 //
 // `run`: model load (ModelFile.load), image encoder latency on references/input_image.npy
@@ -168,6 +169,24 @@ case "profile-decoder":
         }
         print("\(name): \(runs) runs, times summed\n" + profile.table(top: 25))
     }
+
+case "profile-encoder":
+    // Where a warm image-encoder call's time goes, per module, on the drop's input image. Unlike
+    // `samrun --profile` (one cold call: first-touch page faults included) this times what
+    // `run` times: calls after an untimed warm-up.
+    guard args.count >= 3 else { fail("profile-encoder needs MODEL.samw DROP_DIR") }
+    let runs = option(args, "--runs", 3), depth = option(args, "--depth", 3)
+    let sam: Sam
+    do { sam = try ModelFile.load(args[1]).sam } catch { fail("\(args[1]): \(error)") }
+    let image = load(args[2] + "/references/input_image.npy")
+    let profile = ModuleProfile(depth: depth)
+    for run in 0...runs {  // run 0 is a warm-up, not recorded
+        let recorder = run == 0 ? ModuleProfile(depth: depth) : profile
+        recorder.start()
+        do { _ = try sam.encodeImage(image, observer: recorder.observer) } catch { fail("encodeImage: \(error)") }
+        recorder.finish()
+    }
+    print("image encoder: \(runs) runs, times summed\n" + profile.table(top: 40))
 
 case "run":
     guard args.count >= 3 else { fail("run needs MODEL.samw DROP_DIR") }
