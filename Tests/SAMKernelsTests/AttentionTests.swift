@@ -178,3 +178,51 @@ struct WindowAttentionTests {
                     "window attention \(height)x\(width), window \(window)")
     }
 }
+
+@Suite("Attention on keys projected transposed")
+struct TransposedKeysTests {
+    /// (batch, queries, keys, heads, head dim, value head dim): keys not a multiple of 8, one
+    /// query (a single, repeated-row block), and 1024 keys, whose stride is moved off 4 KB.
+    static let shapes = [(2, 7, 37, 2, 16, 16), (1, 1, 9, 1, 8, 4), (1, 13, 1_024, 4, 8, 12)]
+
+    @Test("linearTransposed is nn.Linear's output transposed, padding zero", arguments: shapes)
+    func projection(_ s: (Int, Int, Int, Int, Int, Int)) {
+        let (batch, _, keys, heads, headDim, _) = s
+        var rng = SplitMix64(seed: UInt64(keys * 31 + heads))
+        let inFeatures = 24, outFeatures = heads * headDim
+        let x = randomTensor([batch, keys, inFeatures], using: &rng)
+        let weight = randomTensor([outFeatures, inFeatures], using: &rng), bias = randomTensor([outFeatures], using: &rng)
+        let projected = Kernels.linearTransposed(x, weight: weight, bias: bias)
+        let expected = LinearTests.reference(x, weight, bias)  // [B*Lk, out]
+        #expect(projected.length == keys && projected.batch == batch && projected.width == outFeatures)
+        #expect(projected.stride >= keys && projected.stride % 8 == 0 && projected.stride % 1024 != 0)
+        var worst = 0.0
+        for b in 0..<batch {
+            for o in 0..<outFeatures {
+                let row = (b * outFeatures + o) * projected.stride
+                for j in 0..<keys {
+                    worst = max(worst, abs(Double(projected.data.data[row + j]) - expected[(b * keys + j) * outFeatures + o]))
+                }
+                #expect(projected.data.data[(row + keys)..<(row + projected.stride)].allSatisfy { $0 == 0 })
+            }
+        }
+        #expect(worst < 1e-5, "max abs error \(worst)")
+    }
+
+    @Test("attention on transposed keys equals attention on the projected keys", arguments: shapes)
+    func attention(_ s: (Int, Int, Int, Int, Int, Int)) {
+        let (batch, queries, keys, heads, headDim, valueHeadDim) = s
+        var rng = SplitMix64(seed: UInt64(keys * 17 + queries))
+        let inFeatures = 20
+        let q = randomTensor([batch, queries, heads * headDim], using: &rng)
+        let x = randomTensor([batch, keys, inFeatures], using: &rng)
+        let v = randomTensor([batch, keys, heads * valueHeadDim], using: &rng)
+        let weight = randomTensor([heads * headDim, inFeatures], using: &rng), bias = randomTensor([heads * headDim], using: &rng)
+        let scale: Float = 1.5 / Float(headDim).squareRoot()
+        let k = Kernels.linear(x, weight: weight, bias: bias)
+        let expected = AttentionTests.reference(q: q, k: k, v: v, heads: heads, scale: scale, bias: nil)
+        let out = Kernels.attention(q: q, transposedKeys: Kernels.linearTransposed(x, weight: weight, bias: bias), v: v,
+                                    heads: heads, scale: scale)
+        expectClose(out, expected, shape: [batch, queries, heads * valueHeadDim], "transposed keys \(s)")
+    }
+}

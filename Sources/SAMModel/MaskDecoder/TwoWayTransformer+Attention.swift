@@ -17,6 +17,8 @@ extension TwoWayTransformer {
         public var embeddingDim: Int { qProj.inFeatures }
         /// embedding_dim // downsample_rate
         public var internalDim: Int { qProj.outFeatures }
+        /// From this many keys on, k_proj's output is made transposed (see callAsFunction).
+        static let transposedKeysFrom = 512
 
         /// ref: transformer.py Attention.__init__
         public init(weights: WeightStore, path: String, embeddingDim: Int, numHeads: Int, downsampleRate: Int) throws(WeightError) {
@@ -44,14 +46,22 @@ extension TwoWayTransformer {
         public func callAsFunction(q: FloatTensor, k: FloatTensor, v: FloatTensor, plusResidual residual: FloatTensor? = nil,
                                    observer: ModuleObserver? = nil) -> FloatTensor {
             // ref: Attention.forward — q = self.q_proj(q); k = self.k_proj(k); v = self.v_proj(v)
+            // (in that order: an observer sees PyTorch's hook order)
             let queries = qProj(q, observer: observer)
-            let keys = kProj(k, observer: observer)
-            let values = vProj(v, observer: observer)
+            let headDim = internalDim / numHeads, scale = 1 / Float(headDim).squareRoot()
             // ref: Attention.forward — _separate_heads, attn = q @ kᵀ / math.sqrt(c_per_head),
             // softmax(dim=-1), attn @ v, _recombine_heads
-            let headDim = internalDim / numHeads
-            let mixed = Kernels.attention(q: queries, k: keys, v: values, heads: numHeads,
-                                          scale: 1 / Float(headDim).squareRoot(), bias: nil)
+            let mixed: FloatTensor
+            if observer == nil && k.shape.count == 3 && k.shape[1] >= Self.transposedKeysFrom && headDim <= 64 {
+                // Many keys (the 4096 image tokens): k_proj writes them transposed per head, the
+                // layout the small-heads kernel reads, so they need no transposing per call.
+                let keys = Kernels.linearTransposed(k, weight: kProj.weight, bias: kProj.bias)
+                mixed = Kernels.attention(q: queries, transposedKeys: keys, v: vProj(v), heads: numHeads, scale: scale)
+            } else {
+                let keys = kProj(k, observer: observer)
+                let values = vProj(v, observer: observer)
+                mixed = Kernels.attention(q: queries, k: keys, v: values, heads: numHeads, scale: scale, bias: nil)
+            }
             // ref: Attention.forward — out = self.out_proj(out)
             guard let observer else { return outProj(mixed, then: Kernels.Epilogue(residual: residual)) }
             var out = outProj(mixed, observer: observer)
