@@ -28,6 +28,14 @@ struct LayoutTests {
         #expect(back == x)
     }
 
+    @Test("nchwToTokens(x, plus: y) equals the tokens of x + y, bit for bit", arguments: layoutShapes)
+    func tokensOfSum(batch: Int, channels: Int, height: Int, width: Int) {
+        var rng = SplitMix64(seed: 11)
+        let x = randomTensor([batch, channels, height, width], using: &rng)
+        let y = randomTensor([batch, channels, height, width], using: &rng)
+        #expect(Kernels.nchwToTokens(x, plus: y) == Kernels.nchwToTokens(Kernels.sum(x, y)))
+    }
+
     @Test("parallelFor visits every index exactly once", arguments: [0, 1, 2, 7, 1000])
     func parallelForCoverage(count: Int) {
         var visits = [Int](repeating: 0, count: count)

@@ -35,11 +35,13 @@ extension MaskDecoder {
                                  data: iouToken.weight.data + maskTokens.weight.data + sparse.data)
 
         // ref: predict_masks — src = torch.repeat_interleave(image_embeddings, tokens.shape[0], dim=0) (batch 1);
-        // src = src + dense_prompt_embeddings
-        let src = Kernels.sum(imageEmbeddings, dense)
+        // src = src + dense_prompt_embeddings (added while transposed to the transformer's token layout)
+        let srcTokens = Kernels.nchwToTokens(imageEmbeddings, plus: dense)
 
-        // ref: predict_masks — hs, src = self.transformer(src, pos_src, tokens)
-        let (hs, imageTokens) = transformer(imageEmbedding: src, imagePE: imagePE, pointEmbedding: tokens, observer: observer)
+        // ref: predict_masks — hs, src = self.transformer(src, pos_src, tokens); transformer.py forward —
+        // image_embedding.flatten(2).permute(0, 2, 1), the same for image_pe
+        let (hs, imageTokens) = transformer(imageTokens: srcTokens, imagePETokens: Kernels.nchwToTokens(imagePE),
+                                            pointEmbedding: tokens, observer: observer)
         // ref: predict_masks — iou_token_out = hs[:, 0, :]; mask_tokens_out = hs[:, 1 : (1 + self.num_mask_tokens), :]
         let iouTokenOut = FloatTensor(shape: [1, c], data: Array(hs.data[0..<c]))
 

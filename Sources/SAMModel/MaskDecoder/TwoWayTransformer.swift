@@ -38,14 +38,13 @@ public struct TwoWayTransformer: Sendable {
         normFinalAttn = try NN.LayerNorm(weights: weights, path: "\(path).norm_final_attn", dim: embeddingDim)
     }
 
-    /// imageEmbedding and imagePE [1, C, h, w], pointEmbedding [1, T, C]. Returns the processed
-    /// tokens [1, T, C] and image tokens [1, h*w, C].
+    /// Image tokens and their positional encoding [1, h*w, C] (PyTorch's image_embedding and
+    /// image_pe after flatten(2).permute(0, 2, 1)), pointEmbedding [1, T, C]. Returns the
+    /// processed tokens [1, T, C] and image tokens [1, h*w, C].
     /// ref: transformer.py TwoWayTransformer.forward
-    public func callAsFunction(imageEmbedding: FloatTensor, imagePE: FloatTensor, pointEmbedding: FloatTensor,
+    public func callAsFunction(imageTokens: FloatTensor, imagePETokens keyPE: FloatTensor, pointEmbedding: FloatTensor,
                                observer: ModuleObserver? = nil) -> (queries: FloatTensor, keys: FloatTensor) {
-        // ref: forward — image_embedding.flatten(2).permute(0, 2, 1), the same for image_pe
-        var keys = Kernels.nchwToTokens(imageEmbedding)
-        let keyPE = Kernels.nchwToTokens(imagePE)
+        var keys = imageTokens
         // ref: forward — queries = point_embedding
         var queries = pointEmbedding
 
