@@ -91,8 +91,8 @@ extension Kernels {
 
         var queries: Int { rows * columns }
 
-        /// The token at row i, column j of the window (inside the grid).
-        @inline(__always) func token(_ i: Int, _ j: Int) -> Int { firstToken + i * grid.width + j }
+        /// The first token of the window's row i (inside the grid); the row's tokens follow it.
+        @inline(__always) func firstToken(ofRow i: Int) -> Int { firstToken + i * grid.width }
 
         /// Window position (row-major inside the window, padding included) of the r-th query,
         /// queries being the inside tokens in row-major order.
@@ -128,7 +128,7 @@ extension Kernels {
         for i in 0..<side {
             let destination = s.rows + i * side * rowWidth
             let inside = i < w.rows ? w.columns : 0
-            if inside > 0 { destination.update(from: qkv + w.token(i, 0) * rowWidth, count: inside * rowWidth) }
+            if inside > 0 { destination.update(from: qkv + w.firstToken(ofRow: i) * rowWidth, count: inside * rowWidth) }
             for j in inside..<side { (destination + j * rowWidth).update(from: padding, count: rowWidth) }
         }
         let queries = w.queries, isWhole = queries == positions
@@ -149,7 +149,7 @@ extension Kernels {
         }
         // Output rows are in query order: window row i's tokens are queries i*columns ..< (i+1)*columns.
         for i in 0..<w.rows {
-            (out + w.token(i, 0) * valueWidth).initialize(from: s.out + i * w.columns * valueWidth,
+            (out + w.firstToken(ofRow: i) * valueWidth).initialize(from: s.out + i * w.columns * valueWidth,
                                                           count: w.columns * valueWidth)
         }
     }
