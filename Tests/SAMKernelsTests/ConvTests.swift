@@ -20,28 +20,34 @@ struct ConvCase: CustomTestStringConvertible, Sendable {
 struct ConvTests {
     /// Direct definition: out[n, o, y, x] = bias[o] + sum over the group's channels and taps.
     static func reference(_ x: FloatTensor, _ weight: FloatTensor, _ bias: FloatTensor?,
-                          stride: Int, padding: Int, groups: Int) -> (values: [Double], shape: [Int]) {
-        let (batch, channels, height, width) = (x.shape[0], x.shape[1], x.shape[2], x.shape[3])
+                          stride: Int, padding: Int, groups: Int) -> (values: [Expected], shape: [Int]) {
+        reference(x.exact, shape: x.shape, weight, bias, stride: stride, padding: padding, groups: groups)
+    }
+
+    /// The same on inputs that carry errors of their own (the output of an earlier layer).
+    static func reference(_ x: [Expected], shape: [Int], _ weight: FloatTensor, _ bias: FloatTensor?,
+                          stride: Int, padding: Int, groups: Int) -> (values: [Expected], shape: [Int]) {
+        let (batch, channels, height, width) = (shape[0], shape[1], shape[2], shape[3])
         let (outChannels, groupChannels, kh, kw) = (weight.shape[0], weight.shape[1], weight.shape[2], weight.shape[3])
         let outHeight = (height + 2 * padding - kh) / stride + 1
         let outWidth = (width + 2 * padding - kw) / stride + 1
         let outPerGroup = outChannels / groups
-        var out = [Double](repeating: 0, count: batch * outChannels * outHeight * outWidth)
+        var out = [Expected](repeating: .zero, count: batch * outChannels * outHeight * outWidth)
         for n in 0..<batch {
             for o in 0..<outChannels {
                 let group = o / outPerGroup
                 for oy in 0..<outHeight {
                     for ox in 0..<outWidth {
-                        var sum = bias.map { Double($0.data[o]) } ?? 0
+                        var sum = bias.map { Expected(exact: $0.data[o]) } ?? .zero
                         for gc in 0..<groupChannels {
                             let c = group * groupChannels + gc
                             for i in 0..<kh {
                                 for j in 0..<kw {
                                     let iy = oy * stride - padding + i, ix = ox * stride - padding + j
                                     if iy < 0 || iy >= height || ix < 0 || ix >= width { continue }
-                                    let xv = x.data[((n * channels + c) * height + iy) * width + ix]
-                                    let wv = weight.data[((o * groupChannels + gc) * kh + i) * kw + j]
-                                    sum += Double(xv) * Double(wv)
+                                    let xv = x[((n * channels + c) * height + iy) * width + ix]
+                                    let wv = Expected(exact: weight.data[((o * groupChannels + gc) * kh + i) * kw + j])
+                                    sum += xv * wv
                                 }
                             }
                         }
@@ -82,6 +88,7 @@ struct ConvTests {
         ConvCase(name: "grouped 3x3 130x40 (im2col in bands)", input: [1, 4, 130, 40], outChannels: 6, kernel: (3, 3), stride: 1, padding: 1, groups: 2),
         // Weights of 2 x 18432 are too large to share the cache with a band: the image is unfolded
         // in row tiles of 4M floats (14 rows, then 2) and multiplied by one threaded sgemm each.
+        // Sums of 18,433 terms: the BLAS's kernel (Haswell, SkylakeX...) decides their order.
         ConvCase(name: "3x3 C=2048 -> 2 on 16x16 (im2col whole)", input: [1, 2048, 16, 16], outChannels: 2, kernel: (3, 3), stride: 1, padding: 1, groups: 1),
     ]
 
@@ -94,6 +101,26 @@ struct ConvTests {
         let out = Kernels.conv2d(x, weight: weight, bias: bias, stride: c.stride, padding: c.padding, groups: c.groups)
         let expected = Self.reference(x, weight, bias, stride: c.stride, padding: c.padding, groups: c.groups)
         expectClose(out, expected.values, shape: expected.shape, "conv2d \(c.name)")
+    }
+
+    @Test("the tolerances still catch one missing term in the longest sum")
+    func toleranceCatchesOneTerm() {
+        // The 18,433-term case: drop the centre tap of input channel 0 from output channel 0's
+        // reference, a term of 0.25 in magnitude on average, and the correct kernel must fail it.
+        let c = Self.cases.last!
+        var rng = SplitMix64(seed: UInt64(c.name.utf8.count) &* 7919 &+ UInt64(c.input.reduce(0, +)))
+        let x = randomTensor(c.input, using: &rng)
+        let weight = randomTensor([c.outChannels, c.input[1], 3, 3], using: &rng)
+        let bias = randomTensor([c.outChannels], using: &rng)
+        let out = Kernels.conv2d(x, weight: weight, bias: bias, stride: c.stride, padding: c.padding)
+        var wrongWeight = weight
+        wrongWeight.data[4] = 0
+        let wrong = Self.reference(x, wrongWeight, bias, stride: c.stride, padding: c.padding, groups: 1)
+        let check = ToleranceCheck(out.data, wrong.values)
+        print("one missing term: \(check)")
+        // Output channel 0's 256 pixels each lose x * w; all but the few where that product is
+        // within a tolerance (~1e-3) of zero must fail.
+        #expect(check.failures >= 240, "\(check)")
     }
 
     @Test("3x3 convolution of a ramp by hand")
@@ -116,23 +143,28 @@ struct ConvTests {
 @Suite("ConvTranspose2d")
 struct ConvTransposeTests {
     /// Scatter definition: out[n, o, y*s + i, x*s + j] += x[n, c, y, x] * weight[c, o, i, j].
-    static func reference(_ x: FloatTensor, _ weight: FloatTensor, _ bias: FloatTensor?, stride: Int) -> (values: [Double], shape: [Int]) {
-        let (batch, channels, height, width) = (x.shape[0], x.shape[1], x.shape[2], x.shape[3])
+    static func reference(_ x: FloatTensor, _ weight: FloatTensor, _ bias: FloatTensor?, stride: Int) -> (values: [Expected], shape: [Int]) {
+        reference(x.exact, shape: x.shape, weight, bias, stride: stride)
+    }
+
+    static func reference(_ x: [Expected], shape: [Int], _ weight: FloatTensor, _ bias: FloatTensor?,
+                          stride: Int) -> (values: [Expected], shape: [Int]) {
+        let (batch, channels, height, width) = (shape[0], shape[1], shape[2], shape[3])
         let (outChannels, kh, kw) = (weight.shape[1], weight.shape[2], weight.shape[3])
         let outHeight = (height - 1) * stride + kh, outWidth = (width - 1) * stride + kw
-        var out = [Double](repeating: 0, count: batch * outChannels * outHeight * outWidth)
+        var out = [Expected](repeating: .zero, count: batch * outChannels * outHeight * outWidth)
         for n in 0..<batch {
             for o in 0..<outChannels {
                 for p in 0..<(outHeight * outWidth) {
-                    out[(n * outChannels + o) * outHeight * outWidth + p] = bias.map { Double($0.data[o]) } ?? 0
+                    out[(n * outChannels + o) * outHeight * outWidth + p] = bias.map { Expected(exact: $0.data[o]) } ?? .zero
                 }
                 for c in 0..<channels {
                     for y in 0..<height {
                         for xi in 0..<width {
                             for i in 0..<kh {
                                 for j in 0..<kw {
-                                    let xv = Double(x.data[((n * channels + c) * height + y) * width + xi])
-                                    let wv = Double(weight.data[((c * outChannels + o) * kh + i) * kw + j])
+                                    let xv = x[((n * channels + c) * height + y) * width + xi]
+                                    let wv = Expected(exact: weight.data[((c * outChannels + o) * kh + i) * kw + j])
                                     out[((n * outChannels + o) * outHeight + y * stride + i) * outWidth + xi * stride + j] += xv * wv
                                 }
                             }

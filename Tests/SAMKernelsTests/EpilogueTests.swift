@@ -10,13 +10,13 @@ import Testing
 struct EpilogueTests {
     enum Activation: String, CaseIterable, Sendable { case none, gelu, relu }
 
-    static func finish(_ values: [Double], residual: FloatTensor?, _ activation: Activation) -> [Double] {
+    static func finish(_ values: [Expected], residual: FloatTensor?, _ activation: Activation) -> [Expected] {
         values.indices.map { i in
-            let v = values[i] + (residual.map { Double($0.data[i]) } ?? 0)
+            let v = residual.map { values[i] + Expected(exact: $0.data[i]) } ?? values[i]
             switch activation {
             case .none: return v
-            case .gelu: return 0.5 * v * (1 + erf(v / 2.0.squareRoot()))
-            case .relu: return max(v, 0)
+            case .gelu: return v.gelu()
+            case .relu: return v.relu()
             }
         }
     }
@@ -92,7 +92,7 @@ struct DepthwiseTokensTests {
         let nchw = Kernels.tokensToNCHW(tokens, height: height, width: width)
         let plain = ConvTests.reference(nchw, weight, bias, stride: 1, padding: kernel / 2, groups: channels)
         // The reference is NCHW; bring it to tokens order, then add the residual and apply GELU.
-        var expected = [Double](repeating: 0, count: tokens.count)
+        var expected = [Expected](repeating: .zero, count: tokens.count)
         for n in 0..<2 {
             for c in 0..<channels {
                 for p in 0..<(height * width) {

@@ -11,8 +11,8 @@ struct InvertedResidualTests {
     static let cases = [(2, 3, 12, 3, 9, 10, 1, true), (1, 4, 8, 6, 9, 7, 2, false), (1, 5, 10, 5, 1, 6, 1, true),
                         (1, 2, 6, 4, 2, 2, 2, false), (1, 3, 7, 3, 16, 5, 1, true)]
 
-    /// The same block as three separate layers: conv2d 1x1 + GELU, depthwise conv2d 3x3 (pad 1,
-    /// stride) + GELU, conv2d 1x1 + epilogue (each already checked against the direct definition).
+    /// The same block as three layers of float64 references: conv2d 1x1 + GELU, depthwise conv2d
+    /// 3x3 (pad 1, stride) + GELU, conv2d 1x1 + epilogue.
     @Test("equals the three convolutions run one after another", arguments: cases)
     func equalsSeparateLayers(_ c: (Int, Int, Int, Int, Int, Int, Int, Bool)) {
         let (batch, inChannels, expanded, outChannels, height, width, stride, hasResidual) = c
@@ -23,16 +23,16 @@ struct InvertedResidualTests {
             depthwiseWeight: randomTensor([expanded, 1, 3, 3], using: &rng), depthwiseBias: randomTensor([expanded], using: &rng),
             projectWeight: randomTensor([outChannels, expanded, 1, 1], using: &rng), projectBias: randomTensor([outChannels], using: &rng))
 
-        let hidden = Kernels.conv2d(x, weight: w.expandWeight, bias: w.expandBias, epilogue: .gelu)
-        let depthwise = Kernels.conv2d(hidden, weight: w.depthwiseWeight, bias: w.depthwiseBias, stride: stride, padding: 1,
-                                       groups: expanded, epilogue: .gelu)
+        let hidden = ConvTests.reference(x, w.expandWeight, w.expandBias, stride: 1, padding: 0, groups: 1)
+        let depthwise = ConvTests.reference(hidden.values.map { $0.gelu() }, shape: hidden.shape, w.depthwiseWeight,
+                                            w.depthwiseBias, stride: stride, padding: 1, groups: expanded)
+        let projected = ConvTests.reference(depthwise.values.map { $0.gelu() }, shape: depthwise.shape, w.projectWeight,
+                                            w.projectBias, stride: 1, padding: 0, groups: 1)
         let residual: FloatTensor? = hasResidual ? x : nil
-        let epilogue = Kernels.Epilogue(residual: residual, activation: hasResidual ? .gelu : .none)
-        let expected = Kernels.conv2d(depthwise, weight: w.projectWeight, bias: w.projectBias, epilogue: epilogue)
+        let expected = EpilogueTests.finish(projected.values, residual: residual, hasResidual ? .gelu : .none)
 
+        let epilogue = Kernels.Epilogue(residual: residual, activation: hasResidual ? .gelu : .none)
         let fused = Kernels.invertedResidual(x, weights: w, stride: stride, activation: .gelu, epilogue: epilogue)
-        // Same products, summed in the same orders except the depthwise border pixels (zero taps
-        // added here, skipped there): float rounding only.
-        expectClose(fused, expected.doubles, shape: expected.shape, "inverted residual \(c)", tolerance: 1e-5)
+        expectClose(fused, expected, shape: projected.shape, "inverted residual \(c)")
     }
 }

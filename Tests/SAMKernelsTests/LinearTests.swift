@@ -6,14 +6,16 @@ import Testing
 @Suite("Linear")
 struct LinearTests {
     /// out[r, o] = sum_i x[r, i] * weight[o, i] + bias[o]
-    static func reference(_ x: FloatTensor, _ weight: FloatTensor, _ bias: FloatTensor?) -> [Double] {
+    static func reference(_ x: FloatTensor, _ weight: FloatTensor, _ bias: FloatTensor?) -> [Expected] {
         let inFeatures = weight.shape[1], outFeatures = weight.shape[0]
         let rows = x.count / inFeatures
-        var out = [Double](repeating: 0, count: rows * outFeatures)
+        var out = [Expected](repeating: .zero, count: rows * outFeatures)
         for r in 0..<rows {
             for o in 0..<outFeatures {
-                var sum = bias.map { Double($0.data[o]) } ?? 0
-                for i in 0..<inFeatures { sum += Double(x.data[r * inFeatures + i]) * Double(weight.data[o * inFeatures + i]) }
+                var sum = bias.map { Expected(exact: $0.data[o]) } ?? .zero
+                for i in 0..<inFeatures {
+                    sum += Expected(exact: x.data[r * inFeatures + i]) * Expected(exact: weight.data[o * inFeatures + i])
+                }
                 out[r * outFeatures + o] = sum
             }
         }

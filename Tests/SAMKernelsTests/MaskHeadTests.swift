@@ -9,8 +9,8 @@ struct MaskHeadTests {
     /// vectors, and whole vectors with a MobileSAM-like 4:1:1/2 channel ratio.
     static let shapes = [(12, 12, 6, 3, 5, 3), (32, 16, 8, 4, 4, 4)]
 
-    /// The kernels the model runs module by module when observed: convTranspose2d, layerNorm2d,
-    /// gelu, convTranspose2d with GELU, then the hypernetwork product written out here.
+    /// Float64 references for what the model runs module by module when observed: ConvTranspose2d,
+    /// LayerNorm2d, GELU, ConvTranspose2d, GELU, then the hypernetwork product.
     @Test("equals the module-by-module upscaling and hypernetwork product", arguments: shapes)
     func matchesModules(c0: Int, c1: Int, c2: Int, height: Int, width: Int, maskCount: Int) {
         var rng = SplitMix64(seed: UInt64(c0 * 100 + height))
@@ -20,16 +20,17 @@ struct MaskHeadTests {
         let w1 = randomTensor([c1, c2, 2, 2], in: -0.3...0.3, using: &rng), b1 = randomTensor([c2], using: &rng)
         let hyper = randomTensor([maskCount, c2], using: &rng)
 
-        var y = Kernels.convTranspose2d(Kernels.tokensToNCHW(tokens, height: height, width: width), weight: w0, bias: b0, stride: 2)
-        Kernels.layerNorm2d(&y, weight: gamma, bias: beta, eps: 1e-6)
-        Kernels.gelu(&y)
-        let upscaled = Kernels.convTranspose2d(y, weight: w1, bias: b1, stride: 2, epilogue: .gelu)
+        let nchw = Kernels.tokensToNCHW(tokens, height: height, width: width)  // a transpose: exact
+        let first = ConvTransposeTests.reference(nchw, w0, b0, stride: 2)
+        let normed = NormalizationTests.layerNorm2dReference(first.values, shape: first.shape, weight: gamma, bias: beta, eps: 1e-6)
+        let second = ConvTransposeTests.reference(normed.map { $0.gelu() }, shape: first.shape, w1, b1, stride: 2)
+        let upscaled = second.values.map { $0.gelu() }
         let pixels = 16 * height * width
-        var expected = [Double](repeating: 0, count: maskCount * pixels)
+        var expected = [Expected](repeating: .zero, count: maskCount * pixels)
         for m in 0..<maskCount {
             for p in 0..<pixels {
-                var sum = 0.0
-                for d in 0..<c2 { sum += Double(hyper.data[m * c2 + d]) * Double(upscaled.data[d * pixels + p]) }
+                var sum = Expected.zero
+                for d in 0..<c2 { sum += Expected(exact: hyper.data[m * c2 + d]) * upscaled[d * pixels + p] }
                 expected[m * pixels + p] = sum
             }
         }
