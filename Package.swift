@@ -1,12 +1,9 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Release builds of the numeric targets skip bounds checks in hot loops; debug builds keep them.
-let fastMath: [SwiftSetting] = [.unsafeFlags(["-Ounchecked", "-wmo"], .when(configuration: .release))]
-
 let package = Package(
     name: "SAMPort",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "saminspect", targets: ["saminspect"]),
         .executable(name: "samconvert", targets: ["samconvert"]),
@@ -14,6 +11,7 @@ let package = Package(
         .executable(name: "samverify", targets: ["samverify"]),
         .executable(name: "sambench", targets: ["sambench"]),
         .library(name: "SAMModel", targets: ["SAMModel"]),
+        .library(name: "SAMKernels", targets: ["SAMKernels"]),
         .library(name: "SAMFormats", targets: ["SAMFormats"]),
         .library(name: "SAMModelFile", targets: ["SAMModelFile"]),
         .library(name: "SAMPipeline", targets: ["SAMPipeline"]),
@@ -36,8 +34,11 @@ let package = Package(
         .target(name: "CONNXProto", dependencies: ["CProtobufC"],
                 exclude: ["onnx.proto", "GENERATED.md"]),
 
+        // The one pool of worker threads every parallel loop runs on (SAM_NUM_THREADS).
+        .target(name: "SAMParallel"),
+
         // Tensors: dtypes, shapes, storage that may borrow a reader's bytes.
-        .target(name: "SAMTensor", swiftSettings: fastMath),
+        .target(name: "SAMTensor"),
 
         // Readers (and the .npy writer) for the files people export: ONNX, HDF5, .npy, raw blobs.
         .target(name: "SAMFormats",
@@ -46,15 +47,15 @@ let package = Package(
         // The one place that picks the BLAS: Accelerate on Apple platforms, OpenBLAS elsewhere.
         .target(name: "SAMBLAS",
                 dependencies: [.target(name: "COpenBLAS", condition: .when(platforms: [.linux]))],
-                swiftSettings: fastMath),
+                ),
 
         // CPU kernels: GEMM-backed convolutions, depthwise conv, norms, activations, attention.
-        .target(name: "SAMKernels", dependencies: ["SAMTensor", "SAMBLAS"], swiftSettings: fastMath),
+        .target(name: "SAMKernels", dependencies: ["SAMTensor", "SAMBLAS", "SAMParallel"]),
 
         // The native model: TinyViT image encoder, prompt encoder, mask decoder, weight loading.
-        .target(name: "SAMModel", dependencies: ["SAMTensor", "SAMKernels"], swiftSettings: fastMath),
-        .target(name: "SAMImport", dependencies: ["SAMFormats", "SAMTensor"], swiftSettings: fastMath),
-        .target(name: "SAMImage", dependencies: ["SAMTensor", "CPNG", "CJPEG"], swiftSettings: fastMath),
+        .target(name: "SAMModel", dependencies: ["SAMTensor", "SAMKernels"]),
+        .target(name: "SAMImport", dependencies: ["SAMFormats", "SAMTensor"]),
+        .target(name: "SAMImage", dependencies: ["SAMTensor", "SAMParallel", "CPNG", "CJPEG"]),
 
         // The .samw model file: metadata schema, and a Sam written to / loaded from it.
         .target(name: "SAMModelFile", dependencies: ["SAMModel", "SAMFormats", "SAMTensor"]),
@@ -80,13 +81,12 @@ let package = Package(
         ]),
 
         .target(name: "SAMVerify", dependencies: ["SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor"]),
-        .executableTarget(name: "samverify", dependencies: ["SAMVerify", "SAMModelFile", "SAMModel", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .executableTarget(name: "samverify", dependencies: ["SAMVerify", "SAMModelFile", "SAMModel", "SAMKernels", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
-        .executableTarget(name: "sambench", dependencies: ["SAMModelFile", "SAMModel", "SAMImage", "SAMFormats", "SAMTensor", "SAMBLAS", "SAMPipeline", "SAMKernels"],
-                          swiftSettings: fastMath),
+        .executableTarget(name: "sambench", dependencies: ["SAMModelFile", "SAMModel", "SAMImage", "SAMFormats", "SAMTensor", "SAMBLAS", "SAMPipeline", "SAMKernels"]),
 
         .executableTarget(name: "samrun", dependencies: [
-            "SAMPipeline", "SAMModel", "SAMImage", "SAMFormats", "SAMTensor",
+            "SAMPipeline", "SAMModel", "SAMKernels", "SAMImage", "SAMFormats", "SAMTensor",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -101,7 +101,7 @@ let package = Package(
         .testTarget(name: "SAMPipelineTests", dependencies: [
             "SAMPipeline", "SAMConvert", "SAMImage", "SAMFormats", "SAMTensor", "SAMTestSupport",
         ]),
-        .testTarget(name: "SAMModelTests", dependencies: ["SAMModel", "SAMFormats", "SAMKernels", "SAMTensor", "SAMTestSupport"]),
+        .testTarget(name: "SAMModelTests", dependencies: ["SAMModel", "SAMFormats", "SAMKernels", "SAMBLAS", "SAMTensor", "SAMTestSupport"]),
         .testTarget(name: "SAMImportTests", dependencies: ["SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport"]),
         .testTarget(name: "HostileInputTests", dependencies: ["SAMFormats", "SAMTensor", "SAMTestSupport"], exclude: ["Corpus"]),
         .testTarget(name: "SAMVerifyTests", dependencies: ["SAMVerify", "SAMConvert", "SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor", "SAMTestSupport"]),

@@ -43,8 +43,18 @@ public enum BLAS {
         #endif
     }
 
-    /// The number of threads the BLAS may use for one large call. No-op on Accelerate,
-    /// which manages its own threads.
+    /// The number of threads the BLAS may use for one large call (1 on Accelerate, which is
+    /// called as if single-threaded and manages its own threads).
+    public static var threadCount: Int {
+        #if canImport(Accelerate)
+        return 1
+        #else
+        return Int(openblas_get_num_threads())
+        #endif
+    }
+
+    /// Sets the number of threads the BLAS may use for one large call, for the whole process.
+    /// No-op on Accelerate, which manages its own threads.
     public static func setThreadCount(_ count: Int) {
         precondition(count >= 1, "thread count must be at least 1")
         #if !canImport(Accelerate)

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SAMParallel
 import SAMTensor
 
 /// Full-size masks from the decoder's low-resolution logits, as `Sam.postprocess_masks` and
@@ -135,8 +136,8 @@ public struct MaskPostprocessor: Sendable, Equatable {
         /// Runs `body(plane, rows)` over every plane cut into bands of rows, on all cores: a few
         /// bands per core balance uneven progress, and all planes share one parallel loop.
         func forEachBand(rows: Int, _ body: (Int, Range<Int>) -> Void) {
-            let bands = min(rows, max(1, (ProcessInfoCores.count * 4 + planes - 1) / planes))
-            parallelRows(planes * bands) { task in
+            let bands = min(rows, max(1, (Workers.count * 4 + planes - 1) / planes))
+            Workers.forEach(planes * bands) { task in
                 let plane = task / bands, band = task % bands
                 body(plane, (rows * band / bands)..<(rows * (band + 1) / bands))
             }

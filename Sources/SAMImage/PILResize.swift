@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Dispatch
+import SAMParallel
 
 /// Pillow's `Image.resize(size, Image.BILINEAR)` on 8-bit RGB, ported bit for bit.
 ///
@@ -129,7 +129,7 @@ public enum PILResize {
             output.withUnsafeMutableBufferPointer { out in
                 table.weights.withUnsafeBufferPointer { weights in
                     let inBase = input.baseAddress!, outBase = out.baseAddress!, weightBase = weights.baseAddress!
-                    parallelRows(outHeight) { y in
+                    Workers.forEach(outHeight) { y in
                         let source = inBase + (y + rows.lowerBound) * inWidth * 3
                         let target = outBase + y * width * 3
                         for x in 0..<width {
@@ -165,7 +165,7 @@ public enum PILResize {
             output.withUnsafeMutableBufferPointer { out in
                 table.weights.withUnsafeBufferPointer { weights in
                     let inBase = input.baseAddress!, outBase = out.baseAddress!, weightBase = weights.baseAddress!
-                    parallelRows(height) { y in
+                    Workers.forEach(height) { y in
                         let first = table.start[y] - rowOffset, n = table.count[y]
                         let k = weightBase + y * table.stride
                         let target = outBase + y * rowLength
@@ -184,35 +184,4 @@ public enum PILResize {
         }
         return RGBImage(checkedWidth: width, height: height, pixels: output)
     }
-}
-
-/// Runs `body(row)` for every row, in a few contiguous bands on all cores.
-func parallelRows(_ rows: Int, _ body: (Int) -> Void) {
-    let bands = min(rows, max(1, ProcessInfoCores.count * 4))
-    if bands <= 1 {
-        for row in 0..<rows { body(row) }
-        return
-    }
-    withoutActuallyEscaping(body) { body in
-        // The bands write disjoint rows; callers guarantee that, the compiler cannot see it.
-        let work = UncheckedSendable(value: body)
-        DispatchQueue.concurrentPerform(iterations: bands) { band in
-            let lower = rows * band / bands, upper = rows * (band + 1) / bands
-            for row in lower..<upper { work.value(row) }
-        }
-    }
-}
-
-struct UncheckedSendable<Value>: @unchecked Sendable {
-    let value: Value
-}
-
-enum ProcessInfoCores {
-    static let count: Int = {
-        #if canImport(Glibc)
-        return max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-        #else
-        return max(1, Int(sysconf(_SC_NPROCESSORS_ONLN)))
-        #endif
-    }()
 }

@@ -139,7 +139,6 @@ extension Kernels {
                                       k: UnsafePointer<Float>, kRowStride: Int, v: UnsafePointer<Float>, vRowStride: Int,
                                       scale: Float, bias: UnsafePointer<Float>?, biasPerBatch: Bool,
                                       into out: UnsafeMutablePointer<Float>) {
-        configureBLAS
         let (batch, queryLength, keyLength, heads) = (s.batch, s.queryLength, s.keyLength, s.heads)
         let (headDim, valueHeadDim) = (s.headDim, s.valueHeadDim)
         let valueWidth = heads * valueHeadDim

@@ -63,7 +63,6 @@ extension Kernels {
         let tilesPerImage = (pixels + tilePixels - 1) / tilePixels
         let tiles = batch * tilesPerImage
         guard tiles >= 2 * workerCount else { return nil }
-        configureBLAS
         let count = batch * outChannels * pixels
         let data = productOutput(count: count, x: x, weight: weight, bias: bias, epilogue: epilogue) { p in
             parallelFor(tiles) { tile in
@@ -116,7 +115,6 @@ extension Kernels {
         let bandsPerPlane = (g.outHeight + bandRows - 1) / bandRows
         let tiles = batch * groups * bandsPerPlane
         guard tiles >= 2 * workerCount else { return nil }
-        configureBLAS
         let outPixels = g.outHeight * g.outWidth
         let data = productOutput(count: outShape.reduce(1, *), x: x, weight: weight, bias: bias, epilogue: epilogue) { p in
             parallelForChunks(tiles) { range in

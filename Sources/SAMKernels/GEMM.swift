@@ -2,19 +2,19 @@ import SAMBLAS
 
 extension Kernels {
     /// Row-major C[m,n] = alpha * op(A) * op(B) + beta * C (the `BLAS.sgemm` contract), spread
-    /// over the kernels' worker threads.
+    /// over the package's worker threads.
     ///
-    /// The BLAS itself runs single-threaded (see `configureBLAS`): its own worker threads spin
-    /// (sched_yield) between calls and, on a 2-core machine, steal the cores our parallel loops
-    /// need. So a large product is cut here into one block of C per worker, along whichever of
-    /// m or n is larger, and each block is one single-threaded sgemm. Small products run as one
-    /// call on the calling thread, which is also what code already inside a parallel loop wants.
+    /// With the BLAS on one thread (`tuneProcessForInference`), a large product is cut here into
+    /// one block of C per worker, along whichever of m or n is larger, and each block is one
+    /// single-threaded sgemm: OpenBLAS's own worker threads spin (sched_yield) between calls and,
+    /// on a 2-core machine, steal the cores the other parallel loops need. When the BLAS has its
+    /// own threads, the product is one call it threads itself. Small products run as one call on
+    /// the calling thread, which is also what code already inside a parallel loop wants.
     public static func gemm(transA: Bool, transB: Bool, m: Int, n: Int, k: Int, alpha: Float,
                             a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>, ldb: Int,
                             beta: Float, c: UnsafeMutablePointer<Float>, ldc: Int) {
-        configureBLAS
         let workers = workerCount
-        guard workers > 1, m * n * k >= parallelGEMMWorkThreshold else {
+        guard workers > 1, m * n * k >= parallelGEMMWorkThreshold, BLAS.threadCount == 1 else {
             BLAS.sgemm(transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, a: a, lda: lda,
                        b: b, ldb: ldb, beta: beta, c: c, ldc: ldc)
             return
@@ -47,17 +47,4 @@ extension Kernels {
 
     /// Below this many multiply-adds one thread is faster than waking another (~0.1 ms of work).
     static let parallelGEMMWorkThreshold = 1 << 20
-
-    /// Pins the BLAS to one thread and ends its idle worker threads, once, before the first
-    /// product (or at model load, see `useOwnThreadsOnly`). Threads come from `gemm`.
-    static let configureBLAS: Void = {
-        BLAS.setThreadCount(1)
-        BLAS.stopIdleThreads()
-    }()
-
-    /// Hands all threading to the kernels' workers now rather than at the first product: the
-    /// BLAS's idle threads would otherwise spin through a model load. Idempotent.
-    public static func useOwnThreadsOnly() {
-        configureBLAS
-    }
 }

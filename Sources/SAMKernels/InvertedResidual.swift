@@ -52,7 +52,6 @@ extension Kernels {
         let outShape = [batch, outChannels, outHeight, outWidth]
         epilogue.check(outputShape: outShape, "inverted residual")
         guard batch > 0 else { return FloatTensor(zeros: outShape) }
-        configureBLAS
         let geometry = RowGeometry(inChannels: inChannels, expanded: expanded, height: height, width: width, stride: stride, outHeight: outHeight, outWidth: outWidth)
         let bandsPerImage = min(outHeight, 2 * workerCount)
         let data = [Float](unsafeUninitializedCapacity: batch * outChannels * outHeight * outWidth) { outBuffer, initializedCount in

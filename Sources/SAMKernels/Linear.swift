@@ -35,7 +35,6 @@ extension Kernels {
             applyEpilogue(epilogue, to: &output)
             return output
         }
-        configureBLAS
         let count = rows * outFeatures
         let data = productOutput(count: count, x: x, weight: weight, bias: bias, epilogue: epilogue) { p in
             parallelFor(tiles) { tile in

@@ -75,7 +75,6 @@ extension Kernels {
         let maskCount = hypernetwork.shape[0]
         let outWidth = 4 * width, plane = 16 * height * width
         guard maskCount > 0, plane > 0 else { return FloatTensor(zeros: [1, maskCount, 4 * height, outWidth]) }
-        configureBLAS
         // Per band: the input pixels' products, then the middle map's (a buffer reused), the
         // middle map [2 rows, 2w, C1] and the upscaled map [4 rows, 4w, C2].
         let bandRows = 1

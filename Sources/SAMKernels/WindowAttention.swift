@@ -48,7 +48,6 @@ extension Kernels {
                      "window attention: bias \(bias.shape) is not [\(heads), \(positions), \(positions)]")
         let batch = qkv.shape[0], valueWidth = heads * valueDim
         guard batch > 0 else { return FloatTensor(zeros: [0, tokens, valueWidth]) }
-        configureBLAS
         let windowsPerImage = grid.windowRows * grid.windowColumns
         // Every token is a query of exactly one window, and each task writes its head's columns
         // of its window's tokens, so the output is written in full.

@@ -6,6 +6,7 @@
 //   sambench profile-decoder MODEL.samw DROP_DIR [--runs N] [--depth D]
 //   sambench profile-encoder MODEL.samw DROP_DIR [--runs N] [--depth D]
 //   sambench attention [--runs N]
+//   (model modes take --untuned: without Kernels.tuneProcessForInference, as an app that did not opt in)
 //
 // `run`: model load (ModelFile.load), image encoder latency on references/input_image.npy
 // (one untimed warm-up first), decoder latency (Sam.decode + MaskPostprocessor.upscale to the
@@ -68,9 +69,14 @@ guard let mode = args.first else {
 }
 let threads = option(args, "--threads", 2)
 // `sgemm` measures OpenBLAS's own threading (the peak); the model runs use `threads` kernel
-// workers (read once by SAMKernels from SAM_NUM_THREADS), each calling a one-thread BLAS.
+// workers (read once by SAMParallel from SAM_NUM_THREADS), each calling a one-thread BLAS, as the
+// command-line tools do (`Kernels.tuneProcessForInference`), unless `--untuned` asks for the
+// library's behaviour in a process that did not opt in.
 BLAS.setThreadCount(threads)
 setenv("SAM_NUM_THREADS", String(threads), 1)
+if mode != "sgemm" && !args.contains("--untuned") {
+    Kernels.tuneProcessForInference()
+}
 
 switch mode {
 case "sgemm":
@@ -92,7 +98,6 @@ case "sgemm":
 
 case "attention":
     let runs = option(args, "--runs", 20)
-    Kernels.keepFreedMemoryForReuse()  // as a loaded model does
     var rng = UInt64(0x5eed)
     func random(_ shape: [Int]) -> FloatTensor {
         let count = shape.reduce(1, *)

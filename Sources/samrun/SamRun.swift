@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SAMFormats
 import SAMImage
+import SAMKernels
 import SAMModel
 import SAMPipeline
 import SAMTensor
@@ -36,6 +37,8 @@ struct SamRun: ParsableCommand {
     var profileDepth: Int = 5
 
     mutating func run() throws {
+        // This process is the tool's own: BLAS on one thread, freed memory kept for reuse.
+        Kernels.tuneProcessForInference()
         do {
             try segment()
         } catch {

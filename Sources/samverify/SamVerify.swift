@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SAMKernels
 import SAMVerify
 
 /// `samverify MODEL.samw --references DIR`: the native model against PyTorch's reference outputs.
@@ -9,8 +10,8 @@ struct SamVerify: ParsableCommand {
         commandName: "samverify",
         abstract: "Run a .samw model on a reference set's inputs and compare every output with PyTorch's.",
         discussion: """
-        DIR is a reference set in the layout of converters/export_reference.py (reference_outputs/tiny) or of \
-        an outside drop such as ../shared/fixtures/mobilesam-seed0, as it is: manifest.json, references/input_image.npy, \
+        DIR is a reference set in the layout converters/export_reference.py writes (reference_outputs/tiny is one), \
+        read as it is: manifest.json, references/input_image.npy, \
         references/image_embeddings.npy, references/<case>/onnx_*.npy and split_*.npy. Cases are found from the files; \
         "image_encoder" is the encoder case, every other case runs the decoder on the reference image embeddings.
 
@@ -72,6 +73,8 @@ struct SamVerify: ParsableCommand {
     }
 
     func execute() -> Int32 {
+        // This process is the tool's own: BLAS on one thread, freed memory kept for reuse.
+        Kernels.tuneProcessForInference()
         let options = VerifyOptions(cases: cases, atol: atol, rtol: rtol, locateDivergence: !noDivergence)
         let report: VerificationReport
         do {

@@ -1,4 +1,5 @@
 import Foundation
+import SAMBLAS
 import SAMFormats
 import SAMTensor
 import SAMTestSupport
@@ -50,6 +51,17 @@ struct SamTinyTests {
             #expect(iouError.within(Self.tolerance), "\(caseName) iou: \(iouError)")
         }
     }
+
+    #if !canImport(Accelerate)
+    @Test("Building and running a Sam leaves the process's BLAS threading as it was")
+    func noProcessWideSideEffects() throws {
+        // Process-wide tuning is Kernels.tuneProcessForInference's, which only the tools call.
+        BLAS.setThreadCount(2)
+        let sam = try Sam(weights: WeightStore(Self.allWeights(), source: "tiny"), config: Self.tinyConfig())
+        _ = try sam.encodeImage(FloatTensor(try NPY.read(TestPaths.tinyReferences + "/references/input_image.npy")))
+        #expect(BLAS.threadCount == 2)
+    }
+    #endif
 
     @Test("A weight the model does not use is refused by name")
     func unusedWeight() throws {

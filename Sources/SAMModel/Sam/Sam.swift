@@ -17,10 +17,6 @@ public struct Sam: Sendable {
     /// from `prompt_encoder.pe_layer`.
     public init(weights: WeightStore, config: SAMConfig = .mobileSAM, densePositionalEncoding: FloatTensor? = nil) throws(WeightError) {
         func has(_ component: String) -> Bool { weights.keys.contains { $0.hasPrefix(component + ".") } }
-        // Inference allocates and frees tens of MB per layer; reuse that memory (see the function).
-        Kernels.keepFreedMemoryForReuse()
-        // Before the parallel build below: the BLAS's spinning idle threads would share its cores.
-        Kernels.useOwnThreadsOnly()
         self.config = config
         // The image encoder on one core, the prompt encoder and mask decoder on another: a load is
         // mostly copying weights into fresh pages (page faults), which the cores do side by side.

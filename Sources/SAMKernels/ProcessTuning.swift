@@ -1,0 +1,43 @@
+import SAMBLAS
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension Kernels {
+    /// Settings that make inference faster but change the whole process, so nothing in the
+    /// package applies them on its own: the command-line tools call this at start-up, and an app
+    /// calls it when the process is mostly this package's (a segmentation server); an app that
+    /// uses OpenBLAS or tunes malloc for itself may leave it. Idempotent.
+    ///
+    /// - The BLAS runs on one thread and its idle worker threads are ended: the package's workers
+    ///   (`Workers`, SAM_NUM_THREADS) split products themselves, and OpenBLAS's idle threads spin in
+    ///   sched_yield between calls (on 2 cores they took ~18% of the CPU from the other loops, and a
+    ///   core from the model load). OpenBLAS restarts its threads if something later raises the
+    ///   count again.
+    /// - glibc's malloc keeps freed memory for the next tensor instead of returning it to the
+    ///   kernel. By default every allocation above 32 MB (a 256x256 map of 256 channels is 64 MB) is
+    ///   a fresh mmap, so each layer's outputs are page-faulted in again: on a 2-core VM that was
+    ///   635k page faults and ~13% of the CPU time of three encoder runs; with this, 63k and the same
+    ///   peak RSS. No-op off glibc.
+    public static func tuneProcessForInference() {
+        _ = processTuned
+    }
+
+    private static let processTuned: Void = {
+        BLAS.setThreadCount(1)
+        BLAS.stopIdleThreads()
+        #if canImport(Glibc)
+        // mallopt is declared in <malloc.h>, which the Glibc module does not export; look it
+        // up instead. Option numbers are glibc's ABI (malloc.h).
+        typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
+        let mallopt = unsafeBitCast(symbol, to: Mallopt.self)
+        let trimThreshold: Int32 = -1, topPad: Int32 = -2, mmapMax: Int32 = -4
+        // Serve every size from the heap (no per-allocation mmap), never trim its top, and
+        // grow it 64 MB at a time.
+        _ = mallopt(mmapMax, 0)
+        _ = mallopt(trimThreshold, Int32.max)
+        _ = mallopt(topPad, 64 << 20)
+        #endif
+    }()
+}
