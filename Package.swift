@@ -29,6 +29,8 @@ let package = Package(
                        providers: [.apt(["libopenblas-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
+        .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
 
         // protobuf-c code generated once from onnx.proto (see Sources/CONNXProto/GENERATED.md).
         .target(name: "CONNXProto", dependencies: ["CProtobufC"],
@@ -42,7 +44,7 @@ let package = Package(
 
         // Readers (and the .npy writer) for the files people export: ONNX, HDF5, .npy, raw blobs.
         .target(name: "SAMFormats",
-                dependencies: ["SAMTensor", "CONNXProto", "CProtobufC", "CHDF5"]),
+                dependencies: ["SAMTensor", "SAMParallel", "CONNXProto", "CProtobufC", "CHDF5", "CZlib", "CLibCrypto"]),
 
         // The one place that picks the BLAS: Accelerate on Apple platforms, OpenBLAS elsewhere.
         .target(name: "SAMBLAS",
@@ -76,7 +78,7 @@ let package = Package(
         .target(name: "SAMConvert", dependencies: ["SAMImport", "SAMModel", "SAMModelFile", "SAMFormats", "SAMTensor"]),
 
         .executableTarget(name: "samconvert", dependencies: [
-            "SAMConvert", "SAMImport", "SAMModel", "SAMModelFile", "SAMTensor",
+            "SAMConvert", "SAMKernels", "SAMImport", "SAMModel", "SAMModelFile", "SAMTensor",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 

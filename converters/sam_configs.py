@@ -121,7 +121,19 @@ TINY: Dict[str, Any] = {
     },
 }
 
-CONFIGS = {"full": FULL, "tiny": TINY}
+# The same classes at the size of SAM ViT-B (~90M parameters, ~375 MB of f32 weights): a file
+# for measuring conversion and load at a size users convert, not a published model.
+LARGE: Dict[str, Any] = copy.deepcopy(FULL)
+LARGE["name"] = "large"
+LARGE["imageEncoder"].update(
+    embedDims=[96, 192, 640, 1472],
+    numHeads=[3, 6, 20, 46],
+    # Upstream's rule would give the last merge stride 2 (1472 is not in STRIDE_ONE_OUT_DIMS);
+    # the 64x64 output grid needs stride 1, as in vit_t.
+    mergeStrides=[2, 2, 1],
+)
+
+CONFIGS = {"full": FULL, "tiny": TINY, "large": LARGE}
 
 
 # --- derived geometry ----------------------------------------------------------

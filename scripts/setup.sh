@@ -3,7 +3,8 @@
 # Idempotent; works as root (as on CI) or through sudo.
 set -euo pipefail
 
-packages=(pkg-config libprotobuf-c-dev protobuf-c-compiler libhdf5-dev libopenblas-dev libpng-dev libjpeg62-turbo-dev)
+packages=(pkg-config libprotobuf-c-dev protobuf-c-compiler libhdf5-dev libopenblas-dev libpng-dev libjpeg62-turbo-dev
+          zlib1g-dev libssl-dev)
 
 if [ "$(uname -s)" != "Linux" ]; then
     echo "setup: not Linux; install protobuf-c, hdf5 and pkg-config yourself (brew install protobuf-c hdf5 pkg-config)."

@@ -25,7 +25,6 @@ public struct ConversionRequest: Sendable {
 /// What a conversion produced, for the summary.
 public struct ConversionResult: Sendable {
     public let imported: ImportedWeights
-    public let sam: Sam
     public let metadata: ModelFileMetadata
     public let storedTensors: [String: Tensor]
 }
@@ -45,6 +44,9 @@ public enum Converter {
         let plan = try InputPlan(inputs: request.inputs, imagePE: request.imagePE, config: request.configFile)
         var options = ImportOptions()
         options.allowUnmapped = request.allowUnmapped
+        let provenance = BackgroundProvenance(files: plan.provenanceFiles, converterVersion: version)
+        // Whatever ends the conversion, the hashing thread ends first.
+        defer { provenance.stop() }
         for file in plan.weightFiles { progress("reading \(file)") }
         let imported: ImportedWeights
         do { imported = try SAMImporter.importFiles(plan.weightFiles, options: options) } catch {
@@ -53,19 +55,19 @@ public enum Converter {
 
         progress("checking the model builds from \(imported.tensors.count) tensors")
         let config = try ModelConfiguration.resolve(explicitFile: plan.configFile, imported: imported, maxPoints: request.maxPoints)
-        let sam: Sam
+        // Built to be checked, then dropped before writing: it holds a copy of every weight.
+        let components: [String]
         do {
-            sam = try Sam(weights: WeightStore(imported.canonicalTensors, source: plan.weightFiles.joined(separator: " + ")),
-                          config: config, densePositionalEncoding: imported.denseImagePE.map { FloatTensor($0.tensor) })
+            let sam = try Sam(weights: WeightStore(imported.canonicalTensors, source: plan.weightFiles.joined(separator: " + ")),
+                              config: config, densePositionalEncoding: imported.denseImagePE.map { FloatTensor($0.tensor) })
+            components = sam.presentComponents
         } catch {
             throw ConversionFailure("the weights do not make a model: \(error)")
         }
 
-        progress("hashing inputs")
-        let provenance = try Provenance.describing(plan.provenanceFiles, converterVersion: version)
         let stored = imported.canonicalTensors.mapValues(request.precision.convert)
-        let metadata = ModelFileMetadata(config: config, components: sam.presentComponents, weightDType: request.precision.rawValue,
-                                         densePositionalEncoding: nil, provenance: provenance)
+        let metadata = ModelFileMetadata(config: config, components: components, weightDType: request.precision.rawValue,
+                                         densePositionalEncoding: nil, provenance: try provenance.wait())
         progress("writing \(request.output)")
         do {
             try ModelFile.write(tensors: stored, densePositionalEncoding: imported.denseImagePE.map { request.precision.convert($0.tensor) },
@@ -73,7 +75,7 @@ public enum Converter {
         } catch {
             throw ConversionFailure("\(error)")
         }
-        return ConversionResult(imported: imported, sam: sam, metadata: metadata, storedTensors: stored)
+        return ConversionResult(imported: imported, metadata: metadata, storedTensors: stored)
     }
 }
 

@@ -1,19 +1,56 @@
+import Dispatch
 import Foundation
 import SAMFormats
 import SAMModelFile
+import Synchronization
 
 extension Provenance {
     /// Every input file with its sha256 and size.
-    public static func describing(_ files: [String], converterVersion: String) throws(ConversionFailure) -> Provenance {
+    public static func describing(_ files: [String], converterVersion: String,
+                                  shouldStop: () -> Bool = { false }) throws(ConversionFailure) -> Provenance {
         var sources: [SourceFile] = []
         for file in files {
             do {
                 let mapped = try MappedFile(path: file)
-                sources.append(SourceFile(path: file, sha256: SHA256.hex(mapped.bytes), bytes: mapped.count))
+                let digest = try SHA256.hex(mapped.bytes, shouldStop: shouldStop)
+                sources.append(SourceFile(path: file, sha256: digest, bytes: mapped.count))
+            } catch is SHA256.Stopped {
+                throw ConversionFailure("hashing the inputs was stopped")
             } catch {
                 throw ConversionFailure("\(error)")
             }
         }
         return Provenance(converter: "samconvert", converterVersion: converterVersion, sources: sources)
+    }
+}
+
+/// `Provenance.describing` on a background thread, so hashing the inputs (~2 GB/s) overlaps the
+/// import and the model check instead of following them. A conversion that fails first calls
+/// `stop()`: the hash ends within one 16 MB step, before the process exits under it.
+final class BackgroundProvenance: @unchecked Sendable {
+    private let done = DispatchGroup()
+    private let stopped = Atomic<Bool>(false)
+    // Written once on the background thread before `done` is left; read only after waiting on it.
+    private var result: Result<Provenance, ConversionFailure>?
+
+    init(files: [String], converterVersion: String) {
+        done.enter()
+        DispatchQueue.global().async { [self] in
+            result = Result { () throws(ConversionFailure) in
+                try Provenance.describing(files, converterVersion: converterVersion) { stopped.load(ordering: .relaxed) }
+            }
+            done.leave()
+        }
+    }
+
+    func wait() throws(ConversionFailure) -> Provenance {
+        done.wait()
+        return try result!.get()
+    }
+
+    /// Abandons the hash and waits for the thread to end. Idempotent.
+    func stop() {
+        stopped.store(true, ordering: .relaxed)
+        done.wait()
     }
 }

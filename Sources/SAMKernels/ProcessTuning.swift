@@ -20,12 +20,26 @@ extension Kernels {
     ///   635k page faults and ~13% of the CPU time of three encoder runs; with this, 63k and the same
     ///   peak RSS. No-op off glibc.
     public static func tuneProcessForInference() {
-        _ = processTuned
+        runBLASOnOneThread()
+        keepFreedMemoryForReuse()
     }
 
-    private static let processTuned: Void = {
+    /// The first half of `tuneProcessForInference`: the BLAS on one thread, its idle threads ended.
+    public static func runBLASOnOneThread() {
+        _ = blasOnOneThread
+    }
+
+    /// The second half of `tuneProcessForInference`: glibc's malloc keeps freed memory.
+    public static func keepFreedMemoryForReuse() {
+        _ = freedMemoryKept
+    }
+
+    private static let blasOnOneThread: Void = {
         BLAS.setThreadCount(1)
         BLAS.stopIdleThreads()
+    }()
+
+    private static let freedMemoryKept: Void = {
         #if canImport(Glibc)
         // mallopt is declared in <malloc.h>, which the Glibc module does not export; look it
         // up instead. Option numbers are glibc's ABI (malloc.h).

@@ -12,7 +12,6 @@ struct ConversionSummary {
     let seconds: Double
 
     var imported: ImportedWeights { result.imported }
-    var sam: Sam { result.sam }
     var metadata: ModelFileMetadata { result.metadata }
     var tensors: [String: Tensor] { result.storedTensors }
 
@@ -22,16 +21,16 @@ struct ConversionSummary {
         Swift.print("wrote \(output) in \(String(format: "%.2f", seconds)) s")
         Swift.print("  components: \(metadata.components.joined(separator: ", "))")
         Swift.print("  tensors: \(tensors.count) (\(metadata.weightDType)), \(bytes) bytes of weights")
-        if sam.imageEncoder != nil {
+        if metadata.components.contains(TinyViT.key) {
             let encoder = config.imageEncoder
             Swift.print("  image encoder: TinyViT \(encoder.imageSize)x\(encoder.imageSize), dims \(encoder.embedDims), depths \(encoder.depths), "
                         + "heads \(encoder.numHeads), windows \(encoder.windowSizes), merge strides \(encoder.mergeStrides), neck \(encoder.neckDim)")
         }
-        if sam.promptEncoder != nil {
+        if metadata.components.contains("prompt_encoder") {
             Swift.print("  prompt encoder: dim \(config.promptEncoder.embedDim), grid \(config.promptEncoder.imageEmbeddingSize), "
                         + "input \(config.promptEncoder.inputImageSize), dense PE \(imported.denseImagePE != nil ? "supplied" : "from weights")")
         }
-        if sam.maskDecoder != nil {
+        if metadata.components.contains("mask_decoder") {
             let decoder = config.maskDecoder
             Swift.print("  mask decoder: dim \(decoder.transformerDim), depth \(decoder.depth), heads \(decoder.numHeads), mlp \(decoder.mlpDim), "
                         + "\(decoder.numMultimaskOutputs + 1) masks")

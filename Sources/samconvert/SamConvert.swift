@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SAMConvert
+import SAMKernels
 
 /// `samconvert INPUT... --out model.samw`: exported weights in, one native model file out.
 @main
@@ -54,6 +55,9 @@ struct SamConvert: ParsableCommand {
         request.precision = precision
         request.overwrite = force
         request.allowUnmapped = allowUnmapped
+        // This process is the tool's own: BLAS on one thread, as its idle threads would spin beside
+        // the model check. Freed memory is returned as usual (conversion's peak is what matters).
+        Kernels.runBLASOnOneThread()
         let started = Date()
         do {
             let result = try Converter.run(request) { ConsoleProgress.step($0) }

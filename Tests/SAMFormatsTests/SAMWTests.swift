@@ -92,6 +92,21 @@ struct SHA256Tests {
         #expect(digest(String(repeating: "a", count: 1000)) == "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3")
     }
 
+    @Test("A 39 MB buffer, hashed in 16 MB steps, gives Python's SHA-256 and CRC-32")
+    func largeBuffer() throws {
+        // b = bytes((i*7+3) & 255 for i in range(1 << 16)) * 600
+        // hashlib.sha256(b).hexdigest(), zlib.crc32(b)
+        let pattern = (0..<(1 << 16)).map { UInt8(truncatingIfNeeded: $0 * 7 + 3) }
+        let bytes = [[UInt8]](repeating: pattern, count: 600).flatMap { $0 }
+        bytes.withUnsafeBytes { buffer in
+            #expect(SHA256.hex(buffer) == "39e1334bf644ea995b9db301b53153cf2f5696de0074372fb46930ae3a26b36f")
+            #expect(CRC32.checksum(buffer) == 3_754_959_592)
+            var stepsAsked = 0
+            #expect(throws: SHA256.Stopped.self) { try SHA256.hex(buffer) { stepsAsked += 1; return stepsAsked > 1 } }
+            #expect(stepsAsked == 2)
+        }
+    }
+
 }
 
 /// `make check-drops` runs this (the filter matches the `Drop` type name).

@@ -1,17 +1,23 @@
-/// CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320), as zlib's crc32() computes it,
-/// so `python -c "import zlib; print(zlib.crc32(data))"` checks a .samw tensor independently.
+import CZlib
+
+/// CRC-32 (IEEE 802.3), zlib's crc32(), so `python -c "import zlib; print(zlib.crc32(data))"`
+/// checks a .samw tensor independently.
 public enum CRC32 {
-    static let table: [UInt32] = (0..<256).map { index in
-        var value = UInt32(index)
-        for _ in 0..<8 { value = value & 1 == 1 ? 0xEDB8_8320 ^ (value >> 1) : value >> 1 }
-        return value
+    /// The checksum of `bytes`.
+    public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        update(0, bytes)
     }
 
-    public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        table.withUnsafeBufferPointer { table in
-            for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+    /// `crc` (of earlier bytes; 0 to start) extended over `bytes`.
+    public static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        var crc = UInt(crc)
+        var offset = 0
+        // zlib takes a 32-bit length per call.
+        while offset < bytes.count {
+            let length = min(bytes.count - offset, 1 << 30)
+            crc = crc32(crc, bytes.baseAddress!.advanced(by: offset).assumingMemoryBound(to: Bytef.self), uInt(length))
+            offset += length
         }
-        return crc ^ 0xFFFF_FFFF
+        return UInt32(truncatingIfNeeded: crc)
     }
 }

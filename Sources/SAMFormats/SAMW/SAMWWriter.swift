@@ -1,49 +1,71 @@
 import Foundation
+import SAMParallel
 import SAMTensor
 
-/// Writes a .samw file: preamble, JSON header, then every tensor's bytes at 64-byte-aligned offsets.
-/// The whole file is written to a temporary sibling and renamed into place.
+/// Writes a .samw file: preamble, JSON header, then every tensor's bytes at 64-byte-aligned offsets,
+/// streamed to a temporary sibling that is renamed into place (`AtomicFileWriter`). Besides the
+/// header, nothing the size of the model is held: the tensors are written from where they are.
 public enum SAMWWriter {
     public static func write(tensors: [(name: String, tensor: Tensor)], metadata: JSONValue, to path: String) throws(FormatError) {
         var names = Set<String>()
         for (name, _) in tensors where !names.insert(name).inserted {
             throw FormatError(.corrupt, file: path, tensor: name, "two tensors share this name")
         }
-        // The header holds the data offsets, which depend on the header's own length: lay the data out
-        // after a header size guess, and grow the guess until the encoded header fits.
+        let checksums = [UInt32](unsafeUninitializedCapacity: tensors.count) { buffer, initialized in
+            // Tensors are independent: checksum them on every core.
+            let out = buffer.baseAddress!
+            Workers.forEach(tensors.count) { index in out[index] = CRC32.checksum(tensors[index].tensor.storage.bytes) }
+            initialized = tensors.count
+        }
+        let (header, entries) = try layOut(tensors, checksums: checksums, metadata: metadata, path: path)
+
+        let writer = try AtomicFileWriter(path: path)
+        var preamble = SAMWLayout.magic
+        append(SAMWLayout.version, to: &preamble)
+        append(UInt32(0), to: &preamble)
+        append(UInt64(header.count), to: &preamble)
+        try writer.write(preamble)
+        try writer.write(header)
+        var position = SAMWLayout.preambleSize + header.count
+        for (entry, (_, tensor)) in zip(entries, tensors) where entry.length > 0 {
+            try writer.writeZeros(entry.offset - position)
+            try writer.write(tensor.storage.bytes)
+            position = entry.offset + entry.length
+        }
+        // The file ends where the last entry does, an empty one included (its offset is in the file).
+        let end = entries.last.map { $0.offset + $0.length } ?? align(SAMWLayout.preambleSize + header.count)
+        try writer.writeZeros(end - position)
+        try writer.commit()
+    }
+
+    /// The header bytes (JSON padded with spaces) and the table it holds. The data offsets depend on
+    /// the header's own length: lay the data out after a guess, and grow the guess until the encoded
+    /// header fits.
+    private static func layOut(_ tensors: [(name: String, tensor: Tensor)], checksums: [UInt32], metadata: JSONValue,
+                               path: String) throws(FormatError) -> (header: [UInt8], entries: [SAMWEntry]) {
         var reserved = 4096
         while true {
             var entries: [SAMWEntry] = []
             var offset = align(SAMWLayout.preambleSize + reserved)
-            for (name, tensor) in tensors {
+            for ((name, tensor), crc32) in zip(tensors, checksums) {
                 entries.append(SAMWEntry(name: name, dtype: SAMWLayout.dtypeName(tensor.dtype), shape: tensor.shape,
-                                         offset: offset, length: tensor.byteCount, crc32: CRC32.checksum(tensor.storage.bytes)))
+                                         offset: offset, length: tensor.byteCount, crc32: crc32))
                 offset = align(offset + tensor.byteCount)
             }
-            let header: Data
+            let encoded: Data
             do {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
-                header = try encoder.encode(SAMWHeader(metadata: metadata, tensors: entries))
+                encoded = try encoder.encode(SAMWHeader(metadata: metadata, tensors: entries))
             } catch {
                 throw FormatError(.writeFailed, file: path, "cannot encode the header: \(error)")
             }
-            if header.count > reserved {
-                reserved = header.count + 4096
+            if encoded.count > reserved {
+                reserved = encoded.count + 4096
                 continue
             }
-            var bytes = [UInt8](repeating: 0, count: entries.last.map { $0.offset + $0.length } ?? align(SAMWLayout.preambleSize + reserved))
-            bytes.replaceSubrange(0..<8, with: SAMWLayout.magic)
-            store(SAMWLayout.version, at: 8, in: &bytes)
-            store(UInt64(reserved), at: 16, in: &bytes)
             // The header is padded with spaces to its reserved length (valid JSON whitespace).
-            let headerBytes = Array(header) + [UInt8](repeating: 0x20, count: reserved - header.count)
-            bytes.replaceSubrange(SAMWLayout.preambleSize..<(SAMWLayout.preambleSize + reserved), with: headerBytes)
-            for (entry, (_, tensor)) in zip(entries, tensors) where entry.length > 0 {
-                bytes.replaceSubrange(entry.offset..<(entry.offset + entry.length), with: tensor.storage.bytes)
-            }
-            try AtomicFile.write(bytes, to: path)
-            return
+            return (Array(encoded) + [UInt8](repeating: 0x20, count: reserved - encoded.count), entries)
         }
     }
 
@@ -51,7 +73,7 @@ public enum SAMWWriter {
         (value + SAMWLayout.alignment - 1) / SAMWLayout.alignment * SAMWLayout.alignment
     }
 
-    private static func store<T: FixedWidthInteger>(_ value: T, at offset: Int, in bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.replaceSubrange(offset..<(offset + $0.count), with: $0) }
+    private static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 }

@@ -1,65 +1,38 @@
-/// SHA-256 (FIPS 180-4), for provenance: a .samw records the digest of every file it was made from,
-/// comparable with `sha256sum` and the manifests exporters write. Not used for anything secret.
-public struct SHA256 {
-    private static let roundConstants: [UInt32] = [
-        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-        0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-        0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-        0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-        0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-        0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-    ]
+import CLibCrypto
+
+/// SHA-256 (FIPS 180-4) from OpenSSL's libcrypto, for provenance: a .samw records the digest of
+/// every file it was made from, comparable with `sha256sum` and the manifests exporters write.
+public enum SHA256 {
+    /// Thrown by `hex(_:shouldStop:)` when asked to stop part-way.
+    public struct Stopped: Error {}
 
     /// The digest of `bytes` as 64 lowercase hex digits.
     public static func hex(_ bytes: UnsafeRawBufferPointer) -> String {
-        var state: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
-        let fullBlocks = bytes.count / 64
-        for block in 0..<fullBlocks {
-            compress(&state, UnsafeRawBufferPointer(rebasing: bytes[(block * 64)..<(block * 64 + 64)]))
-        }
-        // Padding: 0x80, zeros, then the message length in bits (big-endian), to a multiple of 64 bytes.
-        var tail = Array(bytes[(fullBlocks * 64)...])
-        tail.append(0x80)
-        while tail.count % 64 != 56 { tail.append(0) }
-        let bitLength = UInt64(bytes.count) &* 8
-        for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8((bitLength >> UInt64(shift)) & 0xFF)) }
-        tail.withUnsafeBytes { tailBytes in
-            for block in 0..<(tailBytes.count / 64) {
-                compress(&state, UnsafeRawBufferPointer(rebasing: tailBytes[(block * 64)..<(block * 64 + 64)]))
-            }
-        }
+        // A closure that never stops: no error can come out.
+        (try? hex(bytes, shouldStop: { false })) ?? ""
+    }
+
+    /// The digest of `bytes`, in 16 MB steps that each first ask `shouldStop`, so a hash of a large
+    /// file on another thread can be abandoned quickly.
+    public static func hex(_ bytes: UnsafeRawBufferPointer, shouldStop: () -> Bool) throws(Stopped) -> String {
+        // EVP calls fail only when OpenSSL cannot allocate; that is not an input error.
+        guard let context = EVP_MD_CTX_new() else { preconditionFailure("libcrypto: cannot allocate a digest context") }
+        defer { EVP_MD_CTX_free(context) }
+        precondition(EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1, "libcrypto: SHA-256 unavailable")
+        var offset = 0
+        repeat {
+            if shouldStop() { throw Stopped() }
+            let length = min(bytes.count - offset, 16 << 20)
+            precondition(EVP_DigestUpdate(context, bytes.baseAddress.map { $0 + offset }, length) == 1, "libcrypto: SHA-256 failed")
+            offset += length
+        } while offset < bytes.count
+        var digest = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        let finished = digest.withUnsafeMutableBufferPointer { EVP_DigestFinal_ex(context, $0.baseAddress, &length) }
+        precondition(finished == 1 && length == 32, "libcrypto: SHA-256 failed")
         let digits = Array("0123456789abcdef")
-        return String(state.flatMap { word in (0..<8).reversed().map { digits[Int((word >> UInt32($0 * 4)) & 0xF)] } })
+        return String(digest.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0xF)]] })
     }
-
-    private static func compress(_ state: inout [UInt32], _ block: UnsafeRawBufferPointer) {
-        var w = [UInt32](repeating: 0, count: 64)
-        for index in 0..<16 {
-            w[index] = UInt32(block[index * 4]) << 24 | UInt32(block[index * 4 + 1]) << 16
-                | UInt32(block[index * 4 + 2]) << 8 | UInt32(block[index * 4 + 3])
-        }
-        for index in 16..<64 {
-            let s0 = rotate(w[index - 15], 7) ^ rotate(w[index - 15], 18) ^ (w[index - 15] >> 3)
-            let s1 = rotate(w[index - 2], 17) ^ rotate(w[index - 2], 19) ^ (w[index - 2] >> 10)
-            w[index] = w[index - 16] &+ s0 &+ w[index - 7] &+ s1
-        }
-        var (a, b, c, d, e, f, g, h) = (state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7])
-        for index in 0..<64 {
-            let s1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
-            let choice = (e & f) ^ (~e & g)
-            let t1 = h &+ s1 &+ choice &+ roundConstants[index] &+ w[index]
-            let s0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)
-            let majority = (a & b) ^ (a & c) ^ (b & c)
-            let t2 = s0 &+ majority
-            (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
-        }
-        for (index, value) in [a, b, c, d, e, f, g, h].enumerated() { state[index] = state[index] &+ value }
-    }
-
-    @inline(__always)
-    private static func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 { (value >> count) | (value << (32 - count)) }
 
     /// The digest of a whole file (mapped, not read into memory).
     public static func hex(ofFile path: String) throws(FormatError) -> String {
