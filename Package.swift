@@ -15,6 +15,9 @@ let package = Package(
         .library(name: "SAMFormats", targets: ["SAMFormats"]),
         .library(name: "SAMModelFile", targets: ["SAMModelFile"]),
         .library(name: "SAMPipeline", targets: ["SAMPipeline"]),
+        .library(name: "SAMImage", targets: ["SAMImage"]),
+        .library(name: "SAMConvert", targets: ["SAMConvert"]),
+        .library(name: "SAMVerify", targets: ["SAMVerify"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

@@ -7,7 +7,7 @@ import Testing
 let samrunTool = CommandLineTool("samrun")
 
 /// samrun as users call it: outputs on success; on bad input a message, exit 2, no signal, no outputs.
-@Suite("Pipeline: the samrun command line", .enabled(if: samrunTool.isBuilt))
+@Suite("Pipeline: the samrun command line")
 struct SamRunCommandLineTests {
     @Test("A run writes every output; --embeddings reuses them and gives the same masks")
     func outputsAndReuse() throws {

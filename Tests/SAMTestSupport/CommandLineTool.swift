@@ -1,23 +1,30 @@
 import Foundation
 
-/// A built executable of this package (samverify, samrun ...), found beside the test bundle
-/// (SwiftPM puts every product of a build in one folder), run with arguments.
+/// An executable of this package (samverify, samrun ...), run with arguments: from the folder
+/// SAM_TOOLS_DIR names when it is set (CI points it at the release binaries users get), else from
+/// beside the test bundle (SwiftPM puts every product of a build in one folder). A tool that is
+/// not there fails the test that runs it: the command-line suites never skip.
 public struct CommandLineTool: Sendable {
     public let name: String
-    /// nil when the build that made the tests did not make this executable.
+    /// nil when the tool is not where it was looked for.
     public let binary: String?
+    private let searched: [String]
 
     public init(_ name: String) {
         self.name = name
-        var folders = [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()]
-        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-            folders.append(bundle.bundleURL.deletingLastPathComponent())
+        var folders: [URL] = []
+        if let tools = ProcessInfo.processInfo.environment["SAM_TOOLS_DIR"], !tools.isEmpty {
+            folders = [URL(fileURLWithPath: tools)]
+        } else {
+            folders = [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()]
+            for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+                folders.append(bundle.bundleURL.deletingLastPathComponent())
+            }
+            folders.append(Bundle.main.bundleURL)
         }
-        folders.append(Bundle.main.bundleURL)
+        searched = folders.map(\.path)
         binary = folders.map { $0.appendingPathComponent(name).path }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
-
-    public var isBuilt: Bool { binary != nil }
 
     public struct Run: Sendable {
         public var status: Int32
@@ -29,11 +36,20 @@ public struct CommandLineTool: Sendable {
 
     public struct NotBuilt: Error, CustomStringConvertible {
         public let name: String
-        public var description: String { "\(name) was not built alongside the tests" }
+        public let searched: [String]
+        public var description: String {
+            "\(name) is not in \(searched.joined(separator: " or ")) (build the package's products, or set SAM_TOOLS_DIR)"
+        }
+    }
+
+    /// The executable's path, or an error naming where it was looked for.
+    public func path() throws -> String {
+        guard let binary else { throw NotBuilt(name: name, searched: searched) }
+        return binary
     }
 
     public func run(_ arguments: [String]) throws -> Run {
-        guard let binary else { throw NotBuilt(name: name) }
+        let binary = try path()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
