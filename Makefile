@@ -14,7 +14,8 @@ CPU_FLAGS    ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma 
                   && echo "-Xswiftc -target-cpu -Xswiftc haswell -Xswiftc -DSAM_FMA")
 RELEASE      := -c release $(CPU_FLAGS)
 
-.PHONY: setup build test check-drops verify demo references venv regen-onnx-proto clean bench bench-venv fuzz test-asan
+.PHONY: setup build test test-blas-paths test-release-tools check-dependency check-drops verify demo references venv \
+        regen-onnx-proto clean bench bench-venv fuzz test-asan
 
 setup:
 	@scripts/setup.sh
@@ -26,13 +27,30 @@ build: setup
 test: setup
 	$(SWIFT) test
 
-# The same runtime checks against the full-size outside drop (CI has it beside the clone).
-# A missing drop is a failure here, never a skip. The kernel tests run here too, because this
-# build has CPU_FLAGS (AVX2/FMA code paths) and `make test`'s debug build does not.
+# The kernel tests on both of OpenBLAS's x86-64 kernel paths, whatever OPENBLAS_CORETYPE the
+# environment sets: the CPU's own choice (AVX-512 kernels where the CPU has them) and Haswell's AVX2
+# kernels. Their tolerances come from an error model, so both must pass.
+test-blas-paths: setup
+	env -u OPENBLAS_CORETYPE $(SWIFT) test --filter SAMKernelsTests
+	OPENBLAS_CORETYPE=Haswell $(SWIFT) test --filter SAMKernelsTests
+
+# The command-line and hostile-input suites against the release binaries users run.
+test-release-tools: build
+	SAM_TOOLS_DIR="$(abspath $(RELEASE_BIN))" $(SWIFT) test --filter 'HostileInputTests|CommandLine'
+
+# Builds Examples/DependentPackage against a tagged clone, as an app adds the package (see the script).
+check-dependency: setup
+	scripts/check-dependency.sh
+
+# The numeric checks against a full-size reference set (DROP; CI has one beside the clone), in an
+# optimized build. A missing set is a failure here, never a skip. The kernel and image tests run
+# here too, because this build has CPU_FLAGS (AVX2/FMA code paths) and `make test`'s does not:
+# once on the CPU's own OpenBLAS kernels, once more (kernels only) on Haswell's.
 check-drops: setup
 	@test -d "$(DROP)" || { echo "check-drops: drop folder $(DROP) is missing" >&2; exit 1; }
-	SAM_DROP_DIR="$(abspath $(DROP))" SAM_REQUIRE_DROP=1 \
+	SAM_DROP_DIR="$(abspath $(DROP))" SAM_REQUIRE_DROP=1 env -u OPENBLAS_CORETYPE \
 	    $(SWIFT) test $(RELEASE) -Xswiftc -enable-testing --filter 'Drop|SAMKernelsTests|SAMImageTests'
+	OPENBLAS_CORETYPE=Haswell $(SWIFT) test $(RELEASE) -Xswiftc -enable-testing --filter SAMKernelsTests
 
 # samverify on the committed tiny set and on the full-size outside drop as it is, each model converted
 # from the set's own mobile_sam.h5 into a temporary .samw; JSON and JUnit reports go to out/verify/.
