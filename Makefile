@@ -23,7 +23,7 @@ setup:
 build: setup
 	$(SWIFT) build $(RELEASE)
 
-# Unit and numeric tests on the committed fixtures: no network, no Python, no outside drop.
+# Unit and numeric tests on the committed fixtures: no network, no Python, no full-size reference set.
 test: setup
 	$(SWIFT) test
 
@@ -52,7 +52,7 @@ check-drops: setup
 	    $(SWIFT) test $(RELEASE) -Xswiftc -enable-testing --filter 'Drop|SAMKernelsTests|SAMImageTests'
 	OPENBLAS_CORETYPE=Haswell $(SWIFT) test $(RELEASE) -Xswiftc -enable-testing --filter SAMKernelsTests
 
-# samverify on the committed tiny set and on the full-size outside drop as it is, each model converted
+# samverify on the committed tiny set and on a full-size reference set as it is, each model converted
 # from the set's own mobile_sam.h5 into a temporary .samw; JSON and JUnit reports go to out/verify/.
 # Both always run; the target fails if either does (or if the drop is missing).
 verify: setup
@@ -88,17 +88,19 @@ references: venv
 	$(PYTHON) converters/export.py --model vit_t --seed 0 --config tiny --out reference_outputs/tiny
 	$(PYTHON) converters/make_format_fixtures.py --out Tests/SAMFormatsTests/Fixtures
 
-# Native runtime vs onnxruntime on the full-size drop, 2 threads each, interleaved processes:
-# writes BENCHMARKS.md and benchmarks/results.json (see benchmarks/run_bench.py). Takes several minutes.
+# Native runtime vs onnxruntime on a full-size reference set (DROP), 2 threads each, interleaved
+# processes: writes BENCHMARKS.md and benchmarks/results.json (see benchmarks/run_bench.py). Takes
+# several minutes. SIZED_MODEL (a folder from converters/make_sized_model.py) adds samconvert on it.
 # BENCH_BUILD_FLAGS (e.g. --scratch-path .build-bench) go to the release build; BENCH_ARGS to run_bench.py.
 BENCH_BUILD_FLAGS ?=
 BENCH_ARGS        ?= --rounds 5 --encoder-runs 1 --decoder-runs 5 --alt-coretype auto
+SIZED_MODEL       ?=
 bench: setup bench-venv
 	@test -d "$(DROP)" || { echo "bench: drop folder $(DROP) is missing" >&2; exit 1; }
 	$(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --product sambench
 	$(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --product samconvert
 	$(PYTHON) benchmarks/run_bench.py --bin "$$($(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --show-bin-path)" \
-	    --drop "$(DROP)" --threads 2 --build-flags "$(CPU_FLAGS)" $(BENCH_ARGS)
+	    --drop "$(DROP)" --threads 2 --build-flags "$(CPU_FLAGS)" $(if $(SIZED_MODEL),--sized-model "$(SIZED_MODEL)") $(BENCH_ARGS)
 
 # The benchmark's Python side only (numpy + onnxruntime), lighter than `venv` (which installs torch).
 bench-venv:

@@ -74,7 +74,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
-        // Shared by the test targets: where the fixtures and the outside drop are, error figures.
+        // Shared by the test targets: where the fixtures and the full-size reference set are, error figures.
         .target(name: "SAMTestSupport", dependencies: ["SAMTensor", "SAMFormats", "SAMConvert"], path: "Tests/SAMTestSupport"),
 
         // Conversion as a library (samconvert is its command line; tests drive it directly).

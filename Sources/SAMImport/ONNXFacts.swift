@@ -4,7 +4,7 @@ import SAMFormats
 /// declare, its opset, which inputs take any number of points.
 extension ONNXWeightMapper {
     /// Graph inputs/outputs that carry the [1,C,g,g] image embedding or its positional encoding
-    /// (names of the official decoder, the seed's split files and the encoder).
+    /// (names of the official decoder, the split prompt encoder / mask decoder files and the encoder).
     static let embeddingValueNames: Set<String> = ["imageembeddings", "imagepositionalencoding", "imagepe"]
 
     mutating func readFacts() throws(ImportError) {

@@ -13,7 +13,7 @@ public struct LoadedModel: Sendable {
 
 /// The .samw model file: canonical weights (PyTorch state-dict names) plus `ModelFileMetadata`.
 public enum ModelFile {
-    /// Where the supplied dense positional encoding (the seed's `image_points_embeddings.bin`) is stored.
+    /// Where the supplied dense positional encoding (`image_points_embeddings.bin`) is stored.
     public static let densePositionalEncodingName = "image_points_embeddings"
 
     /// Writes `tensors` (sorted by name, so the same inputs give the same file) atomically.

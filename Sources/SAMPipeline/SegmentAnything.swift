@@ -4,7 +4,7 @@ import SAMModel
 import SAMModelFile
 import SAMTensor
 
-/// Segment Anything for apps, as the seed's `SegmentAnything` class and upstream's `SamPredictor`:
+/// Segment Anything for apps, as upstream's `SamPredictor`:
 /// load a model, set an image once (the encoder runs), then predict masks for any number of prompts.
 public final class SegmentAnything {
     public let model: LoadedModel

@@ -63,7 +63,7 @@ struct SamInspect: ParsableCommand {
         }
     }
 
-    /// --dtype/--shape when given; the seed's dense positional encoding by its well-known name.
+    /// --dtype/--shape when given; the dense positional encoding blob by its well-known name.
     private func blobLayout(for path: String) throws -> (DType, [Int]) {
         if let shape {
             let dims = shape.split(separator: ",").map { Int($0.filter { $0 != " " }) }

@@ -23,7 +23,7 @@ enum Hostile {
     static func read(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
 
     /// The committed tiny model converted by the samconvert binary (once per test process).
-    nonisolated(unsafe) static let goodModel: Result<String, Error> = Result {
+    static let goodModel: Result<String, Error> = Result {
         let out = try Hostile.folder() + "/good.samw"
         let run = try samconvert.run([HostileCorpus.tiny + "/mobile_sam.h5", "--config", HostileCorpus.tiny + "/config.json",
                                       "--out", out])

@@ -7,7 +7,7 @@ import SAMTensor
 import SAMTestSupport
 import Testing
 
-/// The four conversions of the outside drop: they must give the same tensors (up to the
+/// Four conversions of the full-size set: they must give the same tensors (up to the
 /// float32 BatchNorm folding TorchScript did, which the report quantifies) and outputs within 1e-4
 /// of PyTorch. `make check-drops` runs this suite.
 @Suite("Drop conversion: mobilesam-seed0", .serialized, .enabled(if: TestPaths.dropIsPresent))

@@ -4,12 +4,12 @@ import SAMTensor
 import SAMTestSupport
 import Testing
 
-/// Cross-format checks on the outside drop (a full-size MobileSAM export made with the upstream
+/// Cross-format checks on a full-size reference set (a MobileSAM export made with the upstream
 /// Python package, see its README.md): `TestPaths.drop`, i.e. `SAM_DROP_DIR` or
 /// ../shared/fixtures/mobilesam-seed0 beside the clone (/work/shared/fixtures/mobilesam-seed0 here).
 /// Runs only where the drop exists; `make check-drops` runs it (and requires the drop).
 @Suite("Drop cross-format: mobilesam-seed0",
-       .enabled(if: TestPaths.dropIsPresent, "the outside drop (mobilesam-seed0) is not here"))
+       .enabled(if: TestPaths.dropIsPresent, "no full-size reference set (SAM_DROP_DIR)"))
 struct DropCrossFormatTests {
     static let folder = TestPaths.drop
 

@@ -4,18 +4,18 @@ import SAMTensor
 import SAMTestSupport
 import Testing
 
-/// The full-size outside drop (../shared/fixtures/mobilesam-seed0, or SAM_DROP_DIR): every way
+/// The full-size reference set (../shared/fixtures/mobilesam-seed0, or SAM_DROP_DIR): every way
 /// a user can hand over MobileSAM must give the same canonical weights as its state dict.
 /// Runs only where the drop exists; `make check-drops` runs it (and requires the drop).
 @Suite("Drop import: mobilesam-seed0",
-       .enabled(if: TestPaths.dropIsPresent, "the outside drop (mobilesam-seed0) is not here"))
+       .enabled(if: TestPaths.dropIsPresent, "no full-size reference set (SAM_DROP_DIR)"))
 struct DropImportTests {
     static func path(_ name: String) -> String { TestPaths.drop + "/" + name }
 
     /// (c) the state dict, the reference for every other set.
     static let stateDict: ImportedWeights = try! StateDictImport.importHDF5(path("mobile_sam.h5"))
 
-    /// What the seed's split PromptEncoder.onnx cannot hold: it takes no mask input.
+    /// What the split PromptEncoder.onnx cannot hold: it takes no mask input.
     static let maskDownscaling = "prompt_encoder.mask_downscaling."
 
     @Test("(c) mobile_sam.h5: 327 canonical tensors, BN folded, head and counters dropped")

@@ -5,7 +5,7 @@ import SAMTestSupport
 import Testing
 
 /// The committed tiny reference set (reference_outputs/tiny): the same kinds of files as the
-/// outside drop, at small widths. Every import must give the h5's canonical tensors.
+/// full-size reference set, at small widths. Every import must give the h5's canonical tensors.
 @Suite("Tiny import")
 struct TinyImportTests {
     static let folder = TestPaths.tinyReferences

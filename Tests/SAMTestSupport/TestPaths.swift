@@ -9,7 +9,7 @@ public enum TestPaths {
     /// The committed tiny-configuration reference set.
     public static let tinyReferences = packageRoot + "/reference_outputs/tiny"
 
-    /// The full-size outside drop: `SAM_DROP_DIR` when set, else `../shared/fixtures/mobilesam-seed0`
+    /// A full-size reference set (the drop): `SAM_DROP_DIR` when set, else `../shared/fixtures/mobilesam-seed0`
     /// beside the clone, as CI lays it out.
     public static let drop: String = {
         if let path = ProcessInfo.processInfo.environment["SAM_DROP_DIR"], !path.isEmpty { return path }

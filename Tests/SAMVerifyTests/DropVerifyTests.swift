@@ -3,7 +3,7 @@ import SAMTestSupport
 import Testing
 @testable import SAMVerify
 
-/// samverify on the full-size outside drop as it is (no manifest edits, no extra files): the model is
+/// samverify on a full-size reference set as it is (no manifest edits, no extra files): the model is
 /// converted from the drop's own `mobile_sam.h5`. `make check-drops` runs this suite (an optimized build,
 /// with the drop required); elsewhere it runs only when SAM_DROP_DIR points at the drop.
 @Suite("Drop verify: mobilesam-seed0", .enabled(if: TestPaths.dropIsPresent))

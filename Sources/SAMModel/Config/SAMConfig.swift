@@ -6,7 +6,7 @@ public struct SAMConfig: Codable, Sendable, Equatable {
     public var imageEncoder: TinyViTConfig
     public var promptEncoder: PromptEncoderConfig
     public var maskDecoder: MaskDecoderConfig
-    /// The point counts the prompt encoder and decoder accept (the seed's CoreML RangeDim(1, 100)).
+    /// The point counts the prompt encoder and decoder accept (a range, as CoreML exports declare RangeDim(1, 100)).
     public var minPoints: Int
     public var maxPoints: Int
 

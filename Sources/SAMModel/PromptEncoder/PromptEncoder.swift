@@ -31,7 +31,7 @@ public struct PromptEncoder: Sendable {
     public let pointEmbeddings: [NN.Embedding]
     /// [1, C], replaces the encoding of label -1 (padding) points.
     public let notAPointEmbed: NN.Embedding
-    /// nil when the weights have no mask path (the seed's split PromptEncoder export takes no mask):
+    /// nil when the weights have no mask path (the split PromptEncoder export takes no mask):
     /// such a model runs without mask input and refuses one.
     public let maskDownscaling: MaskDownscaling?
     /// [1, C], broadcast over the grid when there is no mask input.
