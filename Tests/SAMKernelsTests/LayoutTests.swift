@@ -1,4 +1,7 @@
+import Foundation
 import SAMKernels
+import SAMParallel
+import Synchronization
 import SAMTensor
 import SAMTestSupport
 import Testing
@@ -44,5 +47,21 @@ struct LayoutTests {
             Kernels.parallelFor(count) { i in base![i] += 1 }
         }
         #expect(visits.allSatisfy { $0 == 1 })
+    }
+
+    @Test("parallel loops never run more chunks at once than Workers.count")
+    func boundedConcurrency() {
+        final class Gauge: Sendable {
+            let running = Atomic<Int>(0), peak = Atomic<Int>(0)
+        }
+        let gauge = Gauge()
+        Workers.forEachChunk(64) { _ in
+            let now = gauge.running.wrappingAdd(1, ordering: .relaxed).newValue
+            gauge.peak.max(now, ordering: .relaxed)
+            usleep(2_000)  // long enough for every thread the loop has to be inside at once
+            gauge.running.wrappingSubtract(1, ordering: .relaxed)
+        }
+        let peak = gauge.peak.load(ordering: .relaxed)
+        #expect(peak >= 1 && peak <= Workers.count, "peak \(peak), Workers.count \(Workers.count)")
     }
 }
