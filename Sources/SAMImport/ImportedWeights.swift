@@ -18,15 +18,20 @@ public struct TensorOrigin: Sendable, Equatable, CustomStringConvertible {
     public let sources: [String]
     public let rule: ImportRule
     public let derivation: Derivation
+    /// How the module was found when the export did not name it (`ScopeEvidence`'s text).
+    public let namedBy: String?
 
-    public init(file: String, sources: [String], rule: ImportRule, derivation: Derivation) {
+    public init(file: String, sources: [String], rule: ImportRule, derivation: Derivation, namedBy: String? = nil) {
         self.file = file
         self.sources = sources
         self.rule = rule
         self.derivation = derivation
+        self.namedBy = namedBy
     }
 
-    public var description: String { "\(file): \(sources.joined(separator: " + ")) [\(rule)]" }
+    public var description: String {
+        "\(file): \(sources.joined(separator: " + ")) [\(rule)" + (namedBy.map { "; \($0)" } ?? "") + "]"
+    }
 }
 
 /// One canonical tensor and where it came from.

@@ -13,9 +13,16 @@ extension ONNXWeightMapper {
         let isMap = shape.count == 4 && shape[0] == 1 && shape[2] == shape[3] && shape[2] >= 2
         let isTokens = shape.count == 3 && shape[0] == 1 && LayoutRules.exactSquareRoot(shape[1]).map { $0 >= 2 } == true
         guard isMap || isTokens else { return false }
-        let feedsTransformer = index.dataMovementReach(from: stored.name).contains {
-            $0.canonicalScope.map { $0.path == "mask_decoder.transformer" || $0.path.hasPrefix("mask_decoder.transformer.") } ?? false
+        let inTransformer = { (use: ONNXUse) in
+            use.canonicalScope.map { $0.path == "mask_decoder.transformer" || $0.path.hasPrefix("mask_decoder.transformer.") } ?? false
         }
+        // Where the exporter left the transformer's own adds unscoped (`q + query_pe` in a flat
+        // graph), the projections those sums feed still are.
+        let reach = index.dataMovementReach(from: stored.name)
+        let feedsTransformer = reach.contains(where: inTransformer)
+            || reach.contains { use in
+                use.node.opType == "Add" && use.node.outputs.contains { index.dataMovementReach(from: $0, depth: 3).contains(where: inTransformer) }
+            }
         guard feedsTransformer else { return false }
         let tensor = try read(stored.name)
         let dense: Tensor

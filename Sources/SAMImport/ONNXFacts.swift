@@ -47,8 +47,8 @@ extension ONNXWeightMapper {
                   case .fixed(let height) = dims[2], case .fixed(let width) = dims[3], height == width, height > 0 else { continue }
             result.facts.imageSize = height
         }
-        for node in model.graph.nodes where node.opType == "Conv" {
-            guard let resolved = CanonicalNames.resolve(ONNXScope.modulePath(of: node)), resolved.component == .imageEncoder else { continue }
+        for (index, node) in model.graph.nodes.enumerated() where node.opType == "Conv" {
+            guard let resolved = CanonicalNames.resolve(self.index.scope(ofNode: index)), resolved.component == .imageEncoder else { continue }
             // `...layers.<i>.downsample.conv2.c` (TorchScript) or `...conv2.c`/`conv2.bn` scopes (dynamo).
             let parts = resolved.path.split(separator: ".").map(String.init)
             guard let layers = parts.firstIndex(of: "layers"), layers + 4 < parts.count, let stage = Int(parts[layers + 1]),

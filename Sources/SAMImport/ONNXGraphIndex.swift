@@ -5,9 +5,11 @@ struct ONNXUse {
     let nodeIndex: Int
     let input: Int
     let node: ONNXNode
-    /// Module scope as exported ("" at the root), and its canonical form when it resolves.
+    /// Module scope as exported or inferred ("" at the root), and its canonical form when it resolves.
     let scope: String
     let canonicalScope: CanonicalPath?
+    /// How the scope was found when the exporter did not state it; nil when it did.
+    let scopeEvidence: ScopeEvidence?
 
     /// "Add '/neck/neck.1/Add_1' input 1 (scope neck.1)", for messages.
     var text: String {
@@ -21,6 +23,7 @@ struct ONNXGraphIndex {
     let nodes: [ONNXNode]
     private let readers: [String: [(node: Int, input: Int)]]
     private let scopes: [String]
+    private let scopeEvidence: [ScopeEvidence?]
     private let canonicalScopes: [CanonicalPath?]
 
     init(_ graph: ONNXGraph) {
@@ -32,7 +35,9 @@ struct ONNXGraphIndex {
             }
         }
         self.readers = readers
-        scopes = graph.nodes.map(ONNXScope.modulePath)
+        // A scope that does not resolve to a SAM module (a wrapper's own forward) says nothing.
+        let explicit = graph.nodes.map(ONNXScope.modulePath).map { CanonicalNames.resolve($0) == nil ? "" : $0 }
+        (scopes, scopeEvidence) = ONNXScopeInference(graph: graph, readers: readers).infer(explicit: explicit)
         canonicalScopes = scopes.map { $0.isEmpty ? nil : CanonicalNames.resolve($0) }
     }
 
@@ -47,8 +52,8 @@ struct ONNXGraphIndex {
                     for output in node.outputs where seen.insert(output).inserted { pending.append(output) }
                     continue
                 }
-                result.append(ONNXUse(nodeIndex: nodeIndex, input: input, node: node,
-                                      scope: scopes[nodeIndex], canonicalScope: canonicalScopes[nodeIndex]))
+                result.append(ONNXUse(nodeIndex: nodeIndex, input: input, node: node, scope: scopes[nodeIndex],
+                                      canonicalScope: canonicalScopes[nodeIndex], scopeEvidence: scopeEvidence[nodeIndex]))
             }
         }
         return result.sorted { ($0.nodeIndex, $0.input) < ($1.nodeIndex, $1.input) }
@@ -74,6 +79,9 @@ struct ONNXGraphIndex {
         }
         return reached
     }
+
+    /// Node `index`'s module scope, as exported or inferred ("" when unknown).
+    func scope(ofNode index: Int) -> String { scopes[index] }
 
     /// Components named by any node scope of the graph.
     var scopeComponents: Set<SAMComponent> { Set(canonicalScopes.compactMap { $0?.component }) }

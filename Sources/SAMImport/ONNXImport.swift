@@ -72,17 +72,26 @@ struct ONNXWeightMapper {
             }
             try apply(.tensor(name: named.path, layout: transposed ? .linearWeightFromMatMul : .asStored,
                               rule: transposed ? .namedLinearWeightTransposed : .exportedName), to: stored)
+            // An exporter that deduplicates equal initializers feeds one named tensor to several
+            // modules (LayerNorms still at their initial ones): each reader's module gets its copy.
+            for use in uses {
+                guard let target = ONNXConsumerRules.target(for: use, shape: stored.shape, components: components),
+                      case .tensor(let name, _, _) = target, name != named.path, result[name] == nil,
+                      CanonicalNames.leaf(name) == CanonicalNames.leaf(named.path) else { continue }
+                try apply(target, to: stored, namedBy: use.scopeEvidence)
+            }
             return
         }
         // 2. Its readers name it.
-        var targets: [ONNXTarget] = []
+        var targets: [(target: ONNXTarget, evidence: ScopeEvidence?)] = []
         for use in uses {
-            if let target = ONNXConsumerRules.target(for: use, shape: stored.shape, components: components), !targets.contains(target) {
-                targets.append(target)
+            if let target = ONNXConsumerRules.target(for: use, shape: stored.shape, components: components),
+               !targets.contains(where: { $0.target == target }) {
+                targets.append((target, use.scopeEvidence))
             }
         }
         if !targets.isEmpty {
-            for target in targets { try apply(target, to: stored) }
+            for (target, evidence) in targets { try apply(target, to: stored, namedBy: evidence) }
             return
         }
         // 3. Not a weight: the dense PE, its coordinate grid, or shape arithmetic.
@@ -96,7 +105,7 @@ struct ONNXWeightMapper {
                                        shape: stored.shape, context: context))
     }
 
-    mutating func apply(_ target: ONNXTarget, to stored: ONNXInitializer) throws(ImportError) {
+    mutating func apply(_ target: ONNXTarget, to stored: ONNXInitializer, namedBy evidence: ScopeEvidence? = nil) throws(ImportError) {
         let tensor = try read(stored.name)
         switch target {
         case .tensor(let name, let layout, let rule):
@@ -109,7 +118,7 @@ struct ONNXWeightMapper {
                 case .attentionBiasTable: try LayoutRules.attentionBiasesFromTable(tensor)
                 }
             }
-            try result.insert(name, value, origin: origin(stored, rule))
+            try result.insert(name, value, origin: origin(stored, rule, namedBy: evidence))
         case .outputTokens(let iouName, let masksName):
             let (iou, masks) = try layoutStep(stored) { () throws(LayoutRuleError) in try LayoutRules.splitOutputTokens(tensor) }
             try result.insert(iouName, iou, origin: origin(stored, .outputTokensSplit))
@@ -122,7 +131,8 @@ struct ONNXWeightMapper {
         do { return try rule() } catch { throw ImportError(.invalidLayout, file: file, tensor: stored.name, error.message) }
     }
 
-    func origin(_ stored: ONNXInitializer, _ rule: ImportRule, _ derivation: Derivation = .stored) -> TensorOrigin {
-        TensorOrigin(file: file, sources: [stored.name], rule: rule, derivation: derivation)
+    func origin(_ stored: ONNXInitializer, _ rule: ImportRule, _ derivation: Derivation = .stored,
+                namedBy evidence: ScopeEvidence? = nil) -> TensorOrigin {
+        TensorOrigin(file: file, sources: [stored.name], rule: rule, derivation: derivation, namedBy: evidence?.rawValue)
     }
 }

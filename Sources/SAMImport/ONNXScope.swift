@@ -46,13 +46,3 @@ enum ONNXScope {
         return entries[entries.count - 2]
     }
 }
-
-private extension String {
-    func trimmingCharacters(in characters: String) -> String {
-        let set = Set(characters)
-        var slice = Substring(self)
-        while let first = slice.first, set.contains(first) { slice = slice.dropFirst() }
-        while let last = slice.last, set.contains(last) { slice = slice.dropLast() }
-        return String(slice)
-    }
-}

@@ -60,11 +60,13 @@ struct ImportErrorTests {
         file.inputs = ["x"]
         file.outputs = ["y"]
         file.initializer("md.iou_prediction_head.layers.0.bias", [4])
-        file.initializer("onnx::MatMul_7", [4, 4])   // read at the root scope: no module to name it after
+        // Read at the root scope, and its product feeds no named neighbour: no module to name it after.
+        file.initializer("onnx::MatMul_7", [4, 4])
         file.initializer("mystery", [3, 2])          // read by nothing
         file.initializer("onnx::Mul_9", [1])         // a scalar: not weight-like
         file.node("MatMul", "/MatMul", ["x", "onnx::MatMul_7"], ["h"])
-        file.node("Add", "/iou_prediction_head/layers.0/Add", ["h", "md.iou_prediction_head.layers.0.bias"], ["y"])
+        file.node("Relu", "/Relu", ["h"], ["r"])
+        file.node("Add", "/iou_prediction_head/layers.0/Add", ["r", "md.iou_prediction_head.layers.0.bias"], ["y"])
         let path = folder + "/Decoder.onnx"
         try file.write(to: path)
 
