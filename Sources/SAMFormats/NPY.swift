@@ -85,6 +85,7 @@ public enum NPY {
         case .float64: "<f8"
         case .int64: "<i8"
         case .int32: "<i4"
+        case .int8: "|i1"
         case .uint8: "|u1"
         case .bool: "|b1"
         }
@@ -115,13 +116,14 @@ struct HeaderDictionary {
         case "<f8": dtype = .float64
         case "<i8": dtype = .int64
         case "<i4": dtype = .int32
+        case "|i1", "<i1": dtype = .int8
         case "|u1", "<u1": dtype = .uint8
         case "|b1", "<b1": dtype = .bool
         default:
             if descr.hasPrefix(">") {
                 throw FormatError(.unsupported, file: file, "big-endian data ('\(descr)'); save it little-endian (arr.astype(arr.dtype.newbyteorder('<')))")
             }
-            throw FormatError(.unsupported, file: file, "dtype '\(descr)' (supported: <f4 <f2 <f8 <i8 <i4 |u1 |b1)")
+            throw FormatError(.unsupported, file: file, "dtype '\(descr)' (supported: <f4 <f2 <f8 <i8 <i4 |i1 |u1 |b1)")
         }
         let fortran = try field("fortran_order")
         if fortran.hasPrefix("True") {

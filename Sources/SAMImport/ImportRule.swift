@@ -46,6 +46,9 @@ public enum ImportRule: String, CaseIterable, Sendable, CustomStringConvertible 
     /// [1,T,C] = cat(iou_token, mask_tokens) expanded at the mask decoder's root -> split into both.
     case outputTokensSplit = "output tokens split into iou_token and mask_tokens"
 
+    /// A quantized Conv's float bias, reshaped and added to the rescaled integer product (quantize_dynamic).
+    case quantizedConvBias = "bias added to a quantized Conv's product"
+
     // Dense positional encoding (a fact, not a weight)
     /// Constant-folded `get_dense_pe()` [1,C,g,g] feeding the transformer's positional input.
     case densePEConstant = "constant-folded dense PE"
@@ -59,6 +62,8 @@ public enum ImportRule: String, CaseIterable, Sendable, CustomStringConvertible 
     case peCoordinateGrid = "dense-PE coordinate grid (derived from g, checked)"
     /// Consumed only as shape/scale arguments (Resize scales, Reshape shapes ...).
     case shapeArithmetic = "shape arithmetic"
+    /// The scale or zero point of a quantized weight (used in dequantizing it).
+    case quantizationParameter = "quantization scale or zero point"
 
     public var description: String { rawValue }
 }

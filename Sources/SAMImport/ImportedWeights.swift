@@ -9,6 +9,9 @@ public enum Derivation: String, Sendable {
     case foldedByImporter
     /// Computed by the exporter in float32 (BatchNorm folded into Conv, constant folding).
     case computedByExporter
+    /// (q - zero point) * scale from a quantized int8/uint8 weight: the source is lossy, the
+    /// dequantization exact up to one float32 rounding.
+    case dequantized
 }
 
 /// Where a canonical tensor came from.
@@ -68,6 +71,8 @@ public struct ImportFacts: Sendable, Equatable {
     public var imageSize: Int?
     /// Stride of each stage's PatchMerging depthwise conv (`image_encoder.layers.i.downsample.conv2`), by i.
     public var mergeStrides: [Int: Int] = [:]
+    /// How each file stored the weights it supplied ("f32", "f16", "i8 per-channel (MatMulInteger)" ...), by file.
+    public var storedPrecisions: [String: Set<String>] = [:]
 
     public init() {}
 }
@@ -132,7 +137,8 @@ extension ImportedWeights {
                                   "two stored tensors map here with different values: \(existing.origin) and \(origin)")
             }
             tensors[name]?.origin = TensorOrigin(file: origin.file, sources: existing.origin.sources + origin.sources,
-                                                 rule: existing.origin.rule, derivation: existing.origin.derivation)
+                                                 rule: existing.origin.rule, derivation: existing.origin.derivation,
+                                                 namedBy: existing.origin.namedBy)
             return
         }
         tensors[name] = ImportedTensor(tensor: tensor, origin: origin)

@@ -30,7 +30,7 @@ enum ONNXConsumerRules {
             return rootTarget(for: use, shape: shape, components: components)
         }
         switch (node.opType, use.input) {
-        case ("Conv", 1), ("ConvTranspose", 1):
+        case ("Conv", 1), ("ConvTranspose", 1), ("ConvInteger", 1):
             return .tensor(name: convModule(scope) + ".weight", layout: .asStored, rule: .convWeightByScope)
         case ("Conv", 2), ("ConvTranspose", 2):
             // The bias belongs to whatever module the weight belongs to.
@@ -38,7 +38,7 @@ enum ONNXConsumerRules {
                 return .tensor(name: String(named.path.dropLast(".weight".count)) + ".bias", layout: .asStored, rule: .convBiasByScope)
             }
             return .tensor(name: convModule(scope) + ".bias", layout: .asStored, rule: .convBiasByScope)
-        case ("MatMul", 1) where shape.count == 2:
+        case ("MatMul", 1) where shape.count == 2, ("MatMulInteger", 1) where shape.count == 2:
             // PositionEmbeddingRandom multiplies by its matrix as is: coords @ G.
             if CanonicalNames.leaf(scope) == "pe_layer" {
                 return .tensor(name: scope + ".positional_encoding_gaussian_matrix", layout: .asStored, rule: .gaussianMatrixByScope)
@@ -48,6 +48,8 @@ enum ONNXConsumerRules {
             return .tensor(name: scope + ".weight", layout: gemmTransposesB(node) ? .asStored : .linearWeightFromMatMul, rule: .gemmWeight)
         case ("Gemm", 2):
             return .tensor(name: scope + ".bias", layout: .asStored, rule: .gemmWeight)
+        case ("Reshape", 0) where shape.count == 1 && use.scopeEvidence == .quantizedConvBias:
+            return .tensor(name: scope + ".bias", layout: .asStored, rule: .quantizedConvBias)
         case ("LayerNormalization", 1):
             return .tensor(name: scope + ".weight", layout: .asStored, rule: .layerNormAffineByScope)
         case ("LayerNormalization", 2):

@@ -24,6 +24,8 @@ struct ONNXWeightMapper {
     let components: Set<SAMComponent>
     var result = ImportedWeights()
     var unmapped: [UnmappedTensor] = []
+    /// Quantized weights already turned into float32, by stored name (`read` returns these).
+    var dequantized: [String: Tensor] = [:]
 
     init(model: ONNXModel, file: String, options: ImportOptions) {
         self.model = model
@@ -37,8 +39,18 @@ struct ONNXWeightMapper {
 
     mutating func run() throws(ImportError) -> ImportedWeights {
         try readFacts()
+        let quantized = try findQuantizedWeights()
+        let parameters = Set(quantized.values.flatMap { [$0.scale] + ($0.zeroPoint.map { [$0] } ?? []) })
         for stored in model.storedTensors {
             guard (try? Shape.elementCount(stored.shape)) ?? 0 >= 2 else { continue }
+            if let weight = quantized[stored.name] {
+                try importQuantized(weight)
+                continue
+            }
+            if parameters.contains(stored.name) {
+                result.ignored.append(DroppedTensor(file: file, name: stored.name, rule: .quantizationParameter))
+                continue
+            }
             if let dtype = stored.elementType.dtype {
                 if dtype.isFloatingPoint { try importTensor(stored) }
             } else if Self.unreadableFloatCodes.contains(stored.elementType.code) {
@@ -57,28 +69,42 @@ struct ONNXWeightMapper {
     static let unreadableFloatCodes: Set<Int32> = [16, 17, 18, 19, 20, 23]
 
     func read(_ name: String) throws(ImportError) -> Tensor {
+        if let tensor = dequantized[name] { return tensor }
         do { return try model.tensor(named: name).narrowedToFloat32().tensor } catch { throw ImportError(error) }
     }
 
     // MARK: - One stored tensor
 
     mutating func importTensor(_ stored: ONNXInitializer) throws(ImportError) {
-        let uses = index.uses(of: stored.name)
+        result.facts.storedPrecisions[file, default: []].insert(stored.elementType.description)
+        try importWeight(stored, storedName: stored.name, uses: index.uses(of: stored.name))
+    }
+
+    mutating func importQuantized(_ weight: ONNXQuantizedWeight) throws(ImportError) {
+        dequantized[weight.stored.name] = try dequantize(weight)
+        result.facts.storedPrecisions[file, default: []].insert(weight.description)
+        try importWeight(weight.stored, storedName: weight.baseName, uses: weight.uses, derivation: .dequantized)
+    }
+
+    /// Names one stored weight: by its own name (`storedName`, without a quantizer's suffix), by
+    /// the modules of the nodes that read it (`uses`), or as a recognised non-weight.
+    mutating func importWeight(_ stored: ONNXInitializer, storedName: String, uses: [ONNXUse],
+                               derivation: Derivation = .stored) throws(ImportError) {
         // 1. It kept its PyTorch name.
-        if let named = CanonicalNames.resolveParameter(stored.name) {
+        if let named = CanonicalNames.resolveParameter(storedName) {
             let transposed = named.path.hasSuffix(".weight") && uses.contains {
-                ($0.node.opType == "MatMul" && $0.input == 1)
+                (($0.node.opType == "MatMul" || $0.node.opType == "MatMulInteger") && $0.input == 1)
                     || ($0.node.opType == "Gemm" && $0.input == 1 && !ONNXConsumerRules.gemmTransposesB($0.node))
             }
             try apply(.tensor(name: named.path, layout: transposed ? .linearWeightFromMatMul : .asStored,
-                              rule: transposed ? .namedLinearWeightTransposed : .exportedName), to: stored)
+                              rule: transposed ? .namedLinearWeightTransposed : .exportedName), to: stored, derivation: derivation)
             // An exporter that deduplicates equal initializers feeds one named tensor to several
             // modules (LayerNorms still at their initial ones): each reader's module gets its copy.
             for use in uses {
                 guard let target = ONNXConsumerRules.target(for: use, shape: stored.shape, components: components),
                       case .tensor(let name, _, _) = target, name != named.path, result[name] == nil,
                       CanonicalNames.leaf(name) == CanonicalNames.leaf(named.path) else { continue }
-                try apply(target, to: stored, namedBy: use.scopeEvidence)
+                try apply(target, to: stored, namedBy: use.scopeEvidence, derivation: derivation)
             }
             return
         }
@@ -91,7 +117,7 @@ struct ONNXWeightMapper {
             }
         }
         if !targets.isEmpty {
-            for (target, evidence) in targets { try apply(target, to: stored, namedBy: evidence) }
+            for (target, evidence) in targets { try apply(target, to: stored, namedBy: evidence, derivation: derivation) }
             return
         }
         // 3. Not a weight: the dense PE, its coordinate grid, or shape arithmetic.
@@ -105,7 +131,8 @@ struct ONNXWeightMapper {
                                        shape: stored.shape, context: context))
     }
 
-    mutating func apply(_ target: ONNXTarget, to stored: ONNXInitializer, namedBy evidence: ScopeEvidence? = nil) throws(ImportError) {
+    mutating func apply(_ target: ONNXTarget, to stored: ONNXInitializer, namedBy evidence: ScopeEvidence? = nil,
+                        derivation: Derivation = .stored) throws(ImportError) {
         let tensor = try read(stored.name)
         switch target {
         case .tensor(let name, let layout, let rule):
@@ -118,11 +145,11 @@ struct ONNXWeightMapper {
                 case .attentionBiasTable: try LayoutRules.attentionBiasesFromTable(tensor)
                 }
             }
-            try result.insert(name, value, origin: origin(stored, rule, namedBy: evidence))
+            try result.insert(name, value, origin: origin(stored, rule, derivation, namedBy: evidence))
         case .outputTokens(let iouName, let masksName):
             let (iou, masks) = try layoutStep(stored) { () throws(LayoutRuleError) in try LayoutRules.splitOutputTokens(tensor) }
-            try result.insert(iouName, iou, origin: origin(stored, .outputTokensSplit))
-            try result.insert(masksName, masks, origin: origin(stored, .outputTokensSplit))
+            try result.insert(iouName, iou, origin: origin(stored, .outputTokensSplit, derivation))
+            try result.insert(masksName, masks, origin: origin(stored, .outputTokensSplit, derivation))
         }
     }
 

@@ -25,8 +25,9 @@ extension ONNXWeightMapper {
     mutating func isPECoordinateGrid(_ stored: ONNXInitializer, uses: [ONNXUse]) throws(ImportError) -> Bool {
         let shape = stored.shape
         guard shape.count == 3, shape[0] == shape[1], shape[2] == 2, shape[0] >= 1 else { return false }
+        // Read by the Gaussian-matrix product, or quantized first to be read by its integer form.
         let inPELayer = uses.contains { use in
-            use.node.opType == "MatMul" && use.input == 0
+            (use.node.opType == "MatMul" || use.node.opType == "DynamicQuantizeLinear") && use.input == 0
                 && (use.canonicalScope.map { CanonicalNames.leaf($0.path) == "pe_layer" } ?? false
                     || use.node.inputs.dropFirst().first.flatMap(CanonicalNames.resolveParameter)?.path.hasSuffix(".positional_encoding_gaussian_matrix") == true)
         }

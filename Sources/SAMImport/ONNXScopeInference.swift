@@ -10,6 +10,8 @@ enum ScopeEvidence: String, Sendable {
     case linearBias = "Linear whose named bias its MatMul feeds"
     /// A [C,1,1] affine after a LayerNorm2d normalisation of Sequential child `S.k`'s output: `S.(k+1)`.
     case layerNorm2dPosition = "LayerNorm2d, the Sequential child after the layer it normalises"
+    /// A 1-D tensor reshaped and added to a quantized Conv's rescaled product: that Conv's bias.
+    case quantizedConvBias = "bias of the quantized Conv whose product it is added to"
 }
 
 /// Module scopes for the nodes of graphs whose exporter left them flat or dropped them:
@@ -54,6 +56,8 @@ struct ONNXScopeInference {
                 (scopes[index], evidence[index]) = (module, .linearBias)
             } else if let module = layerNorm2dModule(index, scopes: scopes, evidence: evidence) {
                 (scopes[index], evidence[index]) = (module, .layerNorm2dPosition)
+            } else if let module = quantizedConvBias(index, scopes: scopes) {
+                (scopes[index], evidence[index]) = (module, .quantizedConvBias)
             }
         }
         return (scopes, evidence)
@@ -111,6 +115,27 @@ struct ONNXScopeInference {
         let parts = previous.split(separator: ".").map(String.init)
         guard let last = parts.last, let child = Int(last) else { return nil }
         return (parts.dropLast() + [String(child + 1)]).joined(separator: ".")
+    }
+
+    /// quantize_dynamic adds a Conv's float bias after rescaling the integer product:
+    /// `Add(Mul(Cast(ConvInteger(...)), scale), Reshape(bias, shape))`. The Reshape takes the ConvInteger's module.
+    func quantizedConvBias(_ index: Int, scopes: [String]) -> String? {
+        let node = nodes[index]
+        guard node.opType == "Reshape", let bias = node.inputs.first, stored[bias]?.count == 1,
+              let output = node.outputs.first else { return nil }
+        let convolutions = Set((readers[output] ?? []).compactMap { reader -> String? in
+            let add = nodes[reader.node]
+            guard add.opType == "Add", add.inputs.count == 2 else { return nil }
+            var current = producers[add.inputs[1 - reader.input]]
+            for _ in 0..<3 {
+                guard let index = current else { return nil }
+                if nodes[index].opType == "ConvInteger" { return scopes[index].isEmpty ? nil : scopes[index] }
+                guard ["Mul", "Cast"].contains(nodes[index].opType) else { return nil }
+                current = nodes[index].inputs.lazy.compactMap { self.producers[$0] }.first
+            }
+            return nil
+        })
+        return convolutions.count == 1 ? convolutions.first : nil
     }
 
     /// The one scope found walking upstream from `start` through unscoped nodes, provided those

@@ -1,6 +1,6 @@
 /// Element types the readers understand. Names follow numpy's, since `.npy` and HDF5 files speak them.
 public enum DType: String, Sendable, CaseIterable, CustomStringConvertible {
-    case float32, float16, float64, int64, int32, uint8, bool
+    case float32, float16, float64, int64, int32, int8, uint8, bool
 
     /// Bytes per element.
     public var byteSize: Int {
@@ -8,7 +8,7 @@ public enum DType: String, Sendable, CaseIterable, CustomStringConvertible {
         case .float64, .int64: 8
         case .float32, .int32: 4
         case .float16: 2
-        case .uint8, .bool: 1
+        case .int8, .uint8, .bool: 1
         }
     }
 
@@ -22,6 +22,7 @@ public enum DType: String, Sendable, CaseIterable, CustomStringConvertible {
         case .float64: "f64"
         case .int64: "i64"
         case .int32: "i32"
+        case .int8: "i8"
         case .uint8: "u8"
         case .bool: "bool"
         }

@@ -47,6 +47,7 @@ public struct Tensor: Sendable {
         case .float64: return bytes.loadUnaligned(fromByteOffset: offset, as: Double.self)
         case .int64: return Double(bytes.loadUnaligned(fromByteOffset: offset, as: Int64.self))
         case .int32: return Double(bytes.loadUnaligned(fromByteOffset: offset, as: Int32.self))
+        case .int8: return Double(Int8(bitPattern: bytes[offset]))
         case .uint8: return Double(bytes[offset])
         case .bool: return bytes[offset] != 0 ? 1 : 0
         }

@@ -198,6 +198,7 @@ public final class HDF5File {
         case .float64: native = shim_H5T_NATIVE_DOUBLE()
         case .int64: native = shim_H5T_NATIVE_INT64()
         case .int32: native = shim_H5T_NATIVE_INT32()
+        case .int8: native = shim_H5T_NATIVE_INT8()
         case .uint8: native = shim_H5T_NATIVE_UINT8()
         case .bool:
             // Enum values are read as their raw 8-bit integers (h5py: FALSE = 0, TRUE = 1).

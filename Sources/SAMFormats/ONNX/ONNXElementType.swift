@@ -6,11 +6,12 @@ public struct ONNXElementType: Sendable, Equatable, CustomStringConvertible {
 
     public init(code: Int32) { self.code = code }
 
-    /// The readers' dtype for codes whose data can be read (f32 f16 f64 i64 i32 u8 bool).
+    /// The readers' dtype for codes whose data can be read (f32 f16 f64 i64 i32 i8 u8 bool).
     public var dtype: DType? {
         switch code {
         case 1: .float32
         case 2: .uint8
+        case 3: .int8
         case 6: .int32
         case 7: .int64
         case 9: .bool

@@ -100,7 +100,7 @@ extension ONNXModel {
         case .float64: return borrow(tensor.double_data)
         case .int64: return borrow(tensor.int64_data)
         case .int32: return borrow(tensor.int32_data)
-        case .float16, .uint8, .bool:
+        case .float16, .int8, .uint8, .bool:
             let values = array(tensor.int32_data, count)
             let storage = TensorStorage(zeroedByteCount: count * dtype.byteSize)
             let out = UnsafeMutableRawPointer(mutating: storage.bytes.baseAddress!)
