@@ -11,13 +11,14 @@ trusting any reader. With k = np.arange(n) the flat C-order index of an n-elemen
     f64   k / 3                              (full f64 precision: Double(k) / 3 in Swift)
     i64   k * 1_000_000_007 - 5_000_000_000  (outside the int32 range)
     i32   k * 100_000 - 1_000_000
+    i8    (k * 37 + 3) % 256 - 128            (both signs)
     u8    (k * 97 + 5) % 256                 (wraps around)
     bool  k % 3 == 0
 
 Files (all in --out):
 
 .npy (numpy's own writer)
-    npy_f32.npy npy_f16.npy npy_f64.npy npy_i64.npy npy_i32.npy npy_u8.npy npy_bool.npy
+    npy_f32.npy npy_f16.npy npy_f64.npy npy_i64.npy npy_i32.npy npy_i8.npy npy_u8.npy npy_bool.npy
                               shape (2, 3, 4), the formula of their dtype
     npy_scalar_f32.npy        shape (), value 2.5
     npy_scalar_i64.npy        shape (), value -7
@@ -82,10 +83,10 @@ ONNX (onnx helpers, opset 17 + com.microsoft 1, IR version 10)
         initializers
           conv.weight f32 [2, 3, 1, 1]  raw_data, f32 formula
           conv.bias   f32 [2]           float_data, [0.5, -0.5]
-          raw.{f32,f16,f64,i64,i32,u8,bool}    shape [2, 3], raw_data, formula of their dtype
-          typed.{f32,f16,f64,i64,i32,u8,bool}  shape [3, 2], typed fields, formula of their dtype:
+          raw.{f32,f16,f64,i64,i32,i8,u8,bool}    shape [2, 3], raw_data, formula of their dtype
+          typed.{f32,f16,f64,i64,i32,i8,u8,bool}  shape [3, 2], typed fields, formula of their dtype:
               f32 float_data; f64 double_data; i64 int64_data;
-              i32, u8, bool in int32_data; f16 in int32_data as the uint16 bit pattern
+              i32, i8, u8, bool in int32_data; f16 in int32_data as the uint16 bit pattern
           scalar.f32  f32 []     raw_data   2.5
           scalar.i64  i64 []     int64_data -7
           empty.f32   f32 [0, 3] no data at all
@@ -109,7 +110,7 @@ ONNX (onnx helpers, opset 17 + com.microsoft 1, IR version 10)
           short.raw       f32 [2, 3]  raw_data of 20 bytes (needs 24)              -> sizeMismatch
           short.typed     f32 [2, 3]  float_data of 5 values (needs 6)             -> sizeMismatch
           ext.wrong_length f32 [4, 4] external.onnx.data @64, length 60 (needs 64) -> sizeMismatch
-          int8.raw        INT8 [4]    raw_data 4 bytes (a type the reader lacks)   -> unsupported
+          int16.raw       INT16 [4]   raw_data 8 bytes (a type the reader lacks)   -> unsupported
           good.f32        f32 [2]     raw_data, f32 formula (still readable)
 """
 
@@ -140,6 +141,8 @@ def formula(dtype, shape):
         v = k * 1_000_000_007 - 5_000_000_000
     elif dtype == "i32":
         v = (k * 100_000 - 1_000_000).astype(np.int32)
+    elif dtype == "i8":
+        v = ((k * 37 + 3) % 256 - 128).astype(np.int8)
     elif dtype == "u8":
         v = ((k * 97 + 5) % 256).astype(np.uint8)
     elif dtype == "bool":
@@ -149,7 +152,7 @@ def formula(dtype, shape):
     return v.reshape(shape)
 
 
-DTYPES = ["f32", "f16", "f64", "i64", "i32", "u8", "bool"]
+DTYPES = ["f32", "f16", "f64", "i64", "i32", "i8", "u8", "bool"]
 
 
 def write(path, data):
@@ -255,7 +258,7 @@ def make_hdf5_bad(out, flat_path):
 
 ONNX_TYPE = {
     "f32": TensorProto.FLOAT, "f16": TensorProto.FLOAT16, "f64": TensorProto.DOUBLE,
-    "i64": TensorProto.INT64, "i32": TensorProto.INT32, "u8": TensorProto.UINT8,
+    "i64": TensorProto.INT64, "i32": TensorProto.INT32, "i8": TensorProto.INT8, "u8": TensorProto.UINT8,
     "bool": TensorProto.BOOL,
 }
 
@@ -283,7 +286,7 @@ def typed_tensor(name, dtype, shape, values=None):
         t.int64_data.extend(flat.astype(np.int64).tolist())
     elif dtype == "f16":
         t.int32_data.extend(flat.astype(np.float16).view(np.uint16).astype(np.int32).tolist())
-    elif dtype in ("i32", "u8", "bool"):
+    elif dtype in ("i32", "i8", "u8", "bool"):
         t.int32_data.extend(flat.astype(np.int32).tolist())
     assert not t.HasField("raw_data")
     # onnx's own reader agrees with the formula.
@@ -401,14 +404,14 @@ def make_bad_tensors(out):
                               float_data=formula("f32", (5,)).tolist())
     wrong_length = TensorProto(name="ext.wrong_length", data_type=TensorProto.FLOAT, dims=[4, 4])
     external_entry(wrong_length, "external.onnx.data", 64, 60)
-    int8 = TensorProto(name="int8.raw", data_type=TensorProto.INT8, dims=[4],
-                       raw_data=np.array([-2, -1, 0, 1], dtype=np.int8).tobytes())
+    int16 = TensorProto(name="int16.raw", data_type=TensorProto.INT16, dims=[4],
+                        raw_data=np.array([-2, -1, 0, 1], dtype=np.int16).tobytes())
     good = raw_tensor("good.f32", "f32", (2,))
     graph = helper.make_graph(
         [helper.make_node("Identity", ["x"], ["y"], name="identity0")], "bad_tensors",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
-        [short_raw, short_typed, wrong_length, int8, good])
+        [short_raw, short_typed, wrong_length, int16, good])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
     model.ir_version = 10
     write(os.path.join(out, "bad_tensors.onnx"), model.SerializeToString())

@@ -10,10 +10,14 @@ struct ONNXUse {
     let canonicalScope: CanonicalPath?
     /// How the scope was found when the exporter did not state it; nil when it did.
     let scopeEvidence: ScopeEvidence?
+    /// Modules the scope rules could not decide between (no scope then).
+    let candidateScopes: [String]
 
     /// "Add '/neck/neck.1/Add_1' input 1 (scope neck.1)", for messages.
     var text: String {
-        "\(node.opType) '\(node.name)' input \(input)" + (scope.isEmpty ? " (root scope)" : " (scope \(scope))")
+        let where_ = !scope.isEmpty ? "scope \(scope)"
+            : candidateScopes.isEmpty ? "root scope" : "no scope: ambiguous between " + candidateScopes.joined(separator: ", ")
+        return "\(node.opType) '\(node.name)' input \(input) (\(where_))"
     }
 }
 
@@ -24,6 +28,7 @@ struct ONNXGraphIndex {
     private let readers: [String: [(node: Int, input: Int)]]
     private let scopes: [String]
     private let scopeEvidence: [ScopeEvidence?]
+    private let candidateScopes: [Int: [String]]
     private let canonicalScopes: [CanonicalPath?]
 
     init(_ graph: ONNXGraph) {
@@ -37,7 +42,8 @@ struct ONNXGraphIndex {
         self.readers = readers
         // A scope that does not resolve to a SAM module (a wrapper's own forward) says nothing.
         let explicit = graph.nodes.map(ONNXScope.modulePath).map { CanonicalNames.resolve($0) == nil ? "" : $0 }
-        (scopes, scopeEvidence) = ONNXScopeInference(graph: graph, readers: readers).infer(explicit: explicit)
+        let inferred = ONNXScopeInference(graph: graph, readers: readers).infer(explicit: explicit)
+        (scopes, scopeEvidence, candidateScopes) = (inferred.scopes, inferred.evidence, inferred.ambiguous)
         canonicalScopes = scopes.map { $0.isEmpty ? nil : CanonicalNames.resolve($0) }
     }
 
@@ -53,7 +59,8 @@ struct ONNXGraphIndex {
                     continue
                 }
                 result.append(ONNXUse(nodeIndex: nodeIndex, input: input, node: node, scope: scopes[nodeIndex],
-                                      canonicalScope: canonicalScopes[nodeIndex], scopeEvidence: scopeEvidence[nodeIndex]))
+                                      canonicalScope: canonicalScopes[nodeIndex], scopeEvidence: scopeEvidence[nodeIndex],
+                                      candidateScopes: candidateScopes[nodeIndex] ?? []))
             }
         }
         return result.sorted { ($0.nodeIndex, $0.input) < ($1.nodeIndex, $1.input) }

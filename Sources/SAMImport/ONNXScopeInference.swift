@@ -40,58 +40,66 @@ struct ONNXScopeInference {
         flattened = FlattenedParameterNames(dottedNames: Array(stored.keys))
     }
 
-    /// Scopes for the nodes `explicit` leaves empty (""), with the evidence for each.
-    func infer(explicit: [String]) -> (scopes: [String], evidence: [ScopeEvidence?]) {
-        var scopes = explicit
-        var evidence = [ScopeEvidence?](repeating: nil, count: nodes.count)
-        for index in nodes.indices where scopes[index].isEmpty {
-            if let module = fxModule(nodes[index]) {
-                (scopes[index], evidence[index]) = (module, .fxNode)
-            } else if let module = namedInputModule(nodes[index]) {
-                (scopes[index], evidence[index]) = (module, .namedInputs)
-            }
-        }
-        for index in nodes.indices where scopes[index].isEmpty {
-            if let module = linearByBias(index) {
-                (scopes[index], evidence[index]) = (module, .linearBias)
-            } else if let module = layerNorm2dModule(index, scopes: scopes, evidence: evidence) {
-                (scopes[index], evidence[index]) = (module, .layerNorm2dPosition)
-            } else if let module = quantizedConvBias(index, scopes: scopes) {
-                (scopes[index], evidence[index]) = (module, .quantizedConvBias)
-            }
-        }
-        return (scopes, evidence)
+    /// What the rules found for the nodes `explicit` leaves empty (""): a scope with its evidence,
+    /// or, where a rule found several modules and none found one, those candidates.
+    struct Inferred {
+        var scopes: [String]
+        var evidence: [ScopeEvidence?]
+        var ambiguous: [Int: [String]] = [:]
     }
 
-    // MARK: - Rules
-
-    /// The one module whose parameters the fx_node call names.
-    func fxModule(_ node: ONNXNode) -> String? {
-        guard let text = node.metadataProps["pkg.torch.onnx.fx_node"], let call = FXNodeCall(metadata: text) else { return nil }
-        let modules = Set(call.parameterPlaceholders.compactMap { flattened.dotted($0).flatMap(Self.module(ofParameter:)) })
-        return modules.count == 1 ? modules.first : nil
+    func infer(explicit: [String]) -> Inferred {
+        var found = Inferred(scopes: explicit, evidence: [ScopeEvidence?](repeating: nil, count: nodes.count))
+        func decide(_ index: Int, _ rules: [(ScopeEvidence, () -> Set<String>)]) {
+            var candidates: Set<String> = []
+            for (evidence, rule) in rules {
+                let modules = rule()
+                if modules.count == 1 {
+                    (found.scopes[index], found.evidence[index]) = (modules.first!, evidence)
+                    found.ambiguous[index] = nil
+                    return
+                }
+                candidates.formUnion(modules)
+            }
+            if candidates.count > 1 { found.ambiguous[index] = candidates.sorted() }
+        }
+        for index in nodes.indices where found.scopes[index].isEmpty {
+            decide(index, [(.fxNode, { fxModules(nodes[index]) }), (.namedInputs, { namedInputModules(nodes[index]) })])
+        }
+        for index in nodes.indices where found.scopes[index].isEmpty {
+            decide(index, [(.linearBias, { linearByBias(index) }),
+                           (.layerNorm2dPosition, { layerNorm2dModules(index, scopes: found.scopes, evidence: found.evidence) }),
+                           (.quantizedConvBias, { quantizedConvBias(index, scopes: found.scopes) })])
+        }
+        return found
     }
 
-    /// The one module whose named parameters the node reads (a Conv reading `X.weight` and `X.bias`).
-    func namedInputModule(_ node: ONNXNode) -> String? {
-        let modules = Set(node.inputs.filter { stored[$0] != nil }.compactMap { name -> String? in
+    // MARK: - Rules (each returns every module it finds; one is an answer, more are candidates)
+
+    /// The modules whose parameters the fx_node call names.
+    func fxModules(_ node: ONNXNode) -> Set<String> {
+        guard let text = node.metadataProps["pkg.torch.onnx.fx_node"], let call = FXNodeCall(metadata: text) else { return [] }
+        return Set(call.parameterPlaceholders.compactMap { flattened.dotted($0).flatMap(Self.module(ofParameter:)) })
+    }
+
+    /// The modules whose named parameters the node reads (a Conv reading `X.weight` and `X.bias`).
+    func namedInputModules(_ node: ONNXNode) -> Set<String> {
+        Set(node.inputs.filter { stored[$0] != nil }.compactMap { name -> String? in
             CanonicalNames.resolveParameter(name) == nil ? nil : Self.module(ofParameter: name)
         })
-        return modules.count == 1 ? modules.first : nil
     }
 
     /// `MatMul(x, W)` whose output an Add combines with a stored tensor named `X.bias`: Linear `X`.
-    func linearByBias(_ index: Int) -> String? {
+    func linearByBias(_ index: Int) -> Set<String> {
         let node = nodes[index]
-        guard node.opType == "MatMul", node.inputs.count == 2, stored[node.inputs[1]] != nil,
-              CanonicalNames.resolveParameter(node.inputs[1]) == nil, let output = node.outputs.first else { return nil }
+        guard node.opType == "MatMul" || node.opType == "MatMulInteger", node.inputs.count >= 2, stored[node.inputs[1]] != nil,
+              CanonicalNames.resolveParameter(node.inputs[1]) == nil, let output = node.outputs.first else { return [] }
         let biases = Set((readers[output] ?? []).compactMap { reader -> String? in
             let add = nodes[reader.node]
             guard add.opType == "Add" else { return nil }
             return add.inputs.first { $0 != output && stored[$0] != nil && $0.hasSuffix(".bias") && CanonicalNames.resolveParameter($0) != nil }
         })
-        guard biases.count == 1, let bias = biases.first else { return nil }
-        return Self.module(ofParameter: bias)
+        return Set(biases.compactMap(Self.module(ofParameter:)))
     }
 
     /// LayerNorm2d's `weight[:, None, None] * x + bias[:, None, None]` folded to [C,1,1] constants.
@@ -100,29 +108,30 @@ struct ONNXScopeInference {
     /// a Sequential right after that layer. The Add's other operand is that Mul.
     /// ref: segment_anything/modeling/common.py LayerNorm2d.forward; mask_decoder.py output_upscaling,
     /// prompt_encoder.py mask_downscaling, image_encoder.py neck.
-    func layerNorm2dModule(_ index: Int, scopes: [String], evidence: [ScopeEvidence?]) -> String? {
+    func layerNorm2dModules(_ index: Int, scopes: [String], evidence: [ScopeEvidence?]) -> Set<String> {
         let node = nodes[index]
         guard node.opType == "Mul" || node.opType == "Add", node.inputs.count == 2,
-              let affine = node.inputs.firstIndex(where: { stored[$0].map(ONNXConsumerRules.isChannelColumn) ?? false }) else { return nil }
-        let other = node.inputs[1 - affine]
-        guard let producer = producers[other] else { return nil }
+              let affine = node.inputs.firstIndex(where: { stored[$0].map(ONNXConsumerRules.isChannelColumn) ?? false }),
+              let producer = producers[node.inputs[1 - affine]] else { return [] }
         // The bias added to the weighted map; or, where a tool dropped a multiply by ones, to the
         // normalised map itself.
         if node.opType == "Add", nodes[producer].opType == "Mul", evidence[producer] == .layerNorm2dPosition {
-            return scopes[producer]
+            return [scopes[producer]]
         }
-        guard let previous = scopeBeforeNormalisation(from: producer, scopes: scopes) else { return nil }
-        let parts = previous.split(separator: ".").map(String.init)
-        guard let last = parts.last, let child = Int(last) else { return nil }
-        return (parts.dropLast() + [String(child + 1)]).joined(separator: ".")
+        let previous = scopesBeforeNormalisation(from: producer, scopes: scopes)
+        return Set(previous.compactMap { scope -> String? in
+            let parts = scope.split(separator: ".").map(String.init)
+            guard let last = parts.last, let child = Int(last) else { return nil }
+            return (parts.dropLast() + [String(child + 1)]).joined(separator: ".")
+        })
     }
 
     /// quantize_dynamic adds a Conv's float bias after rescaling the integer product:
     /// `Add(Mul(Cast(ConvInteger(...)), scale), Reshape(bias, shape))`. The Reshape takes the ConvInteger's module.
-    func quantizedConvBias(_ index: Int, scopes: [String]) -> String? {
+    func quantizedConvBias(_ index: Int, scopes: [String]) -> Set<String> {
         let node = nodes[index]
         guard node.opType == "Reshape", let bias = node.inputs.first, stored[bias]?.count == 1,
-              let output = node.outputs.first else { return nil }
+              let output = node.outputs.first else { return [] }
         let convolutions = Set((readers[output] ?? []).compactMap { reader -> String? in
             let add = nodes[reader.node]
             guard add.opType == "Add", add.inputs.count == 2 else { return nil }
@@ -135,12 +144,12 @@ struct ONNXScopeInference {
             }
             return nil
         })
-        return convolutions.count == 1 ? convolutions.first : nil
+        return convolutions
     }
 
-    /// The one scope found walking upstream from `start` through unscoped nodes, provided those
+    /// The scopes found walking upstream from `start` through unscoped nodes, provided those
     /// nodes include a ReduceMean (the normalisation's mean).
-    private func scopeBeforeNormalisation(from start: Int, scopes: [String]) -> String? {
+    private func scopesBeforeNormalisation(from start: Int, scopes: [String]) -> Set<String> {
         var pending = [start], seen: Set<Int> = [start], passedMean = false
         var found: Set<String> = []
         while !pending.isEmpty, seen.count <= 32 {
@@ -154,7 +163,7 @@ struct ONNXScopeInference {
                 if let producer = producers[input], seen.insert(producer).inserted { pending.append(producer) }
             }
         }
-        return passedMean && found.count == 1 ? found.first : nil
+        return passedMean ? found : []
     }
 
     /// `a.b.weight` -> `a.b`.

@@ -18,6 +18,7 @@ enum Fixtures {
 ///     f64   k / 3
 ///     i64   k * 1_000_000_007 - 5_000_000_000
 ///     i32   k * 100_000 - 1_000_000
+///     i8    (k * 37 + 3) % 256 - 128
 ///     u8    (k * 97 + 5) % 256
 ///     bool  k % 3 == 0
 enum Formula {
@@ -29,6 +30,7 @@ enum Formula {
         case .float64: Double(k) / 3
         case .int64: Double(int64(k))
         case .int32: Double(k * 100_000 - 1_000_000)
+        case .int8: Double((k * 37 + 3) % 256 - 128)
         case .uint8: Double((k * 97 + 5) % 256)
         case .bool: k % 3 == 0 ? 1 : 0
         }
@@ -49,6 +51,7 @@ enum Formula {
             case .float64: append((Double(k) / 3).bitPattern.littleEndian)
             case .int64: append(int64(k).littleEndian)
             case .int32: append(Int32(k * 100_000 - 1_000_000).littleEndian)
+            case .int8: out.append(UInt8(bitPattern: Int8((k * 37 + 3) % 256 - 128)))
             case .uint8: out.append(UInt8((k * 97 + 5) % 256))
             case .bool: out.append(k % 3 == 0 ? 1 : 0)
             }

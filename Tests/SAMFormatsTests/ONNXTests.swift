@@ -104,7 +104,7 @@ struct ONNXTests {
             case .float32: "float_data"
             case .float64: "double_data"
             case .int64: "int64_data"
-            case .float16, .int32, .uint8, .bool: "int32_data"
+            case .float16, .int32, .int8, .uint8, .bool: "int32_data"
             }
             #expect(typed?.location == .typed(field: field, count: 6), "\(dtype)")
         }

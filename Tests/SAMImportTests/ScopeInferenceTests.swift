@@ -144,6 +144,8 @@ struct ScopeInferenceTests {
         ])
         let error = try #require(throws: ImportError.self) { try SyntheticONNXTests.importing(file) }
         #expect(error.unmapped.map(\.name) == ["val_5"])
+        #expect(error.description.contains("ambiguous between mask_decoder.transformer.layers.0.self_attn.k_proj, "
+                                           + "mask_decoder.transformer.layers.0.self_attn.q_proj"), "\(error)")
     }
 
     @Test("one named LayerNorm weight deduplicated across two modules gives each its copy")
