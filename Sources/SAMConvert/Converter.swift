@@ -66,8 +66,12 @@ public enum Converter {
         }
 
         let stored = imported.canonicalTensors.mapValues(request.precision.convert)
+        var sources = try provenance.wait()
+        for index in sources.sources.indices {
+            sources.sources[index].weightsStoredAs = imported.facts.storedPrecisions[sources.sources[index].path]?.sorted()
+        }
         let metadata = ModelFileMetadata(config: config, components: components, weightDType: request.precision.rawValue,
-                                         densePositionalEncoding: nil, provenance: try provenance.wait())
+                                         densePositionalEncoding: nil, provenance: sources)
         progress("writing \(request.output)")
         do {
             try ModelFile.write(tensors: stored, densePositionalEncoding: imported.denseImagePE.map { request.precision.convert($0.tensor) },

@@ -102,5 +102,6 @@ public enum ImportMerge {
         }
         merged.opsets.merge(facts.opsets) { first, _ in first }
         merged.dynamicPointInputs.merge(facts.dynamicPointInputs) { first, _ in first }
+        merged.storedPrecisions.merge(facts.storedPrecisions) { first, second in first.union(second) }
     }
 }

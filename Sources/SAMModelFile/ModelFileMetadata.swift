@@ -46,6 +46,10 @@ public struct SourceFile: Codable, Sendable, Equatable {
     public var path: String
     public var sha256: String
     public var bytes: Int
+    /// How the file stored the weights taken from it ("f32", "f16", "i8 per-channel (MatMulInteger)"
+    /// ...): a model made from quantized or half-precision weights says so. nil for files that
+    /// supplied no weights (a config) and in files written before this was recorded.
+    public var weightsStoredAs: [String]?
 
     public init(path: String, sha256: String, bytes: Int) {
         self.path = path

@@ -36,6 +36,11 @@ struct ConversionSummary {
                         + "\(decoder.numMultimaskOutputs + 1) masks")
         }
         Swift.print("  points: \(config.minPoints)...\(config.maxPoints) per prompt")
+        for source in metadata.provenance.sources {
+            guard let stored = source.weightsStoredAs, stored != ["f32"] else { continue }
+            Swift.print("  \(source.path): weights stored as \(stored.joined(separator: ", "))"
+                        + (stored.contains { $0.contains("(") } ? "; quantized weights were dequantized" : ""))
+        }
         if let worst = imported.worstAgreement {
             Swift.print("  inputs agreed on \(imported.agreements.count) shared tensors; largest difference \(worst.maxAbsDifference) (\(worst.tensor))")
         }
