@@ -86,7 +86,7 @@ public enum Converter {
 extension Sam {
     /// Canonical names of the components this model has.
     public var presentComponents: [String] {
-        [imageEncoder.map { _ in TinyViT.key }, promptEncoder.map { _ in "prompt_encoder" }, maskDecoder.map { _ in "mask_decoder" }]
+        [imageEncoder.map { _ in Sam.imageEncoderKey }, promptEncoder.map { _ in "prompt_encoder" }, maskDecoder.map { _ in "mask_decoder" }]
             .compactMap { $0 }
     }
 }

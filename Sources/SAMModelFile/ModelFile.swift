@@ -57,11 +57,24 @@ public enum ModelFile {
         }
     }
 
+    /// The file's metadata, checked: a schema this code reads, and an encoder family that its
+    /// configuration agrees with (a file claiming one encoder is never built as another).
     public static func readMetadata(_ file: SAMWFile) throws(ModelFileError) -> ModelFileMetadata {
+        let metadata: ModelFileMetadata
         do {
-            return try JSONDecoder().decode(ModelFileMetadata.self, from: JSONEncoder().encode(file.metadata))
+            metadata = try JSONDecoder().decode(ModelFileMetadata.self, from: JSONEncoder().encode(file.metadata))
         } catch {
             throw .metadata(file: file.path, "not SAM model metadata: \(error)")
         }
+        let schema = metadata.schemaVersion ?? 1
+        guard schema <= ModelFileMetadata.currentSchemaVersion else {
+            throw .metadata(file: file.path, "schema version \(schema) is newer than this reader's "
+                + "\(ModelFileMetadata.currentSchemaVersion); convert the model again or update the toolkit")
+        }
+        guard metadata.imageEncoder == metadata.config.imageEncoder.family else {
+            throw .metadata(file: file.path, "names image encoder '\(metadata.imageEncoder)' but its configuration is "
+                + "'\(metadata.config.imageEncoder.family)'s")
+        }
+        return metadata
     }
 }

@@ -3,9 +3,11 @@ import SAMModel
 /// What a .samw file says about the model it holds (the `metadata` object of its header;
 /// see docs/samw-format.md). Everything needed to rebuild the model without another file.
 public struct ModelFileMetadata: Codable, Sendable, Equatable {
-    /// "mobile_sam" for now; SAM ViT-B/L/H will add their own.
+    /// The metadata layout this file follows; files without it are version 1 (MobileSAM only).
+    public var schemaVersion: Int?
+    /// "mobile_sam" (TinyViT encoder) or "sam" (ViT-B/L/H); from the encoder family.
     public var modelFamily: String
-    /// "tiny_vit" for MobileSAM's encoder.
+    /// The image encoder's family (`ImageEncoderFamilies`: "tiny_vit", "vit"); must equal the config's.
     public var imageEncoder: String
     /// Architecture hyperparameters and the accepted point-count range (minPoints...maxPoints).
     public var config: SAMConfig
@@ -17,10 +19,15 @@ public struct ModelFileMetadata: Codable, Sendable, Equatable {
     public var densePositionalEncoding: String?
     public var provenance: Provenance
 
-    public init(modelFamily: String = "mobile_sam", imageEncoder: String = "tiny_vit", config: SAMConfig, components: [String],
-                weightDType: String, densePositionalEncoding: String?, provenance: Provenance) {
-        self.modelFamily = modelFamily
-        self.imageEncoder = imageEncoder
+    /// The schema version this code writes and the newest it reads.
+    public static let currentSchemaVersion = 2
+
+    /// Model family and encoder name come from the config's image-encoder family.
+    public init(config: SAMConfig, components: [String], weightDType: String, densePositionalEncoding: String?,
+                provenance: Provenance) {
+        schemaVersion = Self.currentSchemaVersion
+        modelFamily = ImageEncoderFamilies.named(config.imageEncoder.family)?.modelFamily ?? config.imageEncoder.family
+        imageEncoder = config.imageEncoder.family
         self.config = config
         self.components = components
         self.weightDType = weightDType

@@ -21,10 +21,8 @@ struct ConversionSummary {
         Swift.print("wrote \(output) in \(String(format: "%.2f", seconds)) s")
         Swift.print("  components: \(metadata.components.joined(separator: ", "))")
         Swift.print("  tensors: \(tensors.count) (\(metadata.weightDType)), \(bytes) bytes of weights")
-        if metadata.components.contains(TinyViT.key) {
-            let encoder = config.imageEncoder
-            Swift.print("  image encoder: TinyViT \(encoder.imageSize)x\(encoder.imageSize), dims \(encoder.embedDims), depths \(encoder.depths), "
-                        + "heads \(encoder.numHeads), windows \(encoder.windowSizes), merge strides \(encoder.mergeStrides), neck \(encoder.neckDim)")
+        if metadata.components.contains(Sam.imageEncoderKey) {
+            Swift.print("  image encoder: \(config.imageEncoder.summary)")
         }
         if metadata.components.contains("prompt_encoder") {
             Swift.print("  prompt encoder: dim \(config.promptEncoder.embedDim), grid \(config.promptEncoder.imageEmbeddingSize), "

@@ -54,8 +54,9 @@ struct TinyConversionTests {
         // The tiny decoder has 2 heads, which no weight shape shows, so only the encoder is converted here.
         let (model, _) = try convert([Self.tiny + "/ImageEncoder.onnx"], config: nil)
         #expect(model.metadata.config.imageEncoder.imageSize == 128)
-        #expect(model.metadata.config.imageEncoder.mergeStrides == [2, 2, 1])
-        #expect(model.metadata.config.imageEncoder.embedDims == [8, 16, 24, 32])
+        let encoder = try #require(model.metadata.config.imageEncoder.as(TinyViTConfig.self))
+        #expect(encoder.mergeStrides == [2, 2, 1])
+        #expect(encoder.embedDims == [8, 16, 24, 32])
         let embeddings = try model.sam.encodeImage(try ReferenceCheck(root: Self.tiny).tensor("input_image.npy"))
         let error = Difference(embeddings.data, try ReferenceCheck(root: Self.tiny).tensor("image_embeddings.npy").data)
         #expect(error.within(Self.tolerance), "\(error)")
@@ -111,7 +112,9 @@ struct TinyConversionTests {
         // A decoder-only ONNX whose prompt encoder lacks the PE matrix cannot make a model; here: the encoder
         // export alone plus a config that promises 3 stages more than it has is refused by the strict build.
         var config = try SAMConfig(contentsOf: Self.tiny + "/config.json")
-        config.imageEncoder.depths = [1, 1, 3, 1]
+        var encoder = try #require(config.imageEncoder.as(TinyViTConfig.self))
+        encoder.depths = [1, 1, 3, 1]
+        config.imageEncoder = AnyImageEncoderConfig(encoder, family: TinyViTFamily.self)
         let configPath = folder + "/config.json"
         try config.jsonData().write(to: URL(fileURLWithPath: configPath))
         var request = ConversionRequest(inputs: [Self.tiny + "/mobile_sam.h5"], output: partial.replacingOccurrences(of: ".h5", with: ".samw"))

@@ -228,7 +228,7 @@ enum TinyReference {
     /// The image-encoder part of config.json (which decodes as `SAMConfig`).
     static func config() throws -> TinyViTConfig {
         let data = try Data(contentsOf: URL(fileURLWithPath: path("config.json")))
-        return try JSONDecoder().decode(SAMConfig.self, from: data).imageEncoder
+        return try #require(JSONDecoder().decode(SAMConfig.self, from: data).imageEncoder.as(TinyViTConfig.self))
     }
 
     static func encoderWeights() throws -> [String: Tensor] {

@@ -24,7 +24,8 @@ struct SamTinyTests {
     func configDecodes() throws {
         let config = try Self.tinyConfig()
         #expect(config.imageEncoder.imageSize == 128)
-        #expect(config.imageEncoder.mergeStrides == [2, 2, 1])
+        #expect(config.imageEncoder.family == "tiny_vit")
+        #expect(config.imageEncoder.as(TinyViTConfig.self)?.mergeStrides == [2, 2, 1])
         #expect(config.promptEncoder.imageEmbeddingSize == 8)
         #expect(config.maxPoints == 100)
     }

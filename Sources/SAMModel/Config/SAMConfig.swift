@@ -3,14 +3,16 @@
 /// is read from the weights at load time and checked against this where both exist.
 /// Defaults are MobileSAM's `vit_t` (ref: mobile_sam/build_sam.py build_sam_vit_t).
 public struct SAMConfig: Codable, Sendable, Equatable {
-    public var imageEncoder: TinyViTConfig
+    /// The image encoder of whichever family (`ImageEncoderFamilies`).
+    public var imageEncoder: AnyImageEncoderConfig
     public var promptEncoder: PromptEncoderConfig
     public var maskDecoder: MaskDecoderConfig
     /// The point counts the prompt encoder and decoder accept (a range, as CoreML exports declare RangeDim(1, 100)).
     public var minPoints: Int
     public var maxPoints: Int
 
-    public init(imageEncoder: TinyViTConfig = .mobileSAM, promptEncoder: PromptEncoderConfig = .mobileSAM,
+    public init(imageEncoder: AnyImageEncoderConfig = AnyImageEncoderConfig(TinyViTConfig.mobileSAM, family: TinyViTFamily.self),
+                promptEncoder: PromptEncoderConfig = .mobileSAM,
                 maskDecoder: MaskDecoderConfig = .mobileSAM, minPoints: Int = 1, maxPoints: Int = 100) {
         self.imageEncoder = imageEncoder
         self.promptEncoder = promptEncoder
@@ -20,6 +22,11 @@ public struct SAMConfig: Codable, Sendable, Equatable {
     }
 
     public static let mobileSAM = SAMConfig()
+
+    /// The original SAM with the given ViT (prompt encoder and mask decoder as MobileSAM's, which are SAM's).
+    public static func sam(_ vit: ViTConfig) -> SAMConfig {
+        SAMConfig(imageEncoder: AnyImageEncoderConfig(vit, family: ViTFamily.self))
+    }
 }
 
 /// TinyViT as MobileSAM builds it.

@@ -5,10 +5,12 @@ import SAMTensor
 /// A component is present when the weights hold it; asking a missing one to run is a `SamError`,
 /// so an encoder-only or decoder-only file still loads.
 public struct Sam: Sendable {
-    public static let components = [TinyViT.key, "prompt_encoder", "mask_decoder"]
+    public static let imageEncoderKey = "image_encoder"
+    public static let components = [imageEncoderKey, "prompt_encoder", "mask_decoder"]
 
     public let config: SAMConfig
-    public let imageEncoder: TinyViT?
+    /// The image encoder of the configured family (`config.imageEncoder.family`).
+    public let imageEncoder: (any ImageEncoder)?
     public let promptEncoder: PromptEncoder?
     public let maskDecoder: MaskDecoder?
 
@@ -20,12 +22,12 @@ public struct Sam: Sendable {
         self.config = config
         // The image encoder on one core, the prompt encoder and mask decoder on another: a load is
         // mostly copying weights into fresh pages (page faults), which the cores do side by side.
-        var encoder: Result<TinyViT?, WeightError> = .success(nil)
+        var encoder: Result<(any ImageEncoder)?, WeightError> = .success(nil)
         var decoders: Result<(PromptEncoder?, MaskDecoder?), WeightError> = .success((nil, nil))
         Kernels.parallelFor(2) { part in
             if part == 0 {
                 encoder = Result { () throws(WeightError) in
-                    has(TinyViT.key) ? try TinyViT(weights: weights, config: config.imageEncoder) : nil
+                    has(Self.imageEncoderKey) ? try config.imageEncoder.makeEncoder(weights: weights, prefix: Self.imageEncoderKey) : nil
                 }
             } else {
                 decoders = Result { () throws(WeightError) in
@@ -42,7 +44,7 @@ public struct Sam: Sendable {
 
     /// [1, 3, S, S] normalised, padded image -> image embeddings [1, C, g, g].
     public func encodeImage(_ image: FloatTensor, observer: ModuleObserver? = nil) throws(SamError) -> FloatTensor {
-        guard let imageEncoder else { throw .missingComponent(TinyViT.key) }
+        guard let imageEncoder else { throw .missingComponent(Self.imageEncoderKey) }
         do { return try imageEncoder(image, observer: observer) } catch { throw .imageEncoder(error) }
     }
 

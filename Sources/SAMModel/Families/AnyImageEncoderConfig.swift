@@ -1,0 +1,81 @@
+import Foundation
+import SAMTensor
+
+/// An image encoder's configuration of any family, with the family's name. Encoded as the
+/// family's own keys plus `"family"`; a configuration without that key (written before families
+/// existed) is MobileSAM's TinyViT.
+public struct AnyImageEncoderConfig: Codable, Sendable, Equatable {
+    public let family: String
+    public private(set) var base: any ImageEncoderConfiguration
+
+    public init<Family: ImageEncoderFamily>(_ config: Family.Configuration, family: Family.Type) {
+        self.family = Family.name
+        base = config
+    }
+
+    /// The configuration as `type`, or nil for another family's.
+    public func `as`<Configuration: ImageEncoderConfiguration>(_ type: Configuration.Type) -> Configuration? {
+        base as? Configuration
+    }
+
+    public var imageSize: Int {
+        get { base.imageSize }
+        set { base.imageSize = newValue }
+    }
+    public var embeddingDim: Int { base.embeddingDim }
+    public var embeddingGridSize: Int { base.embeddingGridSize }
+    public var preprocessing: ImagePreprocessing { base.preprocessing }
+    public var summary: String { base.summary }
+
+    /// The encoder this configuration describes, built from the weights under `prefix`.
+    public func makeEncoder(weights: WeightStore, prefix: String) throws(WeightError) -> any ImageEncoder {
+        guard let family = ImageEncoderFamilies.named(family) else {
+            throw .invalid(key: prefix, reason: "unknown image encoder family '\(family)'", source: weights.source)
+        }
+        return try Self.make(family, base, weights: weights, prefix: prefix)
+    }
+
+    private static func make<Family: ImageEncoderFamily>(_ family: Family.Type, _ config: any ImageEncoderConfiguration,
+                                                         weights: WeightStore, prefix: String) throws(WeightError) -> any ImageEncoder {
+        guard let typed = config as? Family.Configuration else {
+            throw .invalid(key: prefix, reason: "configuration is not \(Family.name)'s", source: weights.source)
+        }
+        return try Family.makeEncoder(weights: weights, prefix: prefix, config: typed)
+    }
+
+    // MARK: Codable
+
+    private enum FamilyKey: String, CodingKey { case family }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: FamilyKey.self)
+        let name = try container.decodeIfPresent(String.self, forKey: .family) ?? TinyViTFamily.name
+        guard let family = ImageEncoderFamilies.named(name) else {
+            throw DecodingError.dataCorruptedError(forKey: .family, in: container, debugDescription:
+                "unknown image encoder family '\(name)' (known: \(ImageEncoderFamilies.names.joined(separator: ", ")))")
+        }
+        self.family = name
+        base = try Self.decode(family, from: decoder)
+    }
+
+    private static func decode<Family: ImageEncoderFamily>(_ family: Family.Type, from decoder: any Decoder) throws
+        -> any ImageEncoderConfiguration {
+        try Family.Configuration(from: decoder)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try base.encode(to: encoder)
+        var container = encoder.container(keyedBy: FamilyKey.self)
+        try container.encode(family, forKey: .family)
+    }
+
+    public static func == (lhs: AnyImageEncoderConfig, rhs: AnyImageEncoderConfig) -> Bool {
+        lhs.family == rhs.family && lhs.base.isEqual(to: rhs.base)
+    }
+}
+
+extension ImageEncoderConfiguration {
+    fileprivate func isEqual(to other: any ImageEncoderConfiguration) -> Bool {
+        (other as? Self) == self
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import SAMKernels
+import SAMTensor
+
+extension ImageEncoderViT {
+    /// image_encoder.py Attention: one qkv projection (its output already all heads' q, then k,
+    /// then v), scaled dot-product attention with decomposed relative positions over a square grid
+    /// (a window, or the whole 64x64 map in a global block), output projection.
+    public struct Attention: Sendable {
+        public static let key = "attn"
+        public let path: String
+        public let qkv: NN.Linear
+        public let proj: NN.Linear
+        public let heads: Int
+        public let headDim: Int
+        /// head_dim ** -0.5
+        public let scale: Float
+        /// `rel_pos_h` / `rel_pos_w` gathered for this attention's grid; nil without relative positions.
+        public let positions: Kernels.RelativePositionTables?
+        /// Side of the grid it attends over (the window, or the whole token grid).
+        public let gridSize: Int
+
+        /// `heads` comes from the config; with relative positions, `rel_pos_h` [2*size-1, head_dim]
+        /// must agree with it.
+        init(weights: WeightStore, path: String, dim: Int, heads: Int, gridSize: Int, useRelativePositions: Bool) throws(WeightError) {
+            self.path = path
+            self.gridSize = gridSize
+            guard heads >= 1, dim % heads == 0 else {
+                throw .invalid(key: "\(path).qkv.weight", reason: "\(heads) heads do not divide dim \(dim)", source: weights.source)
+            }
+            self.heads = heads
+            headDim = dim / heads
+            scale = Float(pow(Double(headDim), -0.5))
+            qkv = try NN.Linear(weights: weights, path: "\(path).qkv", inFeatures: dim, outFeatures: 3 * dim)
+            proj = try NN.Linear(weights: weights, path: "\(path).proj", inFeatures: dim, outFeatures: dim)
+            if useRelativePositions {
+                // ref: image_encoder.py Attention.__init__: zeros(2 * input_size - 1, head_dim); other
+                // lengths are resized when used (get_rel_pos).
+                let heightKey = "\(path).rel_pos_h", widthKey = "\(path).rel_pos_w"
+                let heights = try NN.take(heightKey, shape: [nil, headDim], from: weights)
+                let widths = try NN.take(widthKey, shape: [nil, headDim], from: weights)
+                guard heights.shape[0] >= 1, widths.shape[0] >= 1 else {
+                    throw .invalid(key: heightKey, reason: "empty relative-position table", source: weights.source)
+                }
+                positions = Kernels.RelativePositionTables(
+                    heights: gatheredRelativePositions(heights, querySize: gridSize, keySize: gridSize),
+                    widths: gatheredRelativePositions(widths, querySize: gridSize, keySize: gridSize))
+            } else {
+                positions = nil
+            }
+        }
+
+        /// [B, gridSize², dim] (a batch of windows, or the whole grid) -> the same shape.
+        /// ref: image_encoder.py Attention.forward
+        public func callAsFunction(_ x: FloatTensor, then epilogue: Kernels.Epilogue = .none,
+                                   observer: ModuleObserver? = nil) -> FloatTensor {
+            let packed = qkv(x, observer: observer)
+            let attended: FloatTensor
+            if let positions {
+                attended = Kernels.relativePositionAttention(packedQKV: packed, heads: heads, scale: scale, positions: positions)
+            } else {
+                attended = Kernels.attention(packedQKV: packed, heads: heads, keyDim: headDim, valueDim: headDim,
+                                             scale: scale, bias: nil)
+            }
+            guard let observer else { return proj(attended, then: epilogue) }
+            var y = proj(attended, observer: observer)
+            observer(path, y)
+            Kernels.applyEpilogue(epilogue, to: &y)
+            return y
+        }
+    }
+}

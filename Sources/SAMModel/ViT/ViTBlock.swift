@@ -1,0 +1,78 @@
+import SAMKernels
+import SAMTensor
+
+extension ImageEncoderViT {
+    /// image_encoder.py Block: x + attn(norm1(x)) (in windows, the grid zero-padded to a multiple of
+    /// the window, for non-global blocks), then x + mlp(norm2(x)).
+    public struct Block: Sendable {
+        public let path: String
+        public let norm1: NN.LayerNorm
+        public let attn: Attention
+        public let norm2: NN.LayerNorm
+        public let mlp: MLP
+        /// 0 for a global block.
+        public let windowSize: Int
+        /// Side of the token grid.
+        public let gridSize: Int
+
+        init(weights: WeightStore, path: String, dim: Int, config: ViTConfig, windowSize: Int) throws(WeightError) {
+            self.path = path
+            self.windowSize = windowSize
+            gridSize = config.gridSize
+            let eps = Float(config.layerNormEps)
+            norm1 = try NN.LayerNorm(weights: weights, path: "\(path).norm1", dim: dim, eps: eps)
+            attn = try Attention(weights: weights, path: "\(path).\(Attention.key)", dim: dim, heads: config.numHeads,
+                                 gridSize: windowSize > 0 ? windowSize : config.gridSize,
+                                 useRelativePositions: config.useRelativePositions)
+            norm2 = try NN.LayerNorm(weights: weights, path: "\(path).norm2", dim: dim, eps: eps)
+            mlp = try MLP(weights: weights, path: "\(path).mlp", dim: dim)
+        }
+
+        /// [B, grid², dim] tokens -> the same.
+        /// ref: image_encoder.py Block.forward
+        public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+            let normed = norm1.normalized(x, observer: observer)
+            var y: FloatTensor
+            if windowSize > 0 {
+                // window_partition pads the normalised map with zeros, window_unpartition crops it.
+                let partition = WindowPartition(resolution: GridSize(height: gridSize, width: gridSize), window: windowSize)
+                let attended = attn(partition.partition(normed), observer: observer)
+                y = partition.merge(attended, batch: x.shape[0], plusResidual: x)
+            } else {
+                y = attn(normed, then: Kernels.Epilogue(residual: x), observer: observer)
+            }
+            y = mlp(norm2.normalized(y, observer: observer), plusResidual: y, observer: observer)
+            observer?(path, y)
+            return y
+        }
+    }
+
+    /// common.py MLPBlock: lin2(GELU(lin1(x))), hidden width mlp_ratio * dim.
+    public struct MLP: Sendable {
+        public let path: String
+        public let lin1: NN.Linear
+        public let lin2: NN.Linear
+
+        public var hiddenDim: Int { lin1.outFeatures }
+
+        init(weights: WeightStore, path: String, dim: Int) throws(WeightError) {
+            self.path = path
+            lin1 = try NN.Linear(weights: weights, path: "\(path).lin1", inFeatures: dim, outFeatures: nil)
+            lin2 = try NN.Linear(weights: weights, path: "\(path).lin2", inFeatures: lin1.outFeatures, outFeatures: dim)
+        }
+
+        /// residual + mlp(x)
+        /// ref: segment_anything/modeling/common.py MLPBlock.forward
+        func callAsFunction(_ x: FloatTensor, plusResidual residual: FloatTensor, observer: ModuleObserver?) -> FloatTensor {
+            let hidden = lin1(x, then: .gelu, observer: observer)
+            if let observer {
+                observer("\(path).act", hidden)
+                var y = lin2(hidden, observer: observer)
+                observer(path, y)
+                Kernels.add(&y, residual)
+                return y
+            }
+            return lin2(hidden, then: Kernels.Epilogue(residual: residual))
+        }
+    }
+}
