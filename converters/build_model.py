@@ -24,6 +24,10 @@ with warnings.catch_warnings():
     from mobile_sam.modeling import tiny_vit_sam
     from mobile_sam.modeling.common import LayerNorm2d as CommonLayerNorm2d
     from mobile_sam.modeling.prompt_encoder import PositionEmbeddingRandom
+    import segment_anything.modeling as segment_anything
+    from segment_anything.modeling import image_encoder as vit_encoder
+    from segment_anything.modeling.common import LayerNorm2d as SegmentAnythingLayerNorm2d
+    from segment_anything.modeling.prompt_encoder import PositionEmbeddingRandom as SegmentAnythingPE
 
 
 class TinyViTAnyGrid(TinyViT):
@@ -48,20 +52,26 @@ class TinyViTAnyGrid(TinyViT):
 
 
 def build_sam(cfg: Dict[str, Any]) -> Sam:
-    """Sam for a resolved config (see ``sam_configs.resolve``), in eval mode."""
+    """Sam for a resolved config (see ``sam_configs.resolve``), in eval mode: MobileSAM's classes
+    for a TinyViT encoder, segment_anything's for a ViT one."""
     md = cfg["maskDecoder"]
     pe = cfg["promptEncoder"]
-    sam = Sam(
-        image_encoder=build_image_encoder(cfg["imageEncoder"]),
-        prompt_encoder=PromptEncoder(
+    vit = cfg["imageEncoder"].get("family") == "vit"
+    classes = segment_anything if vit else None
+    Sam_, PromptEncoder_, MaskDecoder_, TwoWayTransformer_ = (
+        (classes.Sam, classes.PromptEncoder, classes.MaskDecoder, classes.TwoWayTransformer) if vit
+        else (Sam, PromptEncoder, MaskDecoder, TwoWayTransformer))
+    sam = Sam_(
+        image_encoder=build_vit_encoder(cfg["imageEncoder"]) if vit else build_image_encoder(cfg["imageEncoder"]),
+        prompt_encoder=PromptEncoder_(
             embed_dim=pe["embedDim"],
             image_embedding_size=(pe["imageEmbeddingSize"], pe["imageEmbeddingSize"]),
             input_image_size=(pe["inputImageSize"], pe["inputImageSize"]),
             mask_in_chans=pe["maskInChannels"],
         ),
-        mask_decoder=MaskDecoder(
+        mask_decoder=MaskDecoder_(
             num_multimask_outputs=md["numMultimaskOutputs"],
-            transformer=TwoWayTransformer(
+            transformer=TwoWayTransformer_(
                 depth=md["depth"],
                 embedding_dim=md["transformerDim"],
                 mlp_dim=md["mlpDim"],
@@ -103,6 +113,26 @@ def build_image_encoder(enc: Dict[str, Any]) -> TinyViT:
     if enc["neckDim"] != 256:
         encoder.neck = make_neck(enc["embedDims"][-1], enc["neckDim"])
     return encoder
+
+
+def build_vit_encoder(enc: Dict[str, Any]) -> nn.Module:
+    """segment_anything's ImageEncoderViT as build_sam.py's _build_sam makes it."""
+    from functools import partial
+
+    return vit_encoder.ImageEncoderViT(
+        depth=enc["depth"],
+        embed_dim=enc["embedDim"],
+        img_size=enc["imageSize"],
+        mlp_ratio=enc["mlpRatio"],
+        norm_layer=partial(torch.nn.LayerNorm, eps=enc["layerNormEps"]),
+        num_heads=enc["numHeads"],
+        patch_size=enc["patchSize"],
+        qkv_bias=True,
+        use_rel_pos=enc["useRelativePositions"],
+        global_attn_indexes=enc["globalAttentionIndexes"],
+        window_size=enc["windowSize"],
+        out_chans=enc["neckDim"],
+    )
 
 
 def set_merge_strides(encoder: TinyViT, strides: list) -> None:
@@ -162,15 +192,23 @@ def _init_module_(module: nn.Module) -> list:
         return _init_affine_map_(module)
     if isinstance(module, nn.BatchNorm2d):
         return _init_batchnorm_(module)
-    if isinstance(module, (nn.LayerNorm, CommonLayerNorm2d, tiny_vit_sam.LayerNorm2d)):
+    if isinstance(module, (nn.LayerNorm, CommonLayerNorm2d, tiny_vit_sam.LayerNorm2d, SegmentAnythingLayerNorm2d)):
         return _init_norm_affine_(module)
+    if isinstance(module, vit_encoder.ImageEncoderViT) and module.pos_embed is not None:
+        module.pos_embed.normal_(0.0, 0.5)
+        return [module.pos_embed]
+    if isinstance(module, vit_encoder.Attention) and module.use_rel_pos:
+        # Upstream starts them at zero (rel_pos_zero_init); a port that ignored them would pass then.
+        module.rel_pos_h.normal_(0.0, 0.5)
+        module.rel_pos_w.normal_(0.0, 0.5)
+        return [module.rel_pos_h, module.rel_pos_w]
     if isinstance(module, nn.Embedding):
         module.weight.normal_(0.0, 1.0)  # upstream default for nn.Embedding
         return [module.weight]
     if isinstance(module, tiny_vit_sam.Attention):
         module.attention_biases.normal_(0.0, 0.5)
         return [module.attention_biases]
-    if isinstance(module, PositionEmbeddingRandom):
+    if isinstance(module, (PositionEmbeddingRandom, SegmentAnythingPE)):
         module.positional_encoding_gaussian_matrix.normal_(0.0, 1.0)  # as upstream
         return [module.positional_encoding_gaussian_matrix]
     return []

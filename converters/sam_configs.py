@@ -133,7 +133,39 @@ LARGE["imageEncoder"].update(
     mergeStrides=[2, 2, 1],
 )
 
-CONFIGS = {"full": FULL, "tiny": TINY, "large": LARGE}
+# SAM's ViT encoders (segment_anything ImageEncoderViT) with SAM's prompt encoder and decoder.
+# ref: segment_anything/build_sam.py build_sam_vit_{h,l,b} and _build_sam
+def _vit(name: str, dim: int, depth: int, heads: int, global_blocks: List[int]) -> Dict[str, Any]:
+    cfg = copy.deepcopy(FULL)
+    cfg["name"] = name
+    cfg["imageEncoder"] = {
+        "family": "vit", "imageSize": 1024, "patchSize": 16, "inChannels": 3, "embedDim": dim, "depth": depth,
+        "numHeads": heads, "mlpRatio": 4.0, "neckDim": 256, "windowSize": 14,
+        "globalAttentionIndexes": global_blocks, "useRelativePositions": True, "layerNormEps": 1e-6,
+    }
+    return cfg
+
+
+VIT_B = _vit("vit_b", 768, 12, 12, [2, 5, 8, 11])
+VIT_L = _vit("vit_l", 1024, 24, 16, [5, 11, 17, 23])
+VIT_H = _vit("vit_h", 1280, 32, 16, [7, 15, 23, 31])
+
+# The ViT at small widths: 128 input, an 8x8 token grid in 3x3 windows (padded to 9x9, as 64 is
+# padded to 70 at full size), global attention in blocks 1 and 3.
+VIT_TINY = copy.deepcopy(TINY)
+VIT_TINY["name"] = "vit_tiny"
+VIT_TINY["imageEncoder"] = {
+    "family": "vit", "imageSize": 128, "patchSize": 16, "inChannels": 3, "embedDim": 32, "depth": 4,
+    "numHeads": 2, "mlpRatio": 4.0, "neckDim": 32, "windowSize": 3, "globalAttentionIndexes": [1, 3],
+    "useRelativePositions": True, "layerNormEps": 1e-6,
+}
+
+CONFIGS = {"full": FULL, "tiny": TINY, "large": LARGE, "vit_tiny": VIT_TINY, "vit_b": VIT_B, "vit_l": VIT_L, "vit_h": VIT_H}
+
+
+def family(cfg: Dict[str, Any]) -> str:
+    """The image encoder's family: "tiny_vit" (MobileSAM) or "vit" (SAM)."""
+    return cfg["imageEncoder"].get("family", "tiny_vit")
 
 
 # --- derived geometry ----------------------------------------------------------
@@ -188,6 +220,10 @@ def resolve(name: str) -> Dict[str, Any]:
 
 def _fill_image_encoder(enc: Dict[str, Any], name: str) -> int:
     """Derived encoder geometry; returns the output grid side."""
+    if enc.get("family") == "vit":
+        enc["outputGrid"] = enc["imageSize"] // enc["patchSize"]
+        enc["activation"] = "gelu_erf"
+        return enc["outputGrid"]
     img = enc["imageSize"]
     rule = upstream_merge_strides(enc["embedDims"])
     enc.setdefault("mergeStrides", rule)
@@ -258,6 +294,8 @@ def upstream_patches(cfg: Dict[str, Any]) -> List[Dict[str, str]]:
     """Departures from the unmodified upstream classes this config needs."""
     enc = cfg["imageEncoder"]
     patches = []
+    if enc.get("family") == "vit":
+        return patches  # segment_anything's classes build every ViT configuration as they are
     if enc["mergeStrides"] != enc["mergeStridesUpstreamRule"]:
         patches.append({
             "what": f"layers[i].downsample.conv2.c.stride = mergeStrides[i] = {enc['mergeStrides']} "

@@ -73,6 +73,7 @@ public struct ImageEncoderViT: Sendable {
         }
         // PatchEmbed: conv, then permute(0, 2, 3, 1) to [B, H, W, C].
         let patches = Kernels.conv2d(image, weight: patchWeight, bias: patchBias, stride: config.patchSize)
+        observer?(modulePath(path, "patch_embed.proj"), patches)
         var x = Kernels.nchwToTokens(patches)
         observeGrid?(modulePath(path, "patch_embed"), x)
         if let positionEmbedding {
