@@ -238,3 +238,63 @@ struct TransposedKeysTests {
         expectClose(out, expected, shape: [batch, queries, heads * valueHeadDim], "transposed keys \(s)")
     }
 }
+
+@Suite("Attention with decomposed relative positions")
+struct RelativePositionAttentionTests {
+    /// softmax(scale * q kᵀ + q·Rh[qh][kh] + q·Rw[qw][kw]) v per batch and head, in float64
+    /// with the rounding model of `Expected`.
+    static func reference(qkv: FloatTensor, heads: Int, scale: Float, heights: FloatTensor, widths: FloatTensor) -> [Expected] {
+        let (batch, tokens, width) = (qkv.shape[0], qkv.shape[1], qkv.shape[2] / 3)
+        let gridHeight = heights.shape[0], gridWidth = widths.shape[0], d = width / heads
+        func value(_ b: Int, _ token: Int, _ part: Int, _ h: Int, _ e: Int) -> Expected {
+            Expected(exact: qkv.data[(b * tokens + token) * 3 * width + part * width + h * d + e])
+        }
+        var out = [Expected](repeating: .zero, count: batch * tokens * width)
+        for b in 0..<batch {
+            for h in 0..<heads {
+                for i in 0..<tokens {
+                    let (qh, qw) = (i / gridWidth, i % gridWidth)
+                    var relativeHeights = [Expected](repeating: .zero, count: gridHeight)
+                    var relativeWidths = [Expected](repeating: .zero, count: gridWidth)
+                    for kh in 0..<gridHeight {
+                        for e in 0..<d { relativeHeights[kh] += value(b, i, 0, h, e) * Expected(exact: heights.data[(qh * gridHeight + kh) * d + e]) }
+                    }
+                    for kw in 0..<gridWidth {
+                        for e in 0..<d { relativeWidths[kw] += value(b, i, 0, h, e) * Expected(exact: widths.data[(qw * gridWidth + kw) * d + e]) }
+                    }
+                    var scores = [Expected](repeating: .zero, count: tokens)
+                    for j in 0..<tokens {
+                        var dot = Expected.zero
+                        for e in 0..<d { dot += value(b, i, 0, h, e) * value(b, j, 1, h, e) }
+                        scores[j] = dot * Expected(exact: scale) + (relativeHeights[j / gridWidth] + relativeWidths[j % gridWidth])
+                    }
+                    let maxScore = Expected(exact: scores.map(\.value).max()!)
+                    let exps = scores.map { ($0 - maxScore).exp(withinULPs: 2) }
+                    let total = exps.reduce(Expected.zero, +)
+                    for e in 0..<d {
+                        var sum = Expected.zero
+                        for j in 0..<tokens { sum += exps[j] / total * value(b, j, 2, h, e) }
+                        out[(b * tokens + i) * width + h * d + e] = sum
+                    }
+                }
+            }
+        }
+        return out
+    }
+
+    /// (batch, grid height, grid width, heads, head dim): a window batch, a non-square grid, and a
+    /// grid large enough to be cut into bands of rows (four bands of eight).
+    @Test("matches the float64 definition", arguments: [(3, 3, 3, 2, 8), (1, 4, 6, 3, 5), (1, 32, 32, 1, 8)])
+    func matchesReference(_ c: (Int, Int, Int, Int, Int)) {
+        let (batch, gridHeight, gridWidth, heads, headDim) = c
+        var rng = SplitMix64(seed: UInt64(gridHeight * 100 + gridWidth))
+        let qkv = randomTensor([batch, gridHeight * gridWidth, 3 * heads * headDim], using: &rng)
+        let heights = randomTensor([gridHeight, gridHeight, headDim], using: &rng)
+        let widths = randomTensor([gridWidth, gridWidth, headDim], using: &rng)
+        let scale: Float = 1.5 / Float(headDim).squareRoot()
+        let out = Kernels.relativePositionAttention(packedQKV: qkv, heads: heads, scale: scale,
+                                                    positions: .init(heights: heights, widths: widths))
+        let expected = Self.reference(qkv: qkv, heads: heads, scale: scale, heights: heights, widths: widths)
+        expectClose(out, expected, shape: [batch, gridHeight * gridWidth, heads * headDim], "relative-position attention \(c)")
+    }
+}

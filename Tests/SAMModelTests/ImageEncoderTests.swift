@@ -83,33 +83,33 @@ struct ImageEncoderTests {
     // MARK: - The committed tiny reference set
 
     @Test func tinyReferenceMatchesEndToEndAndPerModule() throws {
-        let config = try TinyReference.config()
-        let weights = WeightStore(try TinyReference.encoderWeights(), source: "tiny/mobile_sam.h5")
+        let config = try ReferenceFolder.tiny.config()
+        let weights = WeightStore(try ReferenceFolder.tiny.encoderWeights(), source: "tiny/mobile_sam.h5")
         let encoder = try TinyViT(weights: weights, prefix: "image_encoder", config: config)
         try weights.finish()
         #expect(encoder.outputResolution == .init(height: 8, width: 8))
 
         var observed: [(path: String, output: FloatTensor)] = []
-        let embeddings = try encoder(try TinyReference.tensor("references/input_image.npy")) { path, output in
+        let embeddings = try encoder(try ReferenceFolder.tiny.tensor("references/input_image.npy")) { path, output in
             observed.append((path, output))
         }
-        let expected = try TinyReference.tensor("references/image_embeddings.npy")
+        let expected = try ReferenceFolder.tiny.tensor("references/image_embeddings.npy")
         #expect(embeddings.shape == expected.shape)
         let difference = Difference(embeddings.data, expected.data)
         #expect(difference.within(Self.tolerance), "image_embeddings: \(difference)")
 
         // Every observed module against the PyTorch forward-hook dump of the same path.
-        let (dumps, pytorchOrder) = try TinyReference.moduleDumps()
+        let (dumps, pytorchOrder) = try ReferenceFolder.tiny.moduleDumps()
         var calls: [String: Int] = [:]
         var worst: (path: String, maxAbs: Float) = ("", 0)
         for (path, output) in observed {
             let call = calls[path, default: 0]
             calls[path] = call + 1
-            guard let file = dumps[TinyReference.DumpKey(module: path, call: call)] else {
+            guard let file = dumps[ReferenceFolder.DumpKey(module: path, call: call)] else {
                 Issue.record("no PyTorch dump for module \(path) (call \(call))")
                 continue
             }
-            let reference = try TinyReference.tensor(file)
+            let reference = try ReferenceFolder.tiny.tensor(file)
             #expect(output.shape == reference.shape, "\(path): shape \(output.shape) vs PyTorch \(reference.shape)")
             guard output.shape == reference.shape else { continue }
             let moduleDifference = Difference(output.data, reference.data)
@@ -129,8 +129,8 @@ struct ImageEncoderTests {
     /// The same weights with every Conv2d_BN already folded (`c.weight`, `c.bias`, as ONNX exports
     /// hold them) give the same encoder.
     @Test func foldedBatchNormWeightsGiveTheSameOutput() throws {
-        let config = try TinyReference.config()
-        let unfused = try TinyReference.encoderWeights()
+        let config = try ReferenceFolder.tiny.config()
+        let unfused = try ReferenceFolder.tiny.encoderWeights()
         var folded = unfused.filter { !$0.key.contains(".bn.") }
         for key in unfused.keys where key.hasSuffix(".bn.running_var") {
             let prefix = String(key.dropLast(".bn.running_var".count))
@@ -139,7 +139,7 @@ struct ImageEncoderTests {
             folded["\(prefix).c.bias"] = pair.bias.tensor
         }
         let foldedStore = WeightStore(folded, source: "folded")
-        let image = try TinyReference.tensor("references/input_image.npy")
+        let image = try ReferenceFolder.tiny.tensor("references/input_image.npy")
         let fromFolded = try TinyViT(weights: foldedStore, config: config)(image)
         try foldedStore.finish()
         let fromUnfused = try TinyViT(weights: WeightStore(unfused, source: "unfused"), config: config)(image)
@@ -149,27 +149,27 @@ struct ImageEncoderTests {
     // MARK: - Load and input errors
 
     @Test func missingWeightIsNamed() throws {
-        var tensors = try TinyReference.encoderWeights()
+        var tensors = try ReferenceFolder.tiny.encoderWeights()
         let key = "image_encoder.layers.1.blocks.0.attn.qkv.bias"
         tensors[key] = nil
         #expect(throws: WeightError.missing(key: key, source: "test")) {
-            try TinyViT(weights: WeightStore(tensors, source: "test"), config: try TinyReference.config())
+            try TinyViT(weights: WeightStore(tensors, source: "test"), config: try ReferenceFolder.tiny.config())
         }
     }
 
     @Test func wrongShapeIsNamed() throws {
-        var tensors = try TinyReference.encoderWeights()
+        var tensors = try ReferenceFolder.tiny.encoderWeights()
         let key = "image_encoder.layers.2.blocks.1.mlp.fc2.weight"
         let original = try #require(tensors[key])
         tensors[key] = Tensor(shape: original.shape.reversed(), floats: original.floats())
         #expect(throws: WeightError.shapeMismatch(key: key, expected: original.shape, actual: original.shape.reversed(), source: "test")) {
-            try TinyViT(weights: WeightStore(tensors, source: "test"), config: try TinyReference.config())
+            try TinyViT(weights: WeightStore(tensors, source: "test"), config: try ReferenceFolder.tiny.config())
         }
     }
 
     @Test func configContradictingTheWeightsIsRejected() throws {
-        let tensors = try TinyReference.encoderWeights()
-        var heads = try TinyReference.config()
+        let tensors = try ReferenceFolder.tiny.encoderWeights()
+        var heads = try ReferenceFolder.tiny.config()
         heads.numHeads[1] = 4
         do {
             _ = try TinyViT(weights: WeightStore(tensors, source: "test"), config: heads)
@@ -180,7 +180,7 @@ struct ImageEncoderTests {
             #expect(reason.contains("num_heads[1]"))
         }
 
-        var depths = try TinyReference.config()
+        var depths = try ReferenceFolder.tiny.config()
         depths.depths[2] = 3
         do {
             _ = try TinyViT(weights: WeightStore(tensors, source: "test"), config: depths)
@@ -190,7 +190,7 @@ struct ImageEncoderTests {
             #expect(key == "image_encoder.layers.2.blocks")
         }
 
-        var windows = try TinyReference.config()
+        var windows = try ReferenceFolder.tiny.config()
         windows.windowSizes[3] = 8
         do {
             _ = try TinyViT(weights: WeightStore(tensors, source: "test"), config: windows)
@@ -203,18 +203,18 @@ struct ImageEncoderTests {
     }
 
     @Test func unexpectedWeightIsReportedByFinish() throws {
-        var tensors = try TinyReference.encoderWeights()
+        var tensors = try ReferenceFolder.tiny.encoderWeights()
         tensors["image_encoder.layers.1.blocks.0.attn.extra"] = Tensor(shape: [1], floats: [0])
         let weights = WeightStore(tensors, source: "test")
-        _ = try TinyViT(weights: weights, config: try TinyReference.config())
+        _ = try TinyViT(weights: weights, config: try ReferenceFolder.tiny.config())
         #expect(throws: WeightError.unused(keys: ["image_encoder.layers.1.blocks.0.attn.extra"], source: "test")) {
             try weights.finish()
         }
     }
 
     @Test func wrongImageShapeThrows() throws {
-        let encoder = try TinyViT(weights: WeightStore(try TinyReference.encoderWeights(), source: "test"),
-                                  config: try TinyReference.config())
+        let encoder = try TinyViT(weights: WeightStore(try ReferenceFolder.tiny.encoderWeights(), source: "test"),
+                                  config: try ReferenceFolder.tiny.config())
         #expect(throws: ImageEncoderError.imageShape(expected: "[B, 3, 128, 128]", actual: [1, 3, 64, 64])) {
             try encoder(FloatTensor(zeros: [1, 3, 64, 64]))
         }
@@ -222,20 +222,32 @@ struct ImageEncoderTests {
 }
 
 /// reference_outputs/tiny, read the way the tests need it.
-enum TinyReference {
-    static func path(_ relative: String) -> String { TestPaths.tinyReferences + "/" + relative }
+/// A committed reference set's files: config, weights, tensors and per-module dumps.
+struct ReferenceFolder {
+    let root: String
+    /// The state dict's file name (mobile_sam.h5, sam.h5).
+    let weightsFile: String
 
-    /// The image-encoder part of config.json (which decodes as `SAMConfig`).
-    static func config() throws -> TinyViTConfig {
-        let data = try Data(contentsOf: URL(fileURLWithPath: path("config.json")))
-        return try #require(JSONDecoder().decode(SAMConfig.self, from: data).imageEncoder.as(TinyViTConfig.self))
+    static let tiny = ReferenceFolder(root: TestPaths.tinyReferences, weightsFile: "mobile_sam.h5")
+    static let vitTiny = ReferenceFolder(root: TestPaths.vitTinyReferences, weightsFile: "sam.h5")
+
+    func path(_ relative: String) -> String { root + "/" + relative }
+
+    /// config.json (which decodes as `SAMConfig`).
+    func samConfig() throws -> SAMConfig {
+        try JSONDecoder().decode(SAMConfig.self, from: Data(contentsOf: URL(fileURLWithPath: path("config.json"))))
     }
 
-    static func encoderWeights() throws -> [String: Tensor] {
-        try HDF5File(path: path("mobile_sam.h5")).readAll().filter { $0.key.hasPrefix("image_encoder.") }
+    /// The image-encoder part of config.json, as `type`.
+    func config<Configuration: ImageEncoderConfiguration>(_ type: Configuration.Type = TinyViTConfig.self) throws -> Configuration {
+        try #require(samConfig().imageEncoder.as(type))
     }
 
-    static func tensor(_ relative: String) throws -> FloatTensor {
+    func allWeights() throws -> [String: Tensor] { try HDF5File(path: path(weightsFile)).readAll() }
+
+    func encoderWeights() throws -> [String: Tensor] { try allWeights().filter { $0.key.hasPrefix("image_encoder.") } }
+
+    func tensor(_ relative: String) throws -> FloatTensor {
         FloatTensor(try NPY.read(path(relative)))
     }
 
@@ -244,19 +256,19 @@ enum TinyReference {
         let call: Int
     }
 
-    /// manifest.json `module_outputs.image_encoder`: (module path, call number) -> .npy file, and
-    /// `module_execution_order.image_encoder`: every module path in the order its forward finished.
-    static func moduleDumps() throws -> (files: [DumpKey: String], order: [String]) {
+    /// manifest.json `module_outputs[run]`: (module path, call number) -> .npy file, and
+    /// `module_execution_order[run]`: every module path in the order its forward finished.
+    func moduleDumps(run: String = "image_encoder") throws -> (files: [DumpKey: String], order: [String]) {
         let data = try Data(contentsOf: URL(fileURLWithPath: path("manifest.json")))
         let manifest = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        let outputs = try #require((manifest["module_outputs"] as? [String: Any])?["image_encoder"] as? [[String: Any]])
+        let outputs = try #require((manifest["module_outputs"] as? [String: Any])?[run] as? [[String: Any]])
         var dumps: [DumpKey: String] = [:]
         for entry in outputs {
             guard let module = entry["module"] as? String, let call = entry["call"] as? Int,
                   let file = entry["file"] as? String else { continue }
             dumps[DumpKey(module: module, call: call)] = file
         }
-        let order = try #require((manifest["module_execution_order"] as? [String: Any])?["image_encoder"] as? [String])
+        let order = try #require((manifest["module_execution_order"] as? [String: Any])?[run] as? [String])
         return (dumps, order)
     }
 }

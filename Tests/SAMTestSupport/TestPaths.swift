@@ -9,6 +9,9 @@ public enum TestPaths {
     /// The committed tiny-configuration reference set.
     public static let tinyReferences = packageRoot + "/reference_outputs/tiny"
 
+    /// The committed tiny SAM ViT reference set.
+    public static let vitTinyReferences = packageRoot + "/reference_outputs/vit_tiny"
+
     /// A full-size reference set (the drop): `SAM_DROP_DIR` when set, else `../shared/fixtures/mobilesam-seed0`
     /// beside the clone, as CI lays it out.
     public static let drop: String = {

@@ -1,0 +1,44 @@
+import Foundation
+import SAMConvert
+import SAMTensor
+import SAMTestSupport
+import Testing
+@testable import SAMVerify
+
+/// samverify on the committed tiny SAM ViT set, with the model converted from the set's own sam.h5.
+@Suite("Verify: tiny ViT reference set")
+struct ViTVerifyTests {
+    static func model(in folder: String) throws -> String {
+        var request = ConversionRequest(inputs: [TestPaths.vitTinyReferences + "/sam.h5"], output: folder + "/vit.samw")
+        request.configFile = TestPaths.vitTinyReferences + "/config.json"
+        _ = try Converter.run(request)
+        return request.output
+    }
+
+    @Test("the converted ViT passes every check of its set")
+    func passes() throws {
+        let folder = try temporaryFolder("vit")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let report = try Verifier.verify(modelPath: try Self.model(in: folder), referencesPath: TestPaths.vitTinyReferences)
+        print(TableReport.render(report))
+        #expect(report.exitCode == 0 && report.counts.checks == 32 && report.counts.passed == 32, "\(report.problems)")
+    }
+
+    /// One entry of block 1's `rel_pos_h` (a global block) moved by +0.5: only the attention
+    /// scores change, so the first module whose output differs is that block's `attn.proj` (the
+    /// projection runs on the attended values, before the `attn` module itself returns).
+    @Test("a relative-position mutation fails the encoder and names the first module it changes")
+    func relativePositionMutation() throws {
+        let folder = try temporaryFolder("vit-mutation")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let mutated = try ModelUnderTest.perturbed(try Self.model(in: folder), tensor: "image_encoder.blocks.1.attn.rel_pos_h",
+                                                   delta: 0.5, to: folder + "/mutated.samw")
+        let report = try Verifier.verify(modelPath: mutated, referencesPath: TestPaths.vitTinyReferences)
+        #expect(report.exitCode == 1)
+        let encoder = try #require(report.cases.first)
+        #expect(encoder.name == "image_encoder" && encoder.status == .fail)
+        let divergence = try #require(encoder.divergence)
+        #expect(divergence.located && divergence.module == "image_encoder.blocks.1.attn.proj", "\(divergence)")
+        #expect(report.cases.dropFirst().allSatisfy { $0.status == .pass })
+    }
+}
