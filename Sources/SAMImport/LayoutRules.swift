@@ -99,6 +99,36 @@ enum LayoutRules {
         }
     }
 
+    /// SAM ViT's relative positions gathered for a square grid of side s, [s, s, d] with entry
+    /// (i, j) = rel_pos[i - j + s - 1] (what exporters fold get_rel_pos into) -> the table
+    /// [2s - 1, d]. Every (i, j) with the same i - j must hold the same bits, or this throws.
+    /// ref: segment_anything/modeling/image_encoder.py get_rel_pos (query and key sizes equal)
+    static func relativePositionsFromGathered(_ stored: Tensor) throws(LayoutRuleError) -> Tensor {
+        guard stored.shape.count == 3, stored.shape[0] == stored.shape[1], stored.shape[0] >= 1 else {
+            throw LayoutRuleError("gathered relative positions must be [s, s, head_dim], got \(Shape.text(stored.shape))")
+        }
+        let (side, dim) = (stored.shape[0], stored.shape[2])
+        // Entry t of the table: the first (i, j) with i - j = t - (s - 1).
+        func representative(_ t: Int) -> (i: Int, j: Int) {
+            let difference = t - (side - 1)
+            return difference >= 0 ? (difference, 0) : (0, -difference)
+        }
+        for i in 0..<side {
+            for j in 0..<side {
+                let (ri, rj) = representative(i - j + side - 1)
+                for c in 0..<dim where !stored.elementBitsEqual((i * side + j) * dim + c, (ri * side + rj) * dim + c) {
+                    throw LayoutRuleError("not gathered relative positions: (\(i),\(j)) differs from (\(ri),\(rj)) "
+                        + "at channel \(c), though both stand for offset \(i - j)")
+                }
+            }
+        }
+        return stored.gathered(shape: [2 * side - 1, dim], count: (2 * side - 1) * dim) { index in
+            let (t, c) = index.quotientAndRemainder(dividingBy: dim)
+            let (i, j) = representative(t)
+            return (i * side + j) * dim + c
+        }
+    }
+
     /// Eval-mode BatchNorm folded into the convolution before it (TinyViT's `Conv2d_BN`), in double
     /// precision so the fold adds nothing beyond the final rounding. Same formula as the runtime's
     /// `WeightStore.foldBatchNorm` (Sources/SAMModel/Weights/BatchNormFolding.swift), kept here so

@@ -14,6 +14,7 @@ enum ONNXTarget: Equatable {
         case channelAffine
         case noMaskEmbedding
         case attentionBiasTable
+        case gatheredRelativePositions
     }
 }
 
@@ -63,6 +64,12 @@ enum ONNXConsumerRules {
         case ("Add", _) where shape.count == 1:
             // MatMul + Add is a Linear.
             return .tensor(name: scope + ".bias", layout: .asStored, rule: .linearBiasByScope)
+        case ("Einsum", 1) where shape.count == 3 && shape[0] == shape[1] && CanonicalNames.leaf(scope) == "attn":
+            // rel_h = einsum("bhwc,hkc->bhwk", q, Rh), rel_w = einsum("bhwc,wkc->bhwk", q, Rw): the
+            // table's first index is the query grid's height or width axis.
+            guard let axis = relativePositionAxis(use.node) else { return nil }
+            return .tensor(name: scope + (axis == 1 ? ".rel_pos_h" : ".rel_pos_w"), layout: .gatheredRelativePositions,
+                           rule: .relativePositionsUngathered)
         case ("Add", _) where shape.count == 3 && shape[1] == shape[2] && use.canonicalScope?.component == .imageEncoder:
             // TinyViT Attention: (q @ k^T) * scale + attention_biases[:, attention_bias_idxs]
             return .tensor(name: scope + ".attention_biases", layout: .attentionBiasTable, rule: .attentionBiasTableInverted)
@@ -94,6 +101,17 @@ enum ONNXConsumerRules {
     /// into it (the dynamo optimizer keeps the BatchNorm's scope): canonical module `X.c`.
     static func convModule(_ scope: String) -> String {
         scope.hasSuffix(".bn") ? String(scope.dropLast(".bn".count)) + ".c" : scope
+    }
+
+    /// Which axis of the first Einsum operand (b h w c) the second operand's first index names:
+    /// 1 (height) or 2 (width); nil for any other equation.
+    static func relativePositionAxis(_ node: ONNXNode) -> Int? {
+        guard case .string(let equation)? = node.attribute("equation") else { return nil }
+        let operands = equation.replacingOccurrences(of: " ", with: "").split(separator: "-").first?.split(separator: ",") ?? []
+        guard operands.count == 2, operands[0].count == 4, operands[1].count == 3, let index = operands[1].first,
+              let axis = operands[0].firstIndex(of: index).map({ operands[0].distance(from: operands[0].startIndex, to: $0) }),
+              axis == 1 || axis == 2 else { return nil }
+        return axis
     }
 
     /// [C,1,1], the broadcast form of a per-channel affine.

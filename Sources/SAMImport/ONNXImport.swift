@@ -143,6 +143,7 @@ struct ONNXWeightMapper {
                 case .channelAffine: try LayoutRules.channelAffine(tensor)
                 case .noMaskEmbedding: try LayoutRules.noMaskEmbedding(tensor)
                 case .attentionBiasTable: try LayoutRules.attentionBiasesFromTable(tensor)
+                case .gatheredRelativePositions: try LayoutRules.relativePositionsFromGathered(tensor)
                 }
             }
             try result.insert(name, value, origin: origin(stored, rule, derivation, namedBy: evidence))

@@ -170,3 +170,42 @@ struct ScopeInferenceTests {
         #expect(weights["mask_decoder.transformer.layers.0.norm2.bias"]?.floats() == [1, 2, 3, 4])
     }
 }
+
+@Suite("ViT relative positions folded by exporters")
+struct GatheredRelativePositionTests {
+    /// rel_pos [2s-1, d] gathered for side s: entry (i, j) = rel_pos[i - j + s - 1].
+    static func gathered(_ table: [[Float]], side: Int) -> [Float] {
+        (0..<side).flatMap { i in (0..<side).flatMap { j in table[i - j + side - 1] } }
+    }
+
+    static func graph(_ values: [Float], side: Int, dim: Int, equation: String) -> ONNXTestFile {
+        var file = ONNXTestFile()
+        file.inputs = ["q"]
+        file.outputs = ["rel"]
+        file.initializer("index_2", [side, side, dim], values)
+        file.node("Einsum", "node_einsum_2", ["q", "index_2"], ["rel"], strings: ["equation": equation],
+                  metadata: ["pkg.torch.onnx.name_scopes": "['', 'model', 'model.blocks.1', 'model.blocks.1.attn', 'einsum_2']"])
+        return file
+    }
+
+    @Test("the rel_h and rel_w Einsums' tables become rel_pos_h and rel_pos_w [2s-1, d]")
+    func ungathered() throws {
+        let table: [[Float]] = [[1, 2], [3, 4], [5, 6], [7, 8], [9, 10]]  // s = 3
+        let values = Self.gathered(table, side: 3)
+        let heights = try SyntheticONNXTests.importing(Self.graph(values, side: 3, dim: 2, equation: "bhwc,hkc->bhwk"))
+        #expect(heights["image_encoder.blocks.1.attn.rel_pos_h"]?.shape == [5, 2])
+        #expect(heights["image_encoder.blocks.1.attn.rel_pos_h"]?.floats() == table.flatMap { $0 })
+        let widths = try SyntheticONNXTests.importing(Self.graph(values, side: 3, dim: 2, equation: "bhwc,wkc->bhwk"))
+        #expect(widths["image_encoder.blocks.1.attn.rel_pos_w"]?.floats() == table.flatMap { $0 })
+    }
+
+    @Test("a [s,s,d] table whose entries disagree along a diagonal is not a gather, and says where")
+    func notGathered() throws {
+        var values = Self.gathered([[1, 2], [3, 4], [5, 6], [7, 8], [9, 10]], side: 3)
+        values[(2 * 3 + 1) * 2] = 42  // (2, 1) should equal (1, 0)
+        let error = try #require(throws: ImportError.self) {
+            try SyntheticONNXTests.importing(Self.graph(values, side: 3, dim: 2, equation: "bhwc,hkc->bhwk"))
+        }
+        #expect(error.code == .invalidLayout && error.description.contains("(2,1) differs from (1,0)"), "\(error)")
+    }
+}

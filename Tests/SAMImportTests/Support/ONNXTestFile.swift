@@ -16,6 +16,7 @@ struct ONNXTestFile {
         var inputs: [String]
         var outputs: [String]
         var intAttributes: [String: Int64] = [:]
+        var stringAttributes: [String: String] = [:]
         /// A Constant node's `value`.
         var value: FloatTensor?
         var metadata: [String: String] = [:]
@@ -32,8 +33,9 @@ struct ONNXTestFile {
     }
 
     mutating func node(_ op: String, _ name: String, _ inputs: [String], _ outputs: [String],
-                       ints: [String: Int64] = [:], metadata: [String: String] = [:]) {
-        nodes.append(Node(op: op, name: name, inputs: inputs, outputs: outputs, intAttributes: ints, metadata: metadata))
+                       ints: [String: Int64] = [:], strings: [String: String] = [:], metadata: [String: String] = [:]) {
+        nodes.append(Node(op: op, name: name, inputs: inputs, outputs: outputs, intAttributes: ints,
+                          stringAttributes: strings, metadata: metadata))
     }
 
     func write(to path: String) throws {
@@ -68,6 +70,9 @@ struct ONNXTestFile {
         data.field(4, string: node.op)
         for (name, value) in node.intAttributes.sorted(by: { $0.key < $1.key }) {
             data.field(5, message: Data().with { $0.field(1, string: name); $0.field(3, varint: UInt64(bitPattern: value)); $0.field(20, varint: 2) })
+        }
+        for (name, value) in node.stringAttributes.sorted(by: { $0.key < $1.key }) {
+            data.field(5, message: Data().with { $0.field(1, string: name); $0.field(4, string: value); $0.field(20, varint: 3) })
         }
         if let value = node.value {
             data.field(5, message: Data().with { $0.field(1, string: "value"); $0.field(5, message: encode(value)); $0.field(20, varint: 4) })
