@@ -84,6 +84,8 @@ venv:
 	test -x $(PYTHON) || python3 -m venv $(VENV)
 	$(PYTHON) -m pip install -q -r converters/requirements.txt
 
+# The committed tiny set: weights, references, every ONNX export style (reference_outputs/tiny/exports,
+# converters/export_styles.py, which export.py runs), then the format fixtures.
 references: venv
 	$(PYTHON) converters/export.py --model vit_t --seed 0 --config tiny --out reference_outputs/tiny
 	$(PYTHON) converters/export_reference.py --config vit_tiny --seed 0 --out reference_outputs/vit_tiny

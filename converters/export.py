@@ -24,6 +24,10 @@ then completes manifest.json: every file (sha256/bytes, shape/dtype of .npy), th
 which tensors feed which outputs (``dataflow``), each model file's inputs/outputs
 (``exports``), default ``tolerances`` for samverify, all onnxruntime-vs-PyTorch
 figures (``onnxruntime_vs_pytorch``) and provenance (versions, seed, checkpoint sha256).
+Last (``--styles``, on for the tiny config), ``export_styles.py`` writes ``exports/``: the same
+model in every export style users produce (TorchScript opsets 14/16/17, dynamo, onnxslim, fp16,
+int8), each checked with onnxruntime against the finished set's references, with its own
+manifest.json (the set's manifest.json does not list it).
 Exits non-zero when an ONNX file failed to export or landed further from PyTorch than
 the default tolerance.
 """
@@ -41,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import export_dynamo  # noqa: E402
 import export_reference  # noqa: E402
 import export_split  # noqa: E402
+import export_styles  # noqa: E402
 import sam_configs  # noqa: E402
 from build_model import build_sam, load_checkpoint_  # noqa: E402
 
@@ -63,6 +68,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--module-dumps", choices=["auto", "on", "off"], default="auto",
                         help="per-module output dumps (auto: on for tiny only; at full size they are gigabytes)")
     parser.add_argument("--no-dynamo", action="store_true", help="skip the dynamo-based exports (dynamo/)")
+    parser.add_argument("--styles", choices=["auto", "on", "off"], default="auto",
+                        help="exports/: every export style, export_styles.py (auto: on for tiny only; "
+                             "at full size it is hundreds of MB)")
     parser.add_argument("--no-onnx", action="store_true", help="skip every ONNX export (h5 + references only)")
     args = parser.parse_args(argv)
     if args.model not in MODELS:
@@ -218,6 +226,12 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
         readme.write(readme_section(exports))
 
     problems = [f"{k}: {v}" for k, v in report.items() if k.endswith("_error")]
+    if not args.no_onnx and (args.styles == "on" or (args.styles == "auto" and args.config == "tiny")):
+        try:
+            export_styles.main(["--config", args.config, "--weights", str(root / "mobile_sam.h5"),
+                                "--references", str(root)])
+        except SystemExit as exc:  # export_styles.py names the files that failed
+            problems.append(str(exc))
     problems += [f"{k} = {v:.3g} > atol {TOLERANCES['atol']}" for k, v in report.items()
                  if k.endswith("_max_abs") and isinstance(v, float) and v > TOLERANCES["atol"]]
     print(json.dumps({"out": str(root), "onnxruntime_vs_pytorch": report}, indent=1))

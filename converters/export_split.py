@@ -116,20 +116,32 @@ def dummy_prompt(sam, n: int) -> tuple:
 
 
 @torch.no_grad()
+def split_example_inputs(sam) -> Dict[str, tuple]:
+    """The example inputs both split files are exported with (no RNG: fixed values).
+
+    ``prompt_encoder``: (points, labels), 5 points with every label kind;
+    ``mask_decoder``: (embeddings, dense PE, sparse, dense), the sparse/dense pair that
+    prompt makes. Float32; ``converters/export_styles.py`` casts them for its fp16 exports.
+    """
+    pe = sam.prompt_encoder
+    grid = pe.image_embedding_size
+    points, labels = dummy_prompt(sam, 5)
+    sparse, dense = SplitPromptEncoder(pe).eval()(points, labels)
+    embeddings = torch.linspace(-1.0, 1.0, pe.embed_dim * grid[0] * grid[1]).reshape(1, pe.embed_dim, *grid)
+    return {"prompt_encoder": (points, labels), "mask_decoder": (embeddings, pe.get_dense_pe(), sparse, dense)}
+
+
+@torch.no_grad()
 def export_split_pair(sam, out_dir: Path) -> Dict[str, Path]:
     """Writes PromptEncoder.onnx and MaskDecoder.onnx into out_dir; returns their paths."""
     pe, md = sam.prompt_encoder, sam.mask_decoder
     prompt_encoder, mask_decoder = SplitPromptEncoder(pe).eval(), SplitMaskDecoder(md).eval()
-    grid = pe.image_embedding_size
-    points, labels = dummy_prompt(sam, 5)
+    inputs = split_example_inputs(sam)
     pe_path = out_dir / PROMPT_ENCODER_FILE
-    _torchscript_export(prompt_encoder, (points, labels), pe_path, PROMPT_ENCODER_IO,
+    _torchscript_export(prompt_encoder, inputs["prompt_encoder"], pe_path, PROMPT_ENCODER_IO,
                         {"points": {1: "num_points"}, "labels": {1: "num_points"}})
-
-    sparse, dense = prompt_encoder(points, labels)
-    embeddings = torch.linspace(-1.0, 1.0, pe.embed_dim * grid[0] * grid[1]).reshape(1, pe.embed_dim, *grid)
     md_path = out_dir / MASK_DECODER_FILE
-    _torchscript_export(mask_decoder, (embeddings, pe.get_dense_pe(), sparse, dense), md_path, MASK_DECODER_IO,
+    _torchscript_export(mask_decoder, inputs["mask_decoder"], md_path, MASK_DECODER_IO,
                         {"sparsePromptEmbeddings": {1: "num_points"}})
     return {"prompt_encoder": pe_path, "mask_decoder": md_path}
 
