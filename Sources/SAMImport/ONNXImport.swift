@@ -122,6 +122,7 @@ struct ONNXWeightMapper {
         }
         // 3. Not a weight: the dense PE, its coordinate grid, or shape arithmetic.
         if try importDensePE(stored) { return }
+        if try importConstantDenseEmbedding(stored, uses: uses) { return }
         if let rule = try recogniseNonWeight(stored, uses: uses) {
             result.ignored.append(DroppedTensor(file: file, name: stored.name, rule: rule))
             return

@@ -9,6 +9,26 @@ extension ONNXWeightMapper {
         return nil
     }
 
+    /// A prompt encoder exported without a mask input returns `no_mask_embed.weight` broadcast to
+    /// [1, C, g, g] as its dense embedding; constant folding can make that output a stored tensor
+    /// no node reads. Taken as `prompt_encoder.no_mask_embed.weight` [1, C] when every position of
+    /// each channel holds the same value (else it is not that broadcast, and stays unmapped).
+    /// ref: segment_anything/modeling/prompt_encoder.py PromptEncoder.forward (no masks branch)
+    mutating func importConstantDenseEmbedding(_ stored: ONNXInitializer, uses: [ONNXUse]) throws(ImportError) -> Bool {
+        let shape = stored.shape
+        guard uses.isEmpty, model.graph.outputs.contains(where: { $0.name == stored.name }), components.contains(.promptEncoder),
+              shape.count == 4, shape[0] == 1, shape[1] >= 1, shape[2] >= 1, shape[3] >= 1 else { return false }
+        let tensor = try read(stored.name)
+        let (channels, positions) = (shape[1], shape[2] * shape[3])
+        for channel in 0..<channels {
+            let first = channel * positions
+            for position in 1..<positions where !tensor.elementBitsEqual(first, first + position) { return false }
+        }
+        let embedding = tensor.gathered(shape: [1, channels], count: channels) { $0 * positions }
+        try result.insert("prompt_encoder.no_mask_embed.weight", embedding, origin: origin(stored, .noMaskEmbedFromDenseOutput))
+        return true
+    }
+
     /// Inputs that carry sizes, scales or ranges, never weights.
     static func isShapeArgument(_ use: ONNXUse) -> Bool {
         switch use.node.opType {
@@ -27,7 +47,7 @@ extension ONNXWeightMapper {
         guard shape.count == 3, shape[0] == shape[1], shape[2] == 2, shape[0] >= 1 else { return false }
         // Read by the Gaussian-matrix product, or quantized first to be read by its integer form.
         let inPELayer = uses.contains { use in
-            (use.node.opType == "MatMul" || use.node.opType == "DynamicQuantizeLinear") && use.input == 0
+            ["MatMul", "DynamicQuantizeLinear", "QuantizeLinear"].contains(use.node.opType) && use.input == 0
                 && (use.canonicalScope.map { CanonicalNames.leaf($0.path) == "pe_layer" } ?? false
                     || use.node.inputs.dropFirst().first.flatMap(CanonicalNames.resolveParameter)?.path.hasSuffix(".positional_encoding_gaussian_matrix") == true)
         }

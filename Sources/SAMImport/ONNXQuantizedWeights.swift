@@ -28,7 +28,8 @@ extension ONNXWeightMapper {
     /// Every quantized weight of the graph, by stored name. A weight whose scale cannot be found is an error.
     func findQuantizedWeights() throws(ImportError) -> [String: ONNXQuantizedWeight] {
         let stored = Dictionary(model.storedTensors.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        func isInteger(_ name: String) -> Bool { stored[name].map { [2, 3].contains($0.elementType.code) } ?? false }
+        // uint8 and int8 weights; QDQ graphs also store a Conv's bias as int32 (scale = input scale * weight scale).
+        func isInteger(_ name: String) -> Bool { stored[name].map { [2, 3, 6].contains($0.elementType.code) } ?? false }
         var found: [String: ONNXQuantizedWeight] = [:]
         for (nodeIndex, node) in index.nodes.enumerated() {
             let weightInput: Int, zeroPointInput: Int, axis: Int
