@@ -60,7 +60,7 @@ let package = Package(
         // The native model: TinyViT image encoder, prompt encoder, mask decoder, weight loading.
         .target(name: "SAMModel", dependencies: ["SAMTensor", "SAMKernels"]),
         .target(name: "SAMImport", dependencies: ["SAMFormats", "SAMTensor"]),
-        .target(name: "SAMImage", dependencies: ["SAMTensor", "SAMParallel", "CPNG", "CJPEG"]),
+        .target(name: "SAMImage", dependencies: ["SAMTensor", "SAMParallel", "SAMFormats", "CPNG", "CJPEG"]),
 
         // The .samw model file: metadata schema, and a Sam written to / loaded from it.
         .target(name: "SAMModelFile", dependencies: ["SAMModel", "SAMFormats", "SAMTensor"]),

@@ -7,7 +7,15 @@
 // markers, output RGB for YCbCr/RGB files, gray for gray files and CMYK for CMYK/YCCK files
 // (converted to RGB by the caller as Pillow's "CMYK;I" + convert("RGB") does). EXIF
 // orientation is not applied, as `Image.open` does not apply it. A file that ends early is an
-// error (Pillow raises "image file is truncated"), not gray-filled rows.
+// error (Pillow raises "image file is truncated"), not gray-filled rows, and decoding stops at
+// the first read past the end rather than decoding the rest of the image as gray.
+//
+// Limits, so a small hostile file cannot take unbounded time or memory: the declared
+// width * height is checked against a pixel budget right after the header (before any pixel or
+// coefficient memory exists); a progressive file may have at most `max_scans` scans (counted by
+// a progress monitor while libjpeg reads them: a file whose last scan repeats thousands of times
+// would otherwise be decoded scan after scan); libjpeg's own allocations are capped at
+// `max_memory` bytes (its coefficient buffers are the large ones: 2 bytes per sample).
 #include <stdio.h>
 #include <setjmp.h>
 #include <stdlib.h>
@@ -22,6 +30,10 @@ enum {
     CJPEG_TOO_LARGE = 3,
     CJPEG_OUT_OF_MEMORY = 4,
     CJPEG_UNSUPPORTED = 5,
+    /// width * height exceeds the caller's pixel budget (checked from the header).
+    CJPEG_OVER_BUDGET = 6,
+    /// A progressive file with more scans than the caller allows.
+    CJPEG_TOO_MANY_SCANS = 7,
 };
 
 typedef struct {
@@ -33,13 +45,21 @@ typedef struct {
     int channels;
     /// width * height * channels bytes from malloc, owned by the caller once CJPEG_OK is returned.
     unsigned char *pixels;
+    /// Scans read when decoding stopped (progressive files).
+    int scans;
 } cjpeg_result;
 
 typedef struct {
     struct jpeg_error_mgr base;
     jmp_buf jump;
     int truncated;
+    int too_many_scans;
 } cjpeg_error_manager;
+
+typedef struct {
+    struct jpeg_progress_mgr base;
+    int max_scans;
+} cjpeg_progress_manager;
 
 static void cjpeg_error_exit(j_common_ptr info) {
     cjpeg_error_manager *manager = (cjpeg_error_manager *)info->err;
@@ -49,31 +69,62 @@ static void cjpeg_error_exit(j_common_ptr info) {
 static void cjpeg_emit_message(j_common_ptr info, int level) {
     cjpeg_error_manager *manager = (cjpeg_error_manager *)info->err;
     if (level < 0 && info->err->msg_code == JWRN_JPEG_EOF) {
+        // Reading past the end: stop now instead of decoding the rest of the image as gray.
         manager->truncated = 1;
+        longjmp(manager->jump, 1);
     }
 }
 
-static int cjpeg_decode(const unsigned char *data, size_t size, unsigned max_dimension, cjpeg_result *result) {
+/// Called by libjpeg while it reads a multi-scan file, at least once per row of MCUs.
+static void cjpeg_progress(j_common_ptr common) {
+    j_decompress_ptr info = (j_decompress_ptr)common;
+    cjpeg_progress_manager *progress = (cjpeg_progress_manager *)info->progress;
+    if (info->input_scan_number > progress->max_scans) {
+        cjpeg_error_manager *manager = (cjpeg_error_manager *)info->err;
+        manager->too_many_scans = 1;
+        longjmp(manager->jump, 1);
+    }
+}
+
+static int cjpeg_decode(const unsigned char *data, size_t size, unsigned max_dimension, unsigned long long max_pixels,
+                        int max_scans, long max_memory, cjpeg_result *result) {
     struct jpeg_decompress_struct info;
     cjpeg_error_manager manager;
+    cjpeg_progress_manager progress;
     memset(result, 0, sizeof(*result));
     memset(&info, 0, sizeof(info));
     memset(&manager, 0, sizeof(manager));
+    memset(&progress, 0, sizeof(progress));
     info.err = jpeg_std_error(&manager.base);
     manager.base.error_exit = cjpeg_error_exit;
     manager.base.emit_message = cjpeg_emit_message;
+    progress.base.progress_monitor = cjpeg_progress;
+    progress.max_scans = max_scans;
     // Written after setjmp and read after a longjmp back to it, so volatile.
     unsigned char *volatile pixels = NULL;
 
     if (setjmp(manager.jump)) {
-        manager.base.format_message((j_common_ptr)&info, result->message);
+        result->scans = info.input_scan_number;
+        if (manager.too_many_scans) {
+            snprintf(result->message, sizeof(result->message), "more than %d scans", max_scans);
+            result->code = CJPEG_TOO_MANY_SCANS;
+        } else if (manager.truncated) {
+            strcpy(result->message, "the file ends before the image data does");
+            result->code = CJPEG_TRUNCATED;
+        } else {
+            manager.base.format_message((j_common_ptr)&info, result->message);
+            result->code = CJPEG_CORRUPT;
+        }
         free(pixels);
         jpeg_destroy_decompress(&info);
-        result->code = manager.truncated ? CJPEG_TRUNCATED : CJPEG_CORRUPT;
         result->pixels = NULL;
         return result->code;
     }
     jpeg_create_decompress(&info);
+    if (max_memory > 0) {
+        info.mem->max_memory_to_use = max_memory;
+    }
+    info.progress = &progress.base;
     jpeg_mem_src(&info, data, (unsigned long)size);
     jpeg_read_header(&info, TRUE);
     result->width = info.image_width;
@@ -82,6 +133,12 @@ static int cjpeg_decode(const unsigned char *data, size_t size, unsigned max_dim
         jpeg_destroy_decompress(&info);
         result->code = CJPEG_TOO_LARGE;
         strcpy(result->message, "image dimensions exceed the limit");
+        return result->code;
+    }
+    if ((unsigned long long)info.image_width * (unsigned long long)info.image_height > max_pixels) {
+        jpeg_destroy_decompress(&info);
+        result->code = CJPEG_OVER_BUDGET;
+        strcpy(result->message, "image exceeds the pixel budget");
         return result->code;
     }
     switch (info.jpeg_color_space) {
@@ -117,14 +174,8 @@ static int cjpeg_decode(const unsigned char *data, size_t size, unsigned max_dim
         JSAMPROW row = pixels + (size_t)info.output_scanline * rowBytes;
         jpeg_read_scanlines(&info, &row, 1);
     }
-    if (manager.truncated) {
-        free(pixels);
-        jpeg_destroy_decompress(&info);
-        result->code = CJPEG_TRUNCATED;
-        strcpy(result->message, "the file ends before the image data does");
-        return result->code;
-    }
     jpeg_finish_decompress(&info);
+    result->scans = info.input_scan_number;
     result->width = info.output_width;
     result->height = info.output_height;
     result->channels = channels;

@@ -24,6 +24,8 @@ enum {
     CPNG_TRUNCATED = 2,
     CPNG_TOO_LARGE = 3,
     CPNG_OUT_OF_MEMORY = 4,
+    /// width * height exceeds the caller's pixel budget (checked from the header, before any pixel memory).
+    CPNG_OVER_BUDGET = 5,
 };
 
 typedef struct {
@@ -73,8 +75,10 @@ static void cpng_read_callback(png_structp png, png_bytep out, png_size_t count)
 }
 
 /// Decodes `size` bytes at `data` (a whole PNG file) into `result`. Images wider or taller
-/// than `max_dimension` are refused with CPNG_TOO_LARGE before any pixel memory is allocated.
-static int cpng_decode_rgb8(const unsigned char *data, size_t size, unsigned max_dimension, cpng_result *result) {
+/// than `max_dimension` are refused with CPNG_TOO_LARGE, and images of more than `max_pixels`
+/// pixels with CPNG_OVER_BUDGET, from the header, before any pixel memory is allocated.
+static int cpng_decode_rgb8(const unsigned char *data, size_t size, unsigned max_dimension,
+                            unsigned long long max_pixels, cpng_result *result) {
     cpng_context context;
     memset(&context, 0, sizeof(context));
     memset(result, 0, sizeof(*result));
@@ -131,6 +135,12 @@ static int cpng_decode_rgb8(const unsigned char *data, size_t size, unsigned max
         png_destroy_read_struct(&png, &info, NULL);
         result->code = CPNG_TOO_LARGE;
         strcpy(result->message, "image dimensions exceed the limit");
+        return result->code;
+    }
+    if ((unsigned long long)width * (unsigned long long)height > max_pixels) {
+        png_destroy_read_struct(&png, &info, NULL);
+        result->code = CPNG_OVER_BUDGET;
+        strcpy(result->message, "image exceeds the pixel budget");
         return result->code;
     }
 
@@ -209,21 +219,42 @@ static int cpng_decode_rgb8(const unsigned char *data, size_t size, unsigned max
 
 static inline const char *cpng_result_message(const cpng_result *result) { return result->message; }
 
-/// Writes 8-bit gray (channels 1) or RGB (channels 3) rows with the simplified API, which
-/// handles libpng's errors internally. Returns 0 on success, else fills `message`.
-static inline int cpng_write_8bit(const char *path, const unsigned char *pixels, unsigned width, unsigned height,
-                                  int channels, char *message, size_t messageSize) {
+/// Encodes 8-bit gray (channels 1) or RGB (channels 3) rows as a PNG in memory with the simplified
+/// API, which handles libpng's errors internally. On success returns 0 and a malloc'ed buffer in
+/// `*out` (`*out_size` bytes, freed by the caller); else fills `message`.
+static inline int cpng_encode_8bit(const unsigned char *pixels, unsigned width, unsigned height, int channels,
+                                   unsigned char **out, size_t *out_size, char *message, size_t messageSize) {
     png_image image;
     memset(&image, 0, sizeof(image));
     image.version = PNG_IMAGE_VERSION;
     image.width = width;
     image.height = height;
     image.format = channels == 1 ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
-    if (!png_image_write_to_file(&image, path, 0, pixels, (png_int_32)(width * (unsigned)channels), NULL)) {
-        strncpy(message, image.message, messageSize - 1);
+    *out = NULL;
+    *out_size = 0;
+    png_alloc_size_t size = 0;
+    png_int_32 stride = (png_int_32)(width * (unsigned)channels);
+    // The first call measures, the second writes.
+    if (!png_image_write_to_memory(&image, NULL, &size, 0, pixels, stride, NULL) || size == 0) {
+        strncpy(message, image.message[0] ? image.message : "cannot size the PNG", messageSize - 1);
         message[messageSize - 1] = 0;
         png_image_free(&image);
         return 1;
     }
+    unsigned char *buffer = (unsigned char *)malloc(size);
+    if (!buffer) {
+        strncpy(message, "cannot allocate the PNG", messageSize - 1);
+        message[messageSize - 1] = 0;
+        return 1;
+    }
+    if (!png_image_write_to_memory(&image, buffer, &size, 0, pixels, stride, NULL)) {
+        strncpy(message, image.message, messageSize - 1);
+        message[messageSize - 1] = 0;
+        png_image_free(&image);
+        free(buffer);
+        return 1;
+    }
+    *out = buffer;
+    *out_size = size;
     return 0;
 }

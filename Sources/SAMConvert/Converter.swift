@@ -38,10 +38,13 @@ public enum Converter {
         if let maxPoints = request.maxPoints, maxPoints < 1 {
             throw ConversionFailure("--max-points must be at least 1, not \(maxPoints)")
         }
-        if FileManager.default.fileExists(atPath: request.output) && !request.overwrite {
-            throw ConversionFailure("\(request.output) exists; pass --force to overwrite it")
-        }
         let plan = try InputPlan(inputs: request.inputs, imagePE: request.imagePE, config: request.configFile)
+        // What may stand at --out (nothing, or with --force a regular file that is none of the inputs),
+        // checked before the work and again at the final rename, which never replaces a file that
+        // appeared meanwhile unless --force.
+        let policy = OutputPolicy(existing: request.overwrite ? .replace : .keep,
+                                  inputs: plan.provenanceFiles + request.inputs, option: "--out")
+        do { try OutputRule.check(request.output, policy) } catch { throw ConversionFailure(error.message) }
         var options = ImportOptions()
         options.allowUnmapped = request.allowUnmapped
         let provenance = BackgroundProvenance(files: plan.provenanceFiles, converterVersion: version)
@@ -75,7 +78,7 @@ public enum Converter {
         progress("writing \(request.output)")
         do {
             try ModelFile.write(tensors: stored, densePositionalEncoding: imported.denseImagePE.map { request.precision.convert($0.tensor) },
-                                metadata: metadata, to: request.output)
+                                metadata: metadata, to: request.output, policy: policy)
         } catch {
             throw ConversionFailure("\(error)")
         }

@@ -8,19 +8,29 @@ import Darwin
 /// half-written output, whatever happens part-way; written as a stream, so its size never has
 /// to fit in memory at once.
 ///
+/// What may stand at the output's name is `OutputRule`'s: checked when the writer is made and again
+/// just before the rename, so a directory, device, FIFO or link there, or one of the run's inputs, is
+/// refused and left as it was. With `OutputPolicy.Existing.keep` the rename never replaces a file that
+/// appeared meanwhile (`renameat2(RENAME_NOREPLACE)`, or link and unlink).
+///
 /// The temporary, `<name>.tmp-<pid>-<random>` in the output's folder, is created exclusively
 /// (`O_CREAT | O_EXCL | O_NOFOLLOW`): a file or a link planted under that name cannot redirect
-/// the write. Dropped without `commit()`, the writer removes its temporary.
+/// the write. Dropped without `commit()`, the writer removes its temporary; temporaries of the same
+/// output left by processes that no longer run (killed) are removed when the next writer starts.
 public final class AtomicFileWriter {
     public let path: String
+    public let policy: OutputPolicy
     private let temporary: String
     private var descriptor: Int32
 
-    public init(path: String) throws(FormatError) {
+    public init(path: String, policy: OutputPolicy = .replace) throws(FormatError) {
         self.path = path
+        self.policy = policy
+        try OutputRule.check(path, policy)
+        OutputRule.removeStaleTemporaries(of: path)
         var attempt = 0
         while true {
-            let candidate = path + ".tmp-\(getpid())-" + String(UInt64.random(in: 1...UInt64.max), radix: 16)
+            let candidate = OutputRule.temporaryName(for: path)
             let descriptor = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
             if descriptor >= 0 {
                 self.temporary = candidate
@@ -79,7 +89,13 @@ public final class AtomicFileWriter {
         guard closed == 0 else {
             throw FormatError(.writeFailed, file: path, "cannot close \(temporary): \(String(cString: strerror(errno)))")
         }
-        guard rename(temporary, path) == 0 else {
+        // The name is checked again: something may have appeared there while the file was written.
+        try OutputRule.check(path, policy)
+        let renamed = policy.existing == .keep ? OutputRule.renameNoReplace(temporary, path) : rename(temporary, path) == 0
+        guard renamed else {
+            if errno == EEXIST {
+                throw FormatError(.outputRefused, file: path, "\(path) appeared while it was being written; it was kept (pass --force to replace it)")
+            }
             throw FormatError(.writeFailed, file: path, "cannot rename into place: \(String(cString: strerror(errno)))")
         }
         committed = true
@@ -95,14 +111,14 @@ public final class AtomicFileWriter {
 
 /// Whole files written through `AtomicFileWriter`.
 public enum AtomicFile {
-    public static func write(_ bytes: [UInt8], to path: String) throws(FormatError) {
-        let writer = try AtomicFileWriter(path: path)
+    public static func write(_ bytes: [UInt8], to path: String, policy: OutputPolicy = .replace) throws(FormatError) {
+        let writer = try AtomicFileWriter(path: path, policy: policy)
         try writer.write(bytes)
         try writer.commit()
     }
 
-    public static func write(_ buffer: UnsafeRawBufferPointer, to path: String) throws(FormatError) {
-        let writer = try AtomicFileWriter(path: path)
+    public static func write(_ buffer: UnsafeRawBufferPointer, to path: String, policy: OutputPolicy = .replace) throws(FormatError) {
+        let writer = try AtomicFileWriter(path: path, policy: policy)
         try writer.write(buffer)
         try writer.commit()
     }

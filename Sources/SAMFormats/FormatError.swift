@@ -17,6 +17,9 @@ public struct FormatError: Error, CustomStringConvertible, Equatable {
         case unsafePath
         /// Writing an output failed.
         case writeFailed
+        /// An output's name is taken by something an output may not replace (a directory, a device,
+        /// a link, an existing file without --force) or is one of the run's inputs; nothing was touched.
+        case outputRefused = "output_refused"
     }
 
     public let code: Code

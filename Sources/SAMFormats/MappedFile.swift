@@ -14,7 +14,7 @@ public final class MappedFile: @unchecked Sendable {
     /// `tensor` names the tensor the caller wants from this file, for the error message.
     public init(path: String, tensor: String? = nil) throws(FormatError) {
         self.path = path
-        let descriptor = open(path, O_RDONLY)
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)  // O_NONBLOCK: a FIFO must not block the open; fstat refuses it below
         guard descriptor >= 0 else {
             throw FormatError(.unreadable, file: path, tensor: tensor, "cannot open: \(String(cString: strerror(errno)))")
         }

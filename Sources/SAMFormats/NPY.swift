@@ -56,7 +56,7 @@ public enum NPY {
     }
 
     /// Writes `tensor` as a version-1 file (version 2 when the header needs it), atomically.
-    public static func write(_ tensor: Tensor, to path: String) throws(FormatError) {
+    public static func write(_ tensor: Tensor, to path: String, policy: OutputPolicy = .replace) throws(FormatError) {
         let shapeText: String
         switch tensor.shape.count {
         case 0: shapeText = "()"
@@ -75,7 +75,7 @@ public enum NPY {
                             : (0..<4).map { UInt8((length >> (8 * $0)) & 0xFF) }
         out += Array(header.utf8)
         out += Array(tensor.storage.bytes)
-        try AtomicFile.write(out, to: path)
+        try AtomicFile.write(out, to: path, policy: policy)
     }
 
     static func descriptor(for dtype: DType) -> String {

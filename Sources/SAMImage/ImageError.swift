@@ -12,8 +12,12 @@ public struct ImageError: Error, CustomStringConvertible, Equatable, Sendable {
         case unsupported
         /// Zero-sized, or wider or taller than `ImageIO.maxDimension`.
         case badDimensions
+        /// Over a decoding limit (`ImageLimits`: pixels, progressive scans, file size), from the header.
+        case overLimit = "over_limit"
         /// Writing an output failed.
         case writeFailed
+        /// An output's name is taken by something it may not replace (see `OutputRule`).
+        case outputRefused = "output_refused"
         /// A caller-supplied value is out of range (sizes, shapes, buffer lengths).
         case invalidArgument
     }

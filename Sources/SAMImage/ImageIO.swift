@@ -5,6 +5,7 @@ import Darwin
 #endif
 import CJPEG
 import CPNG
+import SAMFormats
 
 /// Reading photos (PNG, JPEG) to RGB the way `np.array(Image.open(path).convert("RGB"))` does
 /// with the Pillow SamPredictor users have, and writing 8-bit PNGs for masks and overlays.
@@ -19,25 +20,26 @@ import CPNG
 /// - JPEG: libjpeg defaults (islow IDCT, fancy upsampling); CMYK files are taken as Adobe's
 ///   inverted CMYK and converted with Pillow's integer formula.
 public enum ImageIO {
-    /// Larger images are refused before any pixel memory is allocated.
+    /// Wider or taller images are refused before any pixel memory is allocated.
     public static let maxDimension = 32768
 
     public enum Format: String, Sendable {
         case png, jpeg
     }
 
-    /// Reads `path` (PNG or JPEG, told apart by signature, not by extension).
-    public static func read(_ path: String) throws(ImageError) -> RGBImage {
-        let bytes = try readFile(path)
-        return try decode(bytes, name: path)
+    /// Reads `path` (PNG or JPEG, told apart by signature, not by extension). Only a regular file is
+    /// read; an image over `limits` is refused from its header, before it is decoded.
+    public static func read(_ path: String, limits: ImageLimits = .default) throws(ImageError) -> RGBImage {
+        let bytes = try readFile(path, limits: limits)
+        return try decode(bytes, name: path, limits: limits)
     }
 
     /// Decodes a whole PNG or JPEG file held in memory; `name` is used in errors.
-    public static func decode(_ bytes: [UInt8], name: String = "<memory>") throws(ImageError) -> RGBImage {
+    public static func decode(_ bytes: [UInt8], name: String = "<memory>", limits: ImageLimits = .default) throws(ImageError) -> RGBImage {
         guard !bytes.isEmpty else { throw ImageError(.corrupt, file: name, "empty file") }
         switch sniff(bytes) {
-        case .png: return try decodePNG(bytes, name: name)
-        case .jpeg: return try decodeJPEG(bytes, name: name)
+        case .png: return try decodePNG(bytes, name: name, limits: limits)
+        case .jpeg: return try decodeJPEG(bytes, name: name, limits: limits)
         case nil:
             let head = bytes.prefix(8).map { String($0, radix: 16).leftPadded(to: 2) }.joined(separator: " ")
             throw ImageError(.unsupported, file: name, "not a PNG or JPEG image (starts with \(head)); supported: PNG, JPEG")
@@ -54,7 +56,7 @@ public enum ImageIO {
 
     // MARK: - PNG
 
-    static func decodePNG(_ bytes: [UInt8], name: String) throws(ImageError) -> RGBImage {
+    static func decodePNG(_ bytes: [UInt8], name: String, limits: ImageLimits) throws(ImageError) -> RGBImage {
         // The IHDR chunk always comes first (bytes 8...32): refuse a zero or absurd size before libpng does.
         if bytes.count >= 24, Array(bytes[12..<16]) == Array("IHDR".utf8) {
             let width = bytes[16..<20].reduce(0) { $0 << 8 | Int($1) }
@@ -63,10 +65,11 @@ public enum ImageIO {
                 throw ImageError(.badDimensions, file: name, "PNG declares a zero size (\(width)x\(height))")
             }
             if width > maxDimension || height > maxDimension { throw tooLarge(width: width, height: height, name: name) }
+            try limits.checkPixels(width: width, height: height, name: name, format: "PNG")
         }
         var result = cpng_result()
         let code = bytes.withUnsafeBufferPointer { buffer in
-            cpng_decode_rgb8(buffer.baseAddress, buffer.count, UInt32(maxDimension), &result)
+            cpng_decode_rgb8(buffer.baseAddress, buffer.count, UInt32(maxDimension), UInt64(limits.maxPixels), &result)
         }
         let message = String(cString: cpng_result_message(&result))
         let width = Int(result.width), height = Int(result.height)
@@ -74,6 +77,7 @@ public enum ImageIO {
         case Int(CPNG_OK): break
         case Int(CPNG_TRUNCATED): throw ImageError(.truncated, file: name, "PNG is truncated: \(message)")
         case Int(CPNG_TOO_LARGE): throw tooLarge(width: width, height: height, name: name)
+        case Int(CPNG_OVER_BUDGET): throw limits.overBudget(width: width, height: height, name: name, format: "PNG")
         case Int(CPNG_OUT_OF_MEMORY): throw ImageError(.corrupt, file: name, "PNG of \(width)x\(height): \(message)")
         default:
             throw ImageError(.corrupt, file: name, "corrupt PNG: \(message)")
@@ -85,10 +89,11 @@ public enum ImageIO {
 
     // MARK: - JPEG
 
-    static func decodeJPEG(_ bytes: [UInt8], name: String) throws(ImageError) -> RGBImage {
+    static func decodeJPEG(_ bytes: [UInt8], name: String, limits: ImageLimits) throws(ImageError) -> RGBImage {
         var result = cjpeg_result()
         let code = bytes.withUnsafeBufferPointer { buffer in
-            cjpeg_decode(buffer.baseAddress, buffer.count, UInt32(maxDimension), &result)
+            cjpeg_decode(buffer.baseAddress, buffer.count, UInt32(maxDimension), UInt64(limits.maxPixels),
+                         Int32(clamping: limits.maxScans), limits.decoderMemory, &result)
         }
         let message = String(cString: cjpeg_result_message(&result))
         let width = Int(result.width), height = Int(result.height)
@@ -96,6 +101,10 @@ public enum ImageIO {
         case Int(CJPEG_OK): break
         case Int(CJPEG_TRUNCATED): throw ImageError(.truncated, file: name, "JPEG is truncated: \(message)")
         case Int(CJPEG_TOO_LARGE): throw tooLarge(width: width, height: height, name: name)
+        case Int(CJPEG_OVER_BUDGET): throw limits.overBudget(width: width, height: height, name: name, format: "JPEG")
+        case Int(CJPEG_TOO_MANY_SCANS):
+            throw ImageError(.overLimit, file: name, "progressive JPEG of \(width)x\(height) has more than \(limits.maxScans) scans "
+                             + "(ImageLimits.maxScans); encoders write about 10, so decoding stopped")
         case Int(CJPEG_UNSUPPORTED): throw ImageError(.unsupported, file: name, "unsupported JPEG: \(message); supported: gray, YCbCr/RGB, CMYK/YCCK")
         case Int(CJPEG_OUT_OF_MEMORY): throw ImageError(.corrupt, file: name, "JPEG of \(width)x\(height): \(message)")
         default:
@@ -139,46 +148,49 @@ public enum ImageIO {
     // MARK: - Writing
 
     /// Writes an 8-bit RGB PNG atomically (temporary sibling, then rename).
-    public static func writePNG(_ image: RGBImage, to path: String) throws(ImageError) {
-        try writePNG(pixels: image.pixels, width: image.width, height: image.height, channels: 3, to: path)
+    public static func writePNG(_ image: RGBImage, to path: String, policy: OutputPolicy = .replace) throws(ImageError) {
+        try writePNG(pixels: image.pixels, width: image.width, height: image.height, channels: 3, to: path, policy: policy)
     }
 
     /// Writes an 8-bit gray PNG (`pixels` is `height * width` bytes, row-major) atomically.
-    public static func writeGrayPNG(pixels: [UInt8], width: Int, height: Int, to path: String) throws(ImageError) {
-        try writePNG(pixels: pixels, width: width, height: height, channels: 1, to: path)
+    public static func writeGrayPNG(pixels: [UInt8], width: Int, height: Int, to path: String,
+                                    policy: OutputPolicy = .replace) throws(ImageError) {
+        try writePNG(pixels: pixels, width: width, height: height, channels: 1, to: path, policy: policy)
     }
 
-    static func writePNG(pixels: [UInt8], width: Int, height: Int, channels: Int, to path: String) throws(ImageError) {
+    static func writePNG(pixels: [UInt8], width: Int, height: Int, channels: Int, to path: String,
+                         policy: OutputPolicy) throws(ImageError) {
         guard width > 0, height > 0, width <= maxDimension, height <= maxDimension else {
             throw ImageError(.invalidArgument, file: path, "cannot write a \(width)x\(height) PNG (1...\(maxDimension) a side)")
         }
         guard pixels.count == width * height * channels else {
             throw ImageError(.invalidArgument, file: path, "\(pixels.count) bytes for a \(width)x\(height) image of \(channels) channel(s)")
         }
-        let temporary = path + ".tmp-\(getpid())"
         var message = [CChar](repeating: 0, count: 256)
+        var encoded: UnsafeMutablePointer<UInt8>? = nil
+        var size = 0
         let status = pixels.withUnsafeBufferPointer { buffer in
             message.withUnsafeMutableBufferPointer { text in
-                cpng_write_8bit(temporary, buffer.baseAddress, UInt32(width), UInt32(height), Int32(channels),
-                                text.baseAddress, text.count)
+                cpng_encode_8bit(buffer.baseAddress, UInt32(width), UInt32(height), Int32(channels), &encoded, &size,
+                                 text.baseAddress, text.count)
             }
         }
-        guard status == 0 else {
-            unlink(temporary)
+        defer { free(encoded) }
+        guard status == 0, let encoded else {
             let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            throw ImageError(.writeFailed, file: path, "cannot write PNG: \(reason)")
+            throw ImageError(.writeFailed, file: path, "cannot encode PNG: \(reason)")
         }
-        guard rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw ImageError(.writeFailed, file: path, "cannot rename \(temporary) into place: \(reason)")
+        // Through the package's one output writer (temporary, fsync, rename); what may stand at `path` is OutputRule's.
+        do { try AtomicFile.write(UnsafeRawBufferPointer(start: encoded, count: size), to: path, policy: policy) } catch {
+            throw ImageError(error.code == .outputRefused ? .outputRefused : .writeFailed, file: path, error.message)
         }
     }
 
     // MARK: - Files
 
-    static func readFile(_ path: String) throws(ImageError) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY)
+    static func readFile(_ path: String, limits: ImageLimits = .default) throws(ImageError) -> [UInt8] {
+        // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat refuses it below.
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw ImageError(.unreadable, file: path, "cannot open: \(String(cString: strerror(errno)))")
         }
@@ -189,6 +201,10 @@ public enum ImageIO {
         }
         guard (status.st_mode & S_IFMT) == S_IFREG else {
             throw ImageError(.unreadable, file: path, "not a regular file")
+        }
+        guard Int(status.st_size) <= limits.maxFileBytes else {
+            throw ImageError(.overLimit, file: path, "the file has \(status.st_size) bytes; an image within the pixel budget "
+                             + "(\(limits.maxPixels) pixels) has at most \(limits.maxFileBytes)")
         }
         var bytes = [UInt8]()
         bytes.reserveCapacity(Int(status.st_size))
@@ -201,8 +217,47 @@ public enum ImageIO {
             }
             if count == 0 { break }
             bytes.append(contentsOf: chunk[0..<count])
+            guard bytes.count <= limits.maxFileBytes else {
+                throw ImageError(.overLimit, file: path, "the file grew past \(limits.maxFileBytes) bytes while it was read")
+            }
         }
         return bytes
+    }
+}
+
+/// What an image may cost to decode, checked from the header before any pixel memory is allocated:
+/// the pixel count; for progressive JPEGs the number of scans (each is a pass over the whole image);
+/// the file's size; libjpeg's own memory. The defaults take any photo a camera makes.
+public struct ImageLimits: Sendable, Equatable {
+    /// Largest width * height accepted. Default 100 megapixels (decoded RGB: 300 MB).
+    public var maxPixels: Int
+    /// Largest number of scans in a progressive JPEG. Encoders write about 10; default 100.
+    public var maxScans: Int
+
+    public init(maxPixels: Int = 100_000_000, maxScans: Int = 100) {
+        self.maxPixels = maxPixels
+        self.maxScans = maxScans
+    }
+
+    public static let `default` = ImageLimits()
+
+    /// A compressed image holds at most about 8 bytes a pixel (16-bit RGBA) plus its chunks.
+    var maxFileBytes: Int {
+        let (bytes, overflow) = max(maxPixels, 0).multipliedReportingOverflow(by: 8)
+        return overflow || bytes > Int.max - (64 << 20) ? Int.max : bytes + (64 << 20)
+    }
+
+    /// libjpeg's allocations: coefficient buffers (2 bytes a sample, at most 4 samples a pixel) and working space.
+    var decoderMemory: Int { maxFileBytes == Int.max ? 0 : maxFileBytes }
+
+    func checkPixels(width: Int, height: Int, name: String, format: String) throws(ImageError) {
+        let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+        if overflow || pixels > maxPixels { throw overBudget(width: width, height: height, name: name, format: format) }
+    }
+
+    func overBudget(width: Int, height: Int, name: String, format: String) -> ImageError {
+        ImageError(.overLimit, file: name, "\(format) declares \(width)x\(height) (\(width * height) pixels); "
+                   + "the limit is \(maxPixels) pixels (ImageLimits.maxPixels; samrun --max-pixels)")
     }
 }
 

@@ -58,3 +58,19 @@ public struct ImageSize: Sendable, Equatable, Hashable, CustomStringConvertible 
 
     public var description: String { "\(height)x\(width) (HxW)" }
 }
+
+/// `{"width": w, "height": h}`.
+extension ImageSize: Codable {
+    enum CodingKeys: String, CodingKey { case width, height }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(height: try container.decode(Int.self, forKey: .height), width: try container.decode(Int.self, forKey: .width))
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(width, forKey: .width)
+        try container.encode(height, forKey: .height)
+    }
+}

@@ -16,9 +16,11 @@ public enum ModelFile {
     /// Where the supplied dense positional encoding (`image_points_embeddings.bin`) is stored.
     public static let densePositionalEncodingName = "image_points_embeddings"
 
-    /// Writes `tensors` (sorted by name, so the same inputs give the same file) atomically.
+    /// Writes `tensors` (sorted by name, so the same inputs give the same file) atomically; `policy`
+    /// says what may stand at `path` (see `OutputRule`). A model is always replaced by a rename, never
+    /// rewritten in place, so a process that has the old file mapped keeps reading the old file.
     public static func write(tensors: [String: Tensor], densePositionalEncoding: Tensor?, metadata: ModelFileMetadata,
-                             to path: String) throws(ModelFileError) {
+                             to path: String, policy: OutputPolicy = .replace) throws(ModelFileError) {
         var metadata = metadata
         var ordered = tensors.sorted { $0.key < $1.key }.map { (name: $0.key, tensor: $0.value) }
         if let densePositionalEncoding {
@@ -31,7 +33,7 @@ public enum ModelFile {
         } catch {
             throw .metadata(file: path, "cannot encode: \(error)")
         }
-        do { try SAMWWriter.write(tensors: ordered, metadata: header, to: path) } catch { throw .format(error) }
+        do { try SAMWWriter.write(tensors: ordered, metadata: header, to: path, policy: policy) } catch { throw .format(error) }
     }
 
     /// Maps the file, checks its table, reads its metadata and builds the model strictly

@@ -1,3 +1,5 @@
+import Foundation
+import SAMFormats
 import SAMModel
 
 /// What a .samw file says about the model it holds (the `metadata` object of its header;
@@ -33,6 +35,28 @@ public struct ModelFileMetadata: Codable, Sendable, Equatable {
         self.weightDType = weightDType
         self.densePositionalEncoding = densePositionalEncoding
         self.provenance = provenance
+    }
+}
+
+extension ModelFileMetadata {
+    /// What this model is, as 64 hex digits: SHA-256 over the SHA-256 of every file it was converted
+    /// from (paths left out), the storage precision, the components and the architecture. Files converted
+    /// from the same exports the same way share it; embeddings record it (`samrun`, `setEmbeddings`).
+    public var identity: String {
+        struct Identity: Encodable {
+            var sources: [String]
+            var weightDType: String
+            var components: [String]
+            var config: SAMConfig
+            var densePositionalEncoding: String?
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let record = Identity(sources: provenance.sources.map(\.sha256), weightDType: weightDType, components: components,
+                              config: config, densePositionalEncoding: densePositionalEncoding)
+        // Encoding plain strings, numbers and arrays cannot fail; an empty record still hashes.
+        let bytes = (try? encoder.encode(record)) ?? Data()
+        return bytes.withUnsafeBytes { SHA256.hex($0) }
     }
 }
 

@@ -11,6 +11,10 @@ public enum PipelineError: Error, CustomStringConvertible {
     case invalidPrompt(String)
     /// predict before setImage / setEmbeddings, or embeddings of the wrong shape.
     case invalidState(String)
+    /// Embeddings whose record (`EmbeddingsProvenance`) does not match this image and model, or that have none.
+    case embeddingsMismatch(String)
+    /// A stage ("image_encoder", "mask_decoder") produced NaN or infinite values.
+    case nonFinite(stage: String, String)
 
     public var description: String {
         switch self {
@@ -19,6 +23,8 @@ public enum PipelineError: Error, CustomStringConvertible {
         case .run(let error): "\(error)"
         case .invalidPrompt(let message): "prompt: \(message)"
         case .invalidState(let message): message
+        case .embeddingsMismatch(let message): message
+        case .nonFinite(let stage, let message): "\(stage) produced NaN or infinite values: \(message)"
         }
     }
 }

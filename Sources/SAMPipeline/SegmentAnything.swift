@@ -19,6 +19,10 @@ public final class SegmentAnything {
     public private(set) var inputSize: ImageSize?
     /// Seconds the last setImage spent per stage ("preprocess", "image_encoder").
     public private(set) var imageTimings: [String: Double] = [:]
+    /// What the current embeddings were computed from (nil before setImage / setEmbeddings).
+    public private(set) var embeddingsProvenance: EmbeddingsProvenance?
+    /// `ModelFileMetadata.identity` of this model.
+    public let modelIdentity: String
 
     public convenience init(modelPath: String) throws(PipelineError) {
         do { self.init(model: try ModelFile.load(modelPath)) } catch { throw .model(error) }
@@ -26,6 +30,7 @@ public final class SegmentAnything {
 
     public init(model: LoadedModel) {
         self.model = model
+        modelIdentity = model.metadata.identity
         let side = model.metadata.config.imageEncoder.imageSize
         preprocessor = SamPreprocessor(imageSize: side)
         resize = ResizeLongestSide(targetLength: side)
@@ -39,14 +44,38 @@ public final class SegmentAnything {
         let prepared: (input: FloatTensor, inputSize: ImageSize)
         do { prepared = try preprocessor.prepare(image) } catch { throw .image(error) }
         let encoding = Date()
-        do { embeddings = try model.sam.encodeImage(prepared.input) } catch { throw .run(error) }
+        let encoded: FloatTensor
+        do { encoded = try model.sam.encodeImage(prepared.input) } catch { throw .run(error) }
+        try Self.requireFinite(encoded, stage: "image_encoder")
+        embeddings = encoded
         originalSize = image.size
         inputSize = prepared.inputSize
+        embeddingsProvenance = provenance(forOriginalSize: image.size)
         imageTimings = ["preprocess": encoding.timeIntervalSince(started), "image_encoder": Date().timeIntervalSince(encoding)]
     }
 
-    /// Reuses embeddings computed earlier for an image of `originalSize` (encode once, decode many).
-    public func setEmbeddings(_ cached: FloatTensor, originalSize: ImageSize) throws(PipelineError) {
+    /// The record of embeddings this model computes for an image of `originalSize`.
+    public func provenance(forOriginalSize originalSize: ImageSize) -> EmbeddingsProvenance {
+        EmbeddingsProvenance(originalSize: originalSize, inputSize: resize.targetSize(originalSize), modelIdentity: modelIdentity)
+    }
+
+    /// Reuses embeddings computed earlier (encode once, decode many) for the image of `originalSize`.
+    /// `provenance` is what they were computed from (`embeddingsProvenance` after `setImage`, or
+    /// samrun's `image_embeddings.json`): embeddings of another image size or another model, or with
+    /// no record, are refused unless `allowMismatch`, since the masks would be computed against the
+    /// wrong image without a sign.
+    public func setEmbeddings(_ cached: FloatTensor, originalSize: ImageSize, provenance: EmbeddingsProvenance?,
+                              allowMismatch: Bool = false) throws(PipelineError) {
+        let record = self.provenance(forOriginalSize: originalSize)
+        if !allowMismatch {
+            guard let provenance else {
+                throw .embeddingsMismatch("the embeddings carry no record of the image and model they were computed from")
+            }
+            let differences = provenance.differences(from: record)
+            guard differences.isEmpty else {
+                throw .embeddingsMismatch("the embeddings do not belong to this image and model: " + differences.joined(separator: "; "))
+            }
+        }
         let config = model.metadata.config.promptEncoder
         let expected = [1, config.embedDim, config.imageEmbeddingSize, config.imageEmbeddingSize]
         guard cached.shape == expected else {
@@ -56,6 +85,7 @@ public final class SegmentAnything {
         embeddings = cached
         self.originalSize = originalSize
         inputSize = resize.targetSize(originalSize)
+        embeddingsProvenance = allowMismatch ? provenance : record  // forced: what they were really computed from, if known
         imageTimings = [:]
     }
 
@@ -75,6 +105,8 @@ public final class SegmentAnything {
         } catch {
             throw .run(error)
         }
+        try Self.requireFinite(masks, stage: "mask_decoder (mask logits)")
+        try Self.requireFinite(iou, stage: "mask_decoder (IoU predictions)")
         let decoded = Date()
         let selected = Self.select(selection, iou: iou.data, pointCount: inputs.tokenCount)
         let selectedLogits = Self.gather(masks, selected)
@@ -84,6 +116,17 @@ public final class SegmentAnything {
         return Prediction(lowResLogits: masks, iouPredictions: iou.data, selected: selected, masks: binary, best: best,
                           timings: ["prompt_encoder+mask_decoder": decoded.timeIntervalSince(started),
                                     "postprocess": Date().timeIntervalSince(decoded)])
+    }
+
+    /// Throws `.nonFinite` naming `stage` when `tensor` holds NaN or infinity.
+    static func requireFinite(_ tensor: FloatTensor, stage: String) throws(PipelineError) {
+        var nan = 0, infinite = 0
+        for value in tensor.data where !value.isFinite {
+            if value.isNaN { nan += 1 } else { infinite += 1 }
+        }
+        guard nan + infinite == 0 else {
+            throw .nonFinite(stage: stage, "\(nan) NaN and \(infinite) infinite of \(tensor.data.count) values \(Shape.text(tensor.shape))")
+        }
     }
 
     /// ref: mask_decoder.py MaskDecoder.forward (mask_slice); utils/onnx.py SamOnnxModel.select_masks

@@ -13,12 +13,18 @@ public enum JUnitReport {
         xml += "<testsuites name=\"samverify\" \(suiteAttributes)>\n"
         xml += "  <testsuite name=\"\(escape("samverify: \(report.references.given)"))\" \(suiteAttributes)>\n"
         xml += "    <properties>\n"
-        let properties: [(String, String)] = [
+        var properties: [(String, String)] = [
             ("model", report.model.path), ("references", report.references.root), ("layout", report.references.layout),
             ("rule", report.rule), ("default_atol", formatFigure(report.defaults.atol)),
             ("default_rtol", formatFigure(report.defaults.rtol)), ("decoder_inputs", report.decoderInputs),
-        ] + (report.commandLineAtol.map { [("atol", formatFigure($0))] } ?? [])
-            + (report.commandLineRtol.map { [("rtol", formatFigure($0))] } ?? [])
+        ]
+        let optional: [(String, Double?)] = [("atol", report.commandLineAtol), ("rtol", report.commandLineRtol),
+                                             ("max_atol", report.maxAtol), ("max_rtol", report.maxRtol)]
+        for (name, value) in optional {
+            if let value { properties.append((name, formatFigure(value))) }
+        }
+        let manifest: String = report.manifestTolerances.isEmpty ? "none" : report.manifestTolerances.map(\.description).joined(separator: "; ")
+        properties.append(("manifest_tolerances", manifest))
         for (name, value) in properties {
             xml += "      <property name=\"\(escape(name))\" value=\"\(escape(value))\"/>\n"
         }
@@ -97,25 +103,56 @@ public enum JUnitReport {
     }
 }
 
-/// Writes the machine-readable reports, each through a temporary file renamed into place.
+/// Writes the machine-readable reports, each through a temporary file renamed into place. What may
+/// stand at a report's name is `OutputRule`'s: nothing or a regular file, never the model or a file of
+/// the reference set (`inputs`).
 public enum ReportFiles {
-    public static func writeJSON(_ report: VerificationReport, to path: String) throws(VerifyError) {
+    /// The files a run reads, which no report may replace: the model and every file under the
+    /// reference set's folder (links followed to what they name).
+    public static func inputs(model: String, references: String) -> [String] {
+        var files = [model, references]
+        if let walker = FileManager.default.enumerator(atPath: references) {
+            var count = 0
+            while let relative = walker.nextObject() as? String, count < 100_000 {
+                files.append(references + "/" + relative)
+                count += 1
+            }
+        }
+        return files
+    }
+
+    /// Checks, before any work, that the reports may be written where asked (touching nothing).
+    public static func checkOutputs(json: String?, junit: String?, inputs: [String]) throws(VerifyError) {
+        if let json, let junit, json == junit || (FileIdentity(path: json) != nil && FileIdentity(path: json) == FileIdentity(path: junit)) {
+            throw VerifyError(.outputRefused, "--json and --junit name the same file \(json); nothing was written")
+        }
+        for (option, path) in [("--json", json), ("--junit", junit)] {
+            guard let path else { continue }
+            do { try OutputRule.check(path, OutputPolicy(existing: .replace, inputs: inputs, option: option)) } catch {
+                throw VerifyError(.outputRefused, error.message)
+            }
+        }
+    }
+
+    public static func writeJSON(_ report: VerificationReport, to path: String, inputs: [String] = []) throws(VerifyError) {
         let data: Data
         do { data = try report.jsonData() } catch { throw VerifyError(.writeFailed, "--json \(path): cannot encode: \(error)") }
-        try write(Array(data) + [0x0A], to: path, option: "--json")
+        try write(Array(data) + [0x0A], to: path, option: "--json", inputs: inputs)
     }
 
-    public static func writeJUnit(_ report: VerificationReport, to path: String) throws(VerifyError) {
-        try write(Array(JUnitReport.render(report).utf8), to: path, option: "--junit")
+    public static func writeJUnit(_ report: VerificationReport, to path: String, inputs: [String] = []) throws(VerifyError) {
+        try write(Array(JUnitReport.render(report).utf8), to: path, option: "--junit", inputs: inputs)
     }
 
-    /// A report for a run that could not start (bad input or usage), so CI still finds a file.
-    public static func writeError(_ error: VerifyError, json: String?, junit: String?) {
+    /// A report for a run that could not start (bad input or usage), so CI still finds a file; not
+    /// written where the output rule forbids it.
+    public static func writeError(_ error: VerifyError, json: String?, junit: String?, inputs: [String] = []) {
+        if error.code == .outputRefused { return }
         if let json {
             let body: [String: String] = ["tool": "samverify", "status": "bad_input", "error": error.message, "code": error.code.rawValue]
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            if let data = try? encoder.encode(body) { try? write(Array(data) + [0x0A], to: json, option: "--json") }
+            if let data = try? encoder.encode(body) { try? write(Array(data) + [0x0A], to: json, option: "--json", inputs: inputs) }
         }
         if let junit {
             let xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
@@ -124,18 +161,19 @@ public enum ReportFiles {
                 + "    <testcase classname=\"samverify\" name=\"setup\">\n"
                 + "      <error type=\"\(JUnitReport.escape(error.code.rawValue))\" message=\"\(JUnitReport.escape(error.message))\"/>\n"
                 + "    </testcase>\n  </testsuite>\n</testsuites>\n"
-            try? write(Array(xml.utf8), to: junit, option: "--junit")
+            try? write(Array(xml.utf8), to: junit, option: "--junit", inputs: inputs)
         }
     }
 
-    static func write(_ bytes: [UInt8], to path: String, option: String) throws(VerifyError) {
+    static func write(_ bytes: [UInt8], to path: String, option: String, inputs: [String]) throws(VerifyError) {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         if !FileManager.default.fileExists(atPath: folder) {
             do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
                 throw VerifyError(.writeFailed, "\(option) \(path): cannot create \(folder): \(error)")
             }
         }
-        do { try AtomicFile.write(bytes, to: path) } catch {
+        do { try AtomicFile.write(bytes, to: path, policy: OutputPolicy(existing: .replace, inputs: inputs, option: option)) } catch {
+            if error.code == .outputRefused { throw VerifyError(.outputRefused, error.message) }
             throw VerifyError(.writeFailed, "\(option) \(path): \(error)")
         }
     }

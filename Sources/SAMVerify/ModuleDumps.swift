@@ -131,15 +131,16 @@ public struct Divergence: Codable, Sendable, Equatable {
 /// is kept), then names the first one, in execution order, that fails under the case's tolerance.
 final class ModuleWalk {
     let dumps: ModuleDumps
-    let root: String
+    let references: ReferenceSet
+    var root: String { references.root }
     let tolerance: Tolerance
     private(set) var checks: [ModuleCheck] = []
     private var calls: [String: Int] = [:]
     private var observed = 0
 
-    init(dumps: ModuleDumps, root: String, tolerance: Tolerance) {
+    init(dumps: ModuleDumps, references: ReferenceSet, tolerance: Tolerance) {
         self.dumps = dumps
-        self.root = root
+        self.references = references
         self.tolerance = tolerance
     }
 
@@ -154,7 +155,8 @@ final class ModuleWalk {
                                 shape: output.shape)
         defer { checks.append(check) }
         let reference: Tensor
-        do { reference = try NPY.read(root + "/" + file) } catch {
+        // The manifest names the file: it must stay inside the set (no absolute path, `..` or link out).
+        do { reference = try NPY.read(try references.resolve(file).get()) } catch {
             check.status = .badInput
             check.problem = "dump unreadable: \(error)"
             return

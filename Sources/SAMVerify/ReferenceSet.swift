@@ -35,8 +35,57 @@ public struct ReferenceSet: Sendable {
     /// The reference image embeddings every decoder case takes as input, relative to `root`.
     public var imageEmbeddingsFile: String { referencesPrefix + "/image_embeddings.npy" }
 
+    /// `root` with every link resolved: what every file the set reads must lie under.
+    public let resolvedRoot: String
+
     /// `relative` (as the manifest writes paths, e.g. "references/point1/onnx_point_coords.npy") under `root`.
     public func path(_ relative: String) -> String { root + "/" + relative }
+
+    /// `relative` under `root`, or why it may not be read: an absolute path, a `..` component, or a path
+    /// that resolves (through links) outside the set. A path that does not exist is returned as it is,
+    /// for the reader to report.
+    public func resolve(_ relative: String) -> Result<String, PathOutsideSet> {
+        if relative.hasPrefix("/") {
+            return .failure(PathOutsideSet(path: relative, reason: "is an absolute path; paths in a reference set are relative to it"))
+        }
+        if relative.split(separator: "/").contains("..") {
+            return .failure(PathOutsideSet(path: relative, reason: "climbs out with '..'"))
+        }
+        let full = path(relative)
+        guard let real = Self.realPath(full) else { return .success(full) }
+        guard real == resolvedRoot || real.hasPrefix(resolvedRoot == "/" ? "/" : resolvedRoot + "/") else {
+            return .failure(PathOutsideSet(path: relative, reason: "resolves through a link to \(real), outside the set \(resolvedRoot)"))
+        }
+        return .success(full)
+    }
+
+    /// A path a manifest or a link names that leads out of the reference set.
+    public struct PathOutsideSet: Error, CustomStringConvertible, Sendable {
+        public let path: String
+        public let reason: String
+        public var description: String { "\(path) \(reason)" }
+    }
+
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// Every tolerance the manifest sets, set-wide first, then by case and output.
+    public var manifestTolerances: [ManifestTolerance] {
+        var found: [ManifestTolerance] = []
+        if !setTolerance.isEmpty { found.append(ManifestTolerance(scope: "manifest", setTolerance)) }
+        for referenceCase in cases {
+            if !referenceCase.tolerance.isEmpty {
+                found.append(ManifestTolerance(scope: "manifest case \(referenceCase.name)", referenceCase.tolerance))
+            }
+            for (output, override) in referenceCase.outputTolerances.sorted(by: { $0.key < $1.key }) where !override.isEmpty {
+                found.append(ManifestTolerance(scope: "manifest case \(referenceCase.name) output \(output)", override))
+            }
+        }
+        return found
+    }
 
     /// What was found, for the reports.
     public var layoutDescription: String {
@@ -79,9 +128,18 @@ public struct ReferenceSet: Sendable {
 
         var manifest: JSONValue?
         let manifestPath = root + "/manifest.json"
-        if manager.fileExists(atPath: manifestPath) {
-            guard let data = manager.contents(atPath: manifestPath) else {
-                throw VerifyError(.unreadableReferences, "references: cannot read \(manifestPath)")
+        let resolvedRoot = realPath(root) ?? root
+        if ((try? OutputRule.entry(at: manifestPath)) ?? .nothing) != .nothing {
+            if let real = realPath(manifestPath), !real.hasPrefix(resolvedRoot + "/") {
+                throw VerifyError(.unreadableReferences, "references: \(manifestPath) resolves to \(real), outside the set")
+            }
+            // Only a regular file is read (MappedFile refuses anything else without blocking on a FIFO).
+            let data: Data
+            do {
+                let file = try MappedFile(path: manifestPath)
+                data = withExtendedLifetime(file) { Data(file.bytes) }
+            } catch {
+                throw VerifyError(.unreadableReferences, "references: cannot read \(manifestPath): \(error.message)")
             }
             do { manifest = try JSONDecoder().decode(JSONValue.self, from: data) } catch {
                 throw VerifyError(.unreadableReferences, "references: \(manifestPath) is not valid JSON: \(error)")
@@ -108,7 +166,7 @@ public struct ReferenceSet: Sendable {
             cases.append(ReferenceCase(
                 name: imageEncoderCase, kind: .imageEncoder, folder: folderPrefix, files: topFiles,
                 listedInManifest: entry != nil,
-                problem: topFiles.contains("image_embeddings") ? nil : "\(folderPrefix)/image_embeddings.npy is missing",
+                problem: nil,  // a missing image_embeddings.npy is reported on its check, naming the file
                 tolerance: Self.caseTolerance(caseTolerances[imageEncoderCase], entry),
                 outputTolerances: Self.outputTolerances(caseTolerances[imageEncoderCase], entry),
                 dumps: dumps))
@@ -145,8 +203,24 @@ public struct ReferenceSet: Sendable {
                 outputTolerances: Self.outputTolerances(caseTolerances[name], entry),
                 dumps: dumps))
         }
-        return ReferenceSet(root: root, referencesFolder: referencesFolder, referencesPrefix: folderPrefix, manifest: manifest, cases: cases,
-                            setTolerance: ToleranceOverride(json: tolerances))
+        let set = ReferenceSet(root: root, referencesFolder: referencesFolder, referencesPrefix: folderPrefix, manifest: manifest,
+                               cases: cases, setTolerance: ToleranceOverride(json: tolerances), resolvedRoot: resolvedRoot)
+        // Every path the manifest names stays inside the set and names a regular file (or nothing yet).
+        for referenceCase in cases {
+            for row in referenceCase.dumps?.rows ?? [] {
+                let where_ = "manifest.json module_outputs of \(referenceCase.name), module \(row.module)"
+                switch set.resolve(row.file) {
+                case .failure(let outside):
+                    throw VerifyError(.unreadableReferences, "references: \(where_): \(outside); paths stay inside the set")
+                case .success(let path):
+                    var status = stat()
+                    if stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
+                        throw VerifyError(.unreadableReferences, "references: \(where_): \(row.file) is not a regular file")
+                    }
+                }
+            }
+        }
+        return set
     }
 
     /// `manifest.tolerances.cases.<name>`, then `cases[].tolerances`, then `cases[].atol` / `cases[].rtol`.

@@ -34,13 +34,17 @@ public struct OutputCheck: Codable, Sendable, Equatable {
     public var figures: ErrorFigures?
     /// Wall time of the run that produced the output.
     public var seconds: Double
+    /// True when the case's kind defines this output but the set has no reference file for it (status
+    /// not applicable, and the run is not a pass).
+    public var missingReference: Bool?
 }
 
 /// One case: its checks and, when one failed, where its run first diverges.
 public struct CaseResult: Codable, Sendable, Equatable {
     public var name: String
     public var kind: ReferenceCase.Kind
-    /// bad_input if any check is, else fail if any check fails, else pass if any passes, else not_applicable.
+    /// bad_input if any check is, else fail if any check fails, else not_applicable if a reference output is
+    /// missing, else pass if any passes, else not_applicable.
     public var status: CheckStatus
     /// Input files the case reads, relative to the set's root.
     public var inputs: [String]
@@ -49,9 +53,11 @@ public struct CaseResult: Codable, Sendable, Equatable {
     public var divergence: Divergence?
     public var seconds: Double
 
-    static func aggregate(_ statuses: [CheckStatus]) -> CheckStatus {
+    static func aggregate(_ checks: [OutputCheck]) -> CheckStatus {
+        let statuses = checks.map(\.status)
         if statuses.contains(.badInput) { return .badInput }
         if statuses.contains(.fail) { return .fail }
+        if checks.contains(where: { $0.missingReference == true }) { return .notApplicable }
         if statuses.contains(.pass) { return .pass }
         return .notApplicable
     }
@@ -90,6 +96,8 @@ public struct CheckCounts: Codable, Sendable, Equatable {
     public var failed = 0
     public var badInput = 0
     public var notApplicable = 0
+    /// Not-applicable checks whose reference file is missing (included in `notApplicable`).
+    public var missing = 0
 }
 
 /// Everything a verification found; the JSON report is this, encoded.
@@ -103,20 +111,30 @@ public struct VerificationReport: Codable, Sendable, Equatable {
     public var defaults = Tolerance.defaults
     public var commandLineAtol: Double?
     public var commandLineRtol: Double?
+    /// Tolerances the reference set's manifest sets (shown beside the defaults).
+    public var manifestTolerances: [ManifestTolerance]
+    /// --max-atol / --max-rtol: the loosest tolerances a manifest may ask for.
+    public var maxAtol: Double?
+    public var maxRtol: Double?
     public var decoderInputs = "decoder cases take the reference references/image_embeddings.npy (PyTorch's) as input, "
         + "so they check the prompt encoder and mask decoder alone; case image_encoder checks the encoder"
     public var cases: [CaseResult]
     public var counts: CheckCounts
-    /// "pass", "fail" or "bad_input".
+    /// "pass", "fail", "incomplete" (a reference output is missing) or "bad_input".
     public var status: String
-    /// 0 every check passes; 1 a mismatch; 2 bad input (it outranks a mismatch: the set cannot be trusted).
+    /// 0 every check passes; 1 a mismatch; 2 bad input or a missing reference output (it outranks a mismatch:
+    /// the set cannot be trusted).
     public var exitCode: Int32
 
-    init(model: ModelSummary, references: ReferenceSummary, commandLine: ToleranceOverride, cases: [CaseResult]) {
+    init(model: ModelSummary, references: ReferenceSummary, commandLine: ToleranceOverride, cases: [CaseResult],
+         manifestTolerances: [ManifestTolerance] = [], limits: ToleranceOverride = ToleranceOverride()) {
         self.model = model
         self.references = references
         commandLineAtol = commandLine.atol
         commandLineRtol = commandLine.rtol
+        self.manifestTolerances = manifestTolerances
+        maxAtol = limits.atol
+        maxRtol = limits.rtol
         self.cases = cases
         var counts = CheckCounts()
         for check in cases.flatMap(\.outputs) {
@@ -127,11 +145,15 @@ public struct VerificationReport: Codable, Sendable, Equatable {
             case .badInput: counts.badInput += 1
             case .notApplicable: counts.notApplicable += 1
             }
+            if check.missingReference == true { counts.missing += 1 }
         }
         self.counts = counts
         if counts.badInput > 0 || counts.passed + counts.failed == 0 {
             // Bad input, or nothing verifiable at all (every check not applicable).
             (status, exitCode) = ("bad_input", 2)
+        } else if counts.missing > 0 {
+            // The set lacks a reference output: what it would have checked was not verified.
+            (status, exitCode) = ("incomplete", 2)
         } else if counts.failed > 0 {
             (status, exitCode) = ("fail", 1)
         } else {

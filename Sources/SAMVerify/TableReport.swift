@@ -14,7 +14,11 @@ public enum TableReport {
         lines.append("  tolerances: defaults \(report.defaults)"
                      + (report.commandLineAtol.map { "; --atol \(formatFigure($0))" } ?? "")
                      + (report.commandLineRtol.map { "; --rtol \(formatFigure($0))" } ?? "")
+                     + (report.maxAtol.map { "; --max-atol \(formatFigure($0))" } ?? "")
+                     + (report.maxRtol.map { "; --max-rtol \(formatFigure($0))" } ?? "")
                      + "; min atol / min rtol below are the smallest that pass with the other at its setting")
+        lines.append("  manifest tolerances: " + (report.manifestTolerances.isEmpty ? "none"
+                     : report.manifestTolerances.map(\.description).joined(separator: "; ")))
         lines.append("  \(report.decoderInputs)")
         lines.append("")
 
@@ -87,7 +91,9 @@ public enum TableReport {
         let counts = report.counts
         lines.append("")
         lines.append("\(counts.checks) checks: \(counts.passed) passed, \(counts.failed) failed, \(counts.badInput) bad input, "
-                     + "\(counts.notApplicable) not applicable -> \(report.status.uppercased()) (exit \(report.exitCode))")
+                     + "\(counts.notApplicable) not applicable"
+                     + (counts.missing > 0 ? " (\(counts.missing) of them a missing reference output)" : "")
+                     + " -> \(report.status.uppercased()) (exit \(report.exitCode))")
         if counts.passed + counts.failed == 0 && counts.badInput == 0 {
             lines.append("nothing was verified: every selected check is not applicable to this model")
         }

@@ -44,6 +44,28 @@ public struct ToleranceOverride: Sendable, Equatable {
     }
 }
 
+/// A tolerance a reference set's manifest sets, for the reports: where (`scope`: "manifest",
+/// "manifest case point1", "manifest case point1 output low_res_masks") and what.
+public struct ManifestTolerance: Codable, Sendable, Equatable, CustomStringConvertible {
+    public var scope: String
+    public var atol: Double?
+    public var rtol: Double?
+    /// True when either half is larger than the default's: the set lowers its own bar.
+    public var looserThanDefaults: Bool
+
+    public init(scope: String, _ override: ToleranceOverride) {
+        self.scope = scope
+        atol = override.atol
+        rtol = override.rtol
+        looserThanDefaults = (override.atol ?? 0) > Tolerance.defaults.atol || (override.rtol ?? 0) > Tolerance.defaults.rtol
+    }
+
+    public var description: String {
+        let halves = [atol.map { "atol \(formatFigure($0))" }, rtol.map { "rtol \(formatFigure($0))" }].compactMap { $0 }
+        return "\(scope): " + halves.joined(separator: ", ") + (looserThanDefaults ? " (LOOSER than the defaults)" : "")
+    }
+}
+
 /// The tolerance a check used, and where each half came from ("default", "manifest",
 /// "manifest case point1", "manifest case point1 output low_res_masks", "command line").
 public struct ResolvedTolerance: Codable, Sendable, Equatable {

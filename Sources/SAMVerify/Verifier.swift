@@ -11,21 +11,34 @@ public struct VerifyOptions: Sendable, Equatable {
     /// Command-line tolerances: they override the manifest's and the defaults.
     public var atol: Double?
     public var rtol: Double?
+    /// The largest tolerances a reference set's manifest may ask for: a check whose manifest tolerance
+    /// is looser is bad input, so the set under test cannot lower its own bar.
+    public var maxAtol: Double?
+    public var maxRtol: Double?
     /// Re-run a failing case's dumped run module by module to name its first diverging module.
     public var locateDivergence: Bool
 
-    public init(cases: [String] = [], atol: Double? = nil, rtol: Double? = nil, locateDivergence: Bool = true) {
+    public init(cases: [String] = [], atol: Double? = nil, rtol: Double? = nil, maxAtol: Double? = nil, maxRtol: Double? = nil,
+                locateDivergence: Bool = true) {
         self.cases = cases
         self.atol = atol
         self.rtol = rtol
+        self.maxAtol = maxAtol
+        self.maxRtol = maxRtol
         self.locateDivergence = locateDivergence
     }
 
     func validate() throws(VerifyError) {
-        for (name, value) in [("--atol", atol), ("--rtol", rtol)] {
+        for (name, value) in [("--atol", atol), ("--rtol", rtol), ("--max-atol", maxAtol), ("--max-rtol", maxRtol)] {
             if let value, !(value.isFinite && value >= 0) {
                 throw VerifyError(.usage, "\(name) must be a finite number >= 0, not \(value)")
             }
+        }
+        if let atol, let maxAtol, atol > maxAtol {
+            throw VerifyError(.usage, "--atol \(formatFigure(atol)) is more than --max-atol \(formatFigure(maxAtol))")
+        }
+        if let rtol, let maxRtol, rtol > maxRtol {
+            throw VerifyError(.usage, "--rtol \(formatFigure(rtol)) is more than --max-rtol \(formatFigure(maxRtol))")
         }
     }
 }
@@ -91,7 +104,9 @@ public enum Verifier {
                                        layout: references.layoutDescription, manifest: references.manifest != nil,
                                        cases: references.caseNames)
         return VerificationReport(model: model, references: summary,
-                                  commandLine: ToleranceOverride(atol: options.atol, rtol: options.rtol), cases: results)
+                                  commandLine: ToleranceOverride(atol: options.atol, rtol: options.rtol), cases: results,
+                                  manifestTolerances: references.manifestTolerances,
+                                  limits: ToleranceOverride(atol: options.maxAtol, rtol: options.maxRtol))
     }
 }
 
@@ -100,7 +115,11 @@ final class CaseRunner {
     let sam: Sam
     let references: ReferenceSet
     let options: VerifyOptions
-    private lazy var imageEmbeddings: Result<FloatTensor, InputProblem> = loadInput(references.imageEmbeddingsFile)
+    private lazy var imageEmbeddings: Result<FloatTensor, InputProblem> = loadInput(references.imageEmbeddingsFile).flatMap { tensor in
+        let config = sam.config.promptEncoder
+        return Self.shape(tensor, of: references.imageEmbeddingsFile,
+                          is: [1, config.embedDim, config.imageEmbeddingSize, config.imageEmbeddingSize]).map { tensor }
+    }
 
     init(sam: Sam, references: ReferenceSet, options: VerifyOptions) {
         self.sam = sam
@@ -129,7 +148,7 @@ final class CaseRunner {
         } else {
             runDecoder(referenceCase, into: &result)
         }
-        result.status = CaseResult.aggregate(result.outputs.map(\.status))
+        result.status = CaseResult.aggregate(result.outputs)
         if result.outputs.contains(where: { $0.status == .fail }) && options.locateDivergence {
             result.divergence = locateDivergence(referenceCase, failedPaths: Set(result.outputs.filter { $0.status == .fail }.map(\.path)))
         }
@@ -149,7 +168,10 @@ final class CaseRunner {
             return
         }
         let image: FloatTensor
-        switch loadInput(inputFile) {
+        let side = sam.config.imageEncoder.imageSize
+        switch loadInput(inputFile).flatMap({ tensor in
+            Self.shape(tensor, of: inputFile, is: [1, 3, side, side]).map { tensor }
+        }) {
         case .failure(let problem):
             result.outputs = outputs.map { check(referenceCase, $0, "image_encoder", status: .badInput, problem: problem.message) }
             return
@@ -203,17 +225,24 @@ final class CaseRunner {
         do throws(InputProblem) {
             var points = try loadInput(referenceCase.file("onnx_point_coords")).get()
             var labels = try require(referenceCase, "onnx_point_labels")
+            try Self.checkPrompt(points: points, pointsFile: referenceCase.file("onnx_point_coords"),
+                                 labels: labels, labelsFile: referenceCase.file("onnx_point_labels"))
             var hasMaskInput: Float = 0
             if referenceCase.has("onnx_has_mask_input") {
                 let flag = try loadInput(referenceCase.file("onnx_has_mask_input")).get()
                 guard flag.count == 1 else {
                     throw InputProblem(message: "input \(referenceCase.file("onnx_has_mask_input")) has shape \(Shape.text(flag.shape)), expected [1]")
                 }
+                guard flag.data[0] == 0 || flag.data[0] == 1 else {
+                    throw InputProblem(message: "input \(referenceCase.file("onnx_has_mask_input")) is \(flag.data[0]), expected 0 or 1")
+                }
                 hasMaskInput = flag.data[0]
             }
             var maskInput: FloatTensor?
             if referenceCase.has("onnx_mask_input") {
-                maskInput = try loadInput(referenceCase.file("onnx_mask_input")).get()
+                let side = 4 * sam.config.promptEncoder.imageEmbeddingSize
+                let file = referenceCase.file("onnx_mask_input")
+                maskInput = try loadInput(file).flatMap { tensor in Self.shape(tensor, of: file, is: [1, 1, side, side]).map { tensor } }.get()
             } else if hasMaskInput != 0 {
                 throw InputProblem(message: "onnx_has_mask_input is \(hasMaskInput) but \(referenceCase.file("onnx_mask_input")) is missing")
             }
@@ -242,12 +271,8 @@ final class CaseRunner {
     }
 
     func runOfficial(_ referenceCase: ReferenceCase) -> [OutputCheck] {
-        let outputs = Self.officialOutputs.filter { referenceCase.has($0.1) }
-        guard !outputs.isEmpty else {
-            return [placeholder(referenceCase, output: "official", path: "official", status: .badInput,
-                                problem: "\(referenceCase.folder)/ has onnx_point_coords.npy but neither onnx_low_res_masks.npy "
-                                    + "nor onnx_iou_predictions.npy to compare with")]
-        }
+        // Every output of the path is expected; one without its reference file is reported (compare).
+        let outputs = Self.officialOutputs
         let inputs: OfficialInputs, embeddings: FloatTensor
         switch officialInputs(referenceCase) {
         case .failure(.notApplicable(let reason)):
@@ -272,11 +297,7 @@ final class CaseRunner {
     }
 
     func runSplit(_ referenceCase: ReferenceCase) -> [OutputCheck] {
-        let outputs = Self.splitOutputs.filter { referenceCase.has($0.1) }
-        guard !outputs.isEmpty else {
-            return [placeholder(referenceCase, output: "split", path: "split", status: .badInput,
-                                problem: "\(referenceCase.folder)/ has split_points.npy but no split_* output to compare with")]
-        }
+        let outputs = Self.splitOutputs
         guard let promptEncoder = sam.promptEncoder, let maskDecoder = sam.maskDecoder else {
             return outputs.map { check(referenceCase, $0, "split", status: .notApplicable,
                                        problem: "the model has no prompt_encoder and mask_decoder") }
@@ -285,6 +306,8 @@ final class CaseRunner {
         do throws(InputProblem) {
             points = try loadInput(referenceCase.file("split_points")).get()
             labels = try require(referenceCase, "split_labels")
+            try Self.checkPrompt(points: points, pointsFile: referenceCase.file("split_points"),
+                                 labels: labels, labelsFile: referenceCase.file("split_labels"))
             embeddings = try imageEmbeddings.get()
         } catch {
             return outputs.map { check(referenceCase, $0, "split", status: .badInput, problem: error.message) }
@@ -324,7 +347,7 @@ final class CaseRunner {
                 : "this reference set has no per-module dumps for case \(referenceCase.name) (it has them for "
                     + dumped.joined(separator: ", ") + ")")
         }
-        let walk = ModuleWalk(dumps: dumps, root: references.root, tolerance: tolerance(referenceCase, output: nil).tolerance)
+        let walk = ModuleWalk(dumps: dumps, references: references, tolerance: tolerance(referenceCase, output: nil).tolerance)
         if referenceCase.kind == .imageEncoder {
             guard case .success(let image) = loadInput(referenceCase.file("input_image")) else {
                 return .unavailable(run: run, note: "the input image could not be read")
@@ -355,8 +378,19 @@ final class CaseRunner {
         var result = check(referenceCase, output, path, status: .pass, problem: nil)
         result.seconds = seconds
         let referenceFile = referenceCase.file(output.1)
+        guard referenceCase.has(output.1) else {
+            result.status = .notApplicable
+            result.missingReference = true
+            result.problem = "reference \(referenceFile) is missing, so \(output.0) was not compared"
+            return result
+        }
+        if let problem = toleranceOverLimit(result.tolerance) {
+            result.status = .badInput
+            result.problem = problem
+            return result
+        }
         let reference: Tensor
-        do { reference = try NPY.read(references.path(referenceFile)) } catch {
+        do { reference = try NPY.read(try references.resolve(referenceFile).get()) } catch {
             result.status = .badInput
             result.problem = "reference \(referenceFile) unreadable: \(error)"
             return result
@@ -411,6 +445,18 @@ final class CaseRunner {
                     tolerance: tolerance(referenceCase, output: nil), seconds: 0)
     }
 
+    /// Why a check's tolerance may not be used: a manifest asks for more than --max-atol/--max-rtol allow.
+    func toleranceOverLimit(_ resolved: ResolvedTolerance) -> String? {
+        var problems: [String] = []
+        if let limit = options.maxAtol, resolved.atol > limit {
+            problems.append("atol \(formatFigure(resolved.atol)) (\(resolved.atolSource)) is more than --max-atol \(formatFigure(limit))")
+        }
+        if let limit = options.maxRtol, resolved.rtol > limit {
+            problems.append("rtol \(formatFigure(resolved.rtol)) (\(resolved.rtolSource)) is more than --max-rtol \(formatFigure(limit))")
+        }
+        return problems.isEmpty ? nil : "the reference set asks for a looser bar than allowed: " + problems.joined(separator: "; ")
+    }
+
     /// defaults < manifest `tolerances` < the case's < the output's < the command line.
     func tolerance(_ referenceCase: ReferenceCase, output: (String, String)?) -> ResolvedTolerance {
         var resolved = ResolvedTolerance.defaults
@@ -432,7 +478,7 @@ final class CaseRunner {
     /// An input file as float32 values; missing, unreadable or non-finite is a problem (bad input).
     func loadInput(_ relative: String) -> Result<FloatTensor, InputProblem> {
         let tensor: Tensor
-        do { tensor = try NPY.read(references.path(relative)) } catch {
+        do { tensor = try NPY.read(try references.resolve(relative).get()) } catch {
             return .failure(InputProblem(message: "input \(relative) unreadable: \(error)"))
         }
         let values = tensor.floats()
@@ -440,6 +486,26 @@ final class CaseRunner {
             return .failure(InputProblem(message: "input \(relative) holds \(nonFinite)"))
         }
         return .success(FloatTensor(shape: tensor.shape, data: values))
+    }
+
+    /// `tensor` (read from `file`) has shape `expected`, or the problem naming both.
+    static func shape(_ tensor: FloatTensor, of file: String, is expected: [Int]) -> Result<Void, InputProblem> {
+        tensor.shape == expected ? .success(())
+            : .failure(InputProblem(message: "input \(file) has shape \(Shape.text(tensor.shape)), expected \(Shape.text(expected))"))
+    }
+
+    /// Prompt inputs as SamOnnxModel takes them: coordinates [1, N, 2], labels [1, N] of -1, 0, 1, 2 or 3.
+    static func checkPrompt(points: FloatTensor, pointsFile: String, labels: FloatTensor, labelsFile: String) throws(InputProblem) {
+        guard points.shape.count == 3, points.shape[0] == 1, points.shape[1] >= 1, points.shape[2] == 2 else {
+            throw InputProblem(message: "input \(pointsFile) has shape \(Shape.text(points.shape)), expected [1,N,2]")
+        }
+        guard labels.shape == [1, points.shape[1]] else {
+            throw InputProblem(message: "input \(labelsFile) has shape \(Shape.text(labels.shape)), expected [1,\(points.shape[1])] "
+                               + "(one label per point of \(pointsFile))")
+        }
+        if let bad = labels.data.firstIndex(where: { ![-1, 0, 1, 2, 3].contains($0) }) {
+            throw InputProblem(message: "input \(labelsFile) holds label \(labels.data[bad]) at [0,\(bad)]; labels are -1, 0, 1, 2 or 3")
+        }
     }
 
     func require(_ referenceCase: ReferenceCase, _ name: String) throws(InputProblem) -> FloatTensor {

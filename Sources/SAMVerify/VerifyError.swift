@@ -17,6 +17,9 @@ public struct VerifyError: Error, CustomStringConvertible, Equatable, Sendable {
         case usage
         /// Writing the JSON or JUnit report failed.
         case writeFailed = "write_failed"
+        /// A report's name is taken by something it may not replace (a directory, device, link) or is
+        /// one of the run's inputs (the model, a reference file); nothing was written.
+        case outputRefused = "output_refused"
     }
 
     public let code: Code

@@ -15,6 +15,9 @@ struct SamConvert: ParsableCommand {
         Several inputs merge; a tensor two inputs both hold must agree, or conversion stops naming both files.
         Hyperparameters come from --config (or a config.json in an input folder), else from the weights'
         shapes and what ONNX graphs state (input size, strides), with MobileSAM's values for the rest.
+        --out is written through a temporary renamed into place. Without --force nothing may stand at --out, \
+        also when a file appears there during the conversion; with --force only a regular file is replaced. \
+        A directory, link, device or FIFO at --out, or --out naming one of the inputs, is refused and left as it is.
         Exit status: 0 converted, 2 bad input or usage (nothing is written then).
         """,
         version: Converter.version)
@@ -37,11 +40,26 @@ struct SamConvert: ParsableCommand {
     @Option(help: "Storage precision of the weights: f32 or f16.")
     var dtype: String = "f32"
 
-    @Flag(help: "Overwrite --out if it exists.")
+    @Flag(help: "Replace --out if a regular file stands there.")
     var force = false
 
     @Flag(name: .customLong("allow-unmapped"), help: "Convert even when an input holds weight-like tensors no rule maps (they are listed and left out).")
     var allowUnmapped = false
+
+    /// ArgumentParser's usage errors exit 64; the tools' contract is 2 for bad input or usage.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let code as ExitCode {
+            Foundation.exit(code.rawValue)
+        } catch {
+            if exitCode(for: error) == .success { exit(withError: error) }  // --help, --version
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            Foundation.exit(2)
+        }
+        Foundation.exit(0)
+    }
 
     mutating func run() throws {
         guard let precision = StoragePrecision(rawValue: dtype) else {

@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import SAMFormats
 import SAMTensor
@@ -32,6 +33,21 @@ struct SamInspect: ParsableCommand {
 
     @Flag(help: "Also print min, max and mean of every ONNX initializer and HDF5 dataset (reads all data).")
     var stats = false
+
+    /// ArgumentParser's usage errors exit 64; the tools' contract is 2 for bad input or usage.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let code as ExitCode {
+            Foundation.exit(code.rawValue)
+        } catch {
+            if exitCode(for: error) == .success { exit(withError: error) }  // --help, --version
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            Foundation.exit(2)
+        }
+        Foundation.exit(0)
+    }
 
     mutating func run() throws {
         var failures = 0

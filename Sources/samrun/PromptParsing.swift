@@ -1,6 +1,7 @@
 import SAMPipeline
 
 /// `--point X,Y[,LABEL]` and `--box X0,Y0,X1,Y1`, strictly: numbers only, the right count.
+/// Negative coordinates parse (and are then refused as outside the image, with its size).
 enum PromptParsing {
     static func point(_ text: String) throws(RunFailure) -> Prompt.Point {
         let values = try numbers(text, option: "--point", counts: [2, 3])

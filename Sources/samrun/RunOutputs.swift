@@ -4,10 +4,17 @@ import SAMImage
 import SAMPipeline
 import SAMTensor
 
-/// Everything samrun writes. Files are made in a staging folder next to `folder` and then renamed
-/// into it one by one, so a failure never leaves a half-written file behind.
+/// Everything samrun writes. Files are made in a staging folder beside `folder` and then published
+/// together (`StagedFolder`): a new folder appears in one rename; in an existing one each file replaces
+/// its name, earlier outputs this run does not make are taken away, and a failure part-way puts back
+/// what was there, so the folder never holds a mix of two runs.
 struct RunOutputs {
+    /// Every name samrun writes into its folder.
+    static let ownedNames = ["image_embeddings.npy", "image_embeddings.json", "low_res_masks.npy", "iou_predictions.npy",
+                             "mask_0.png", "mask_1.png", "mask_2.png", "mask_3.png", "overlay.png", "result.json"]
+
     let folder: String
+    let policy: OutputPolicy
     let predictor: SegmentAnything
     let photo: RGBImage
     let prompt: Prompt
@@ -17,46 +24,37 @@ struct RunOutputs {
     var profile: [String: Any]? = nil
 
     func write() throws(RunFailure) {
-        let fileManager = FileManager.default
-        let staging = (folder as NSString).standardizingPath + ".staging-\(getpid())"
-        try RunFailure.wrap {
-            try fileManager.createDirectory(atPath: staging, withIntermediateDirectories: true)
-        }
-        defer { try? fileManager.removeItem(atPath: staging) }
-        let files = try RunFailure.wrap { try stage(in: staging) }
-        try RunFailure.wrap {
-            try fileManager.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            for name in files {
-                let target = (folder as NSString).appendingPathComponent(name)
-                if fileManager.fileExists(atPath: target) { try fileManager.removeItem(atPath: target) }
-                try fileManager.moveItem(atPath: (staging as NSString).appendingPathComponent(name), toPath: target)
-            }
-        }
+        let staged = try RunFailure.wrap { try StagedFolder(folder: folder, ownedNames: Self.ownedNames, policy: policy) }
+        let names = try RunFailure.wrap { try stage(in: staged) }
+        try RunFailure.wrap { try staged.publish(names) }
     }
 
-    /// Writes every output into `staging`; returns their names.
-    private func stage(in staging: String) throws -> [String] {
-        func path(_ name: String) -> String { (staging as NSString).appendingPathComponent(name) }
+    /// Writes every output into the staging folder; returns their names.
+    private func stage(in staged: StagedFolder) throws -> [String] {
         var names: [String] = []
         if let embeddings = predictor.embeddings {
-            try NPY.write(embeddings.tensor, to: path("image_embeddings.npy"))
+            try NPY.write(embeddings.tensor, to: staged.path("image_embeddings.npy"))
             names.append("image_embeddings.npy")
+            if let provenance = predictor.embeddingsProvenance {
+                try AtomicFile.write(Array(try provenance.encoded()), to: staged.path("image_embeddings.json"))
+                names.append("image_embeddings.json")
+            }
         }
-        try NPY.write(prediction.lowResLogits.tensor, to: path("low_res_masks.npy"))
-        try NPY.write(Tensor(shape: [1, prediction.iouPredictions.count], floats: prediction.iouPredictions), to: path("iou_predictions.npy"))
+        try NPY.write(prediction.lowResLogits.tensor, to: staged.path("low_res_masks.npy"))
+        try NPY.write(Tensor(shape: [1, prediction.iouPredictions.count], floats: prediction.iouPredictions), to: staged.path("iou_predictions.npy"))
         names += ["low_res_masks.npy", "iou_predictions.npy"]
         for (position, index) in prediction.selected.enumerated() {
             let name = "mask_\(index).png"
-            try ImageIO.writeGrayPNG(pixels: prediction.masks.grayPixels(position), width: photo.width, height: photo.height, to: path(name))
+            try ImageIO.writeGrayPNG(pixels: prediction.masks.grayPixels(position), width: photo.width, height: photo.height, to: staged.path(name))
             names.append(name)
         }
         let bestPosition = prediction.selected.firstIndex(of: prediction.best) ?? 0
         let overlay = try Overlay.render(photo, mask: prediction.masks.mask(bestPosition),
                                      points: prompt.points.map { Overlay.Point(x: Double($0.x), y: Double($0.y), label: $0.label) },
                                      box: prompt.box.map { Overlay.Box(x0: Double($0.x0), y0: Double($0.y0), x1: Double($0.x1), y1: Double($0.y1)) })
-        try ImageIO.writePNG(overlay, to: path("overlay.png"))
+        try ImageIO.writePNG(overlay, to: staged.path("overlay.png"))
         names.append("overlay.png")
-        try resultJSON().write(to: URL(fileURLWithPath: path("result.json")))
+        try AtomicFile.write(Array(try resultJSON()), to: staged.path("result.json"))
         names.append("result.json")
         return names
     }
@@ -67,6 +65,7 @@ struct RunOutputs {
         }
         var object: [String: Any] = [
             "model": predictor.model.file.path,
+            "model_identity": predictor.modelIdentity,
             "image": ["width": photo.width, "height": photo.height],
             "input_size": ["height": predictor.inputSize?.height ?? 0, "width": predictor.inputSize?.width ?? 0],
             "iou_predictions": prediction.iouPredictions.map(Double.init),
@@ -75,7 +74,17 @@ struct RunOutputs {
             "reused_embeddings": reusedEmbeddings,
             "seconds": timings,
         ]
+        if let provenance = predictor.embeddingsProvenance {
+            object["embeddings_computed_from"] = [
+                "original_size": ["width": provenance.originalSize.width, "height": provenance.originalSize.height],
+                "input_size": ["width": provenance.inputSize.width, "height": provenance.inputSize.height],
+                "model_identity": provenance.modelIdentity,
+            ] as [String: Any]
+        } else {
+            object["embeddings_computed_from"] = NSNull()
+        }
         if let profile { object["profile"] = profile }
+        // Every number here is finite: the pipeline refuses NaN or infinite outputs at the stage that made them.
         return try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
     }
 }

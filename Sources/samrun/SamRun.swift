@@ -15,26 +15,61 @@ struct SamRun: ParsableCommand {
         commandName: "samrun",
         abstract: "Segment an image from point and box prompts with a .samw model.",
         discussion: """
-        Coordinates are original-image pixels. LABEL is 1 (foreground, the default) or 0 (background).
-        Writes to --out: image_embeddings.npy [1,C,g,g], low_res_masks.npy (all four logits),
-        iou_predictions.npy [1,4], mask_<i>.png for each selected mask at the image's size,
-        overlay.png (the best mask tinted, prompts drawn) and result.json (scores, sizes, seconds per stage).
-        --embeddings reuses image_embeddings.npy from an earlier run and skips the encoder.
-        Every input is checked before anything is written; exit status 2 on bad input.
+        Coordinates are original-image pixels (negative ones may be typed as --point -5,10 or --point=-5,10; \
+        points outside the image are refused). LABEL is 1 (foreground, the default) or 0 (background).
+        Writes to --out: image_embeddings.npy [1,C,g,g] and image_embeddings.json (the image size, input size \
+        and model they were computed from), low_res_masks.npy (all four logits), iou_predictions.npy [1,4], \
+        mask_<i>.png for each selected mask at the image's size, overlay.png (the best mask tinted, prompts drawn) \
+        and result.json (scores, sizes, seconds per stage). The files are staged and put in place together: the \
+        folder never mixes two runs. A directory, link, device or FIFO at one of those names, or an input there, \
+        is refused and left as it is.
+        --embeddings reuses image_embeddings.npy from an earlier run and skips the encoder; it must have been \
+        computed by this model from an image of this size (its image_embeddings.json says), unless --force.
+        Exit status: 0 success; 2 bad input or usage (every input is checked before anything is written).
         """)
+
+    /// More --point options than this are refused before the argument parser sees them (it takes time
+    /// quadratic in their number); no model accepts as many.
+    static let maxPointOptions = 1024
 
     @Argument(help: "The .samw model.") var model: String
     @Argument(help: "The image (PNG or JPEG).") var image: String
-    @Option(name: .customLong("point"), help: "A point X,Y or X,Y,LABEL (repeatable).") var points: [String] = []
-    @Option(help: "A box X0,Y0,X1,Y1.") var box: String?
+    @Option(name: .customLong("point"), parsing: .unconditionalSingleValue, help: "A point X,Y or X,Y,LABEL (repeatable).")
+    var points: [String] = []
+    @Option(parsing: .unconditionalSingleValue, help: "A box X0,Y0,X1,Y1 (at most one).") var box: [String] = []
     @Option(name: .customLong("mask-input"), help: "Low-res mask logits [1,1,4g,4g] (.npy) from an earlier run.") var maskInput: String?
-    @Option(help: "Cached image embeddings (.npy) for this image.") var embeddings: String?
+    @Option(help: "Cached image embeddings (.npy) of this image, from an earlier run with this model.") var embeddings: String?
+    @Flag(help: "Use --embeddings even when their record says another image size or model, or is missing.")
+    var force = false
     @Option(help: "Masks to return: multimask (1-3), all (0-3) or single (the official ONNX rule).") var masks: String = "multimask"
+    @Option(name: .customLong("max-pixels"), help: "Largest image (width x height) to decode; larger ones are refused from the header.")
+    var maxPixels: Int = ImageLimits.default.maxPixels
     @Option(help: "Output folder.") var out: String = "samrun-out"
     @Flag(help: "Time the image encoder per module (from the model's module observer); prints a table and adds \"profile\" to result.json.")
     var profile = false
     @Option(name: .customLong("profile-depth"), help: "Dot-separated path components to aggregate --profile by (5: image_encoder.layers.0.blocks.0).")
     var profileDepth: Int = 5
+
+    /// ArgumentParser's usage errors exit 64; the tools' contract is 2 for bad input or usage.
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let pointOptions = arguments.prefix { $0 != "--" }.filter { $0 == "--point" || $0.hasPrefix("--point=") }.count
+        if pointOptions > maxPointOptions {
+            FileHandle.standardError.write(Data("samrun: \(pointOptions) --point options; at most \(maxPointOptions) are accepted\n".utf8))
+            Foundation.exit(2)
+        }
+        do {
+            var command = try parseAsRoot(arguments)
+            try command.run()
+        } catch let code as ExitCode {
+            Foundation.exit(code.rawValue)
+        } catch {
+            if exitCode(for: error) == .success { exit(withError: error) }  // --help
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            Foundation.exit(2)
+        }
+        Foundation.exit(0)
+    }
 
     mutating func run() throws {
         // This process is the tool's own: BLAS on one thread, freed memory kept for reuse.
@@ -52,20 +87,39 @@ struct SamRun: ParsableCommand {
         guard let selection = MaskSelection(rawValue: masks) else {
             throw RunFailure("--masks must be one of \(MaskSelection.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        var prompt = Prompt(points: try points.map(PromptParsing.point), box: try box.map(PromptParsing.box))
+        guard box.count <= 1 else {
+            throw RunFailure("--box given \(box.count) times; a prompt has at most one box")
+        }
+        guard maxPixels >= 1 else { throw RunFailure("--max-pixels must be at least 1, not \(maxPixels)") }
+        var prompt = Prompt(points: try points.map(PromptParsing.point), box: try box.first.map(PromptParsing.box))
         if let maskInput { prompt.maskInput = try RunFailure.wrap { FloatTensor(try NPY.read(maskInput)) } }
         guard profileDepth >= 1 else { throw RunFailure("--profile-depth must be at least 1") }
         let cached = try embeddings.map { path throws(RunFailure) in try RunFailure.wrap { FloatTensor(try NPY.read(path)) } }
+        let sidecar = embeddings.map(EmbeddingsProvenance.sidecarPath(forEmbeddings:))
+        let record = try sidecar.map { path throws(RunFailure) in try RunFailure.wrap { try EmbeddingsProvenance.read(sidecar: path) } } ?? nil
+
+        // The output folder: nothing there may be a directory, link, device or one of this run's inputs.
+        let inputs = [model, image] + [maskInput, embeddings, sidecar].compactMap { $0 }
+        let policy = OutputPolicy(existing: .replace, inputs: inputs, option: "--out")
+        _ = try RunFailure.wrap { try StagedFolder.check(folder: out, ownedNames: RunOutputs.ownedNames, policy: policy) }
 
         let started = Date()
         let predictor = try RunFailure.wrap { try SegmentAnything(modelPath: model) }
         let loaded = Date()
-        let photo = try RunFailure.wrap { try ImageIO.read(image) }
+        let photo = try RunFailure.wrap { try ImageIO.read(image, limits: ImageLimits(maxPixels: maxPixels)) }
         let decodedImage = Date()
         var moduleProfile: ModuleProfile? = nil
         var profiledTimings: [String: Double] = [:]
         if let cached {
-            try RunFailure.wrap { try predictor.setEmbeddings(cached, originalSize: photo.size) }
+            do {
+                try predictor.setEmbeddings(cached, originalSize: photo.size, provenance: record, allowMismatch: force)
+            } catch {
+                if case .embeddingsMismatch(let message) = error {
+                    throw RunFailure("--embeddings \(embeddings ?? ""): \(message) (record: \(sidecar ?? "")); "
+                                     + "run without --embeddings to compute them, or pass --force to use them anyway")
+                }
+                throw RunFailure("\(error)")
+            }
         } else if profile {
             // The same steps as SegmentAnything.setImage, with the encoder observed.
             let recorder = ModuleProfile(depth: profileDepth)
@@ -77,7 +131,12 @@ struct SamRun: ParsableCommand {
             let encoded = try RunFailure.wrap { try predictor.model.sam.encodeImage(prepared.input, observer: recorder.observer) }
             recorder.finish()
             profiledTimings = ["preprocess": encodeStart.timeIntervalSince(prepareStart), "image_encoder": Date().timeIntervalSince(encodeStart)]
-            try RunFailure.wrap { try predictor.setEmbeddings(encoded, originalSize: photo.size) }
+            if !encoded.data.allSatisfy(\.isFinite) {
+                throw RunFailure("\(PipelineError.nonFinite(stage: "image_encoder", "on \(image)"))")
+            }
+            try RunFailure.wrap {
+                try predictor.setEmbeddings(encoded, originalSize: photo.size, provenance: predictor.provenance(forOriginalSize: photo.size))
+            }
             moduleProfile = recorder
         } else {
             try RunFailure.wrap { try predictor.setImage(photo) }
@@ -88,7 +147,7 @@ struct SamRun: ParsableCommand {
         timings["load_model"] = loaded.timeIntervalSince(started)
         timings["read_image"] = decodedImage.timeIntervalSince(loaded)
 
-        try RunOutputs(folder: out, predictor: predictor, photo: photo, prompt: prompt, prediction: prediction,
+        try RunOutputs(folder: out, policy: policy, predictor: predictor, photo: photo, prompt: prompt, prediction: prediction,
                        timings: timings, reusedEmbeddings: cached != nil, profile: moduleProfile?.json).write()
         print(Summary.text(prediction, folder: out, timings: timings))
         if let moduleProfile {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SAMFormats
 import SAMKernels
 import SAMVerify
 
@@ -21,8 +22,17 @@ struct SamVerify: ParsableCommand {
         On a failure the case's run is repeated module by module against the set's per-module dumps and the first \
         diverging module is named.
 
+        Tolerances the manifest sets are shown beside the defaults; --max-atol/--max-rtol make any check whose \
+        manifest tolerance is looser than they allow bad input (so a set cannot lower its own bar in CI). \
+        Every output a case's kind defines must have its reference file: a missing one is reported n/a, naming \
+        the file, and the run is not a pass. Every path a manifest names must stay inside the set, and only \
+        regular files are read.
+        Reports replace only a regular file, never the model or a file of the reference set.
+
         Exit status: 0 every check passes; 1 a mismatch; 2 bad input or usage (missing model, unreadable \
-        references, no cases, unknown --case, NaN or infinity in an input or reference file).
+        references, no cases, unknown --case, NaN or infinity in an input or reference file, a missing reference \
+        output, a malformed input, a manifest tolerance over --max-atol/--max-rtol, a report that may not be \
+        written where asked).
         """,
         version: Verifier.version)
 
@@ -41,6 +51,14 @@ struct SamVerify: ParsableCommand {
 
     @Option(help: ArgumentHelp("Relative tolerance (overrides the manifest and the default 1e-4).", valueName: "R"))
     var rtol: Double?
+
+    @Option(name: .customLong("max-atol"),
+            help: ArgumentHelp("Largest atol a manifest may set; a check asking more is bad input (CI's guard).", valueName: "A"))
+    var maxAtol: Double?
+
+    @Option(name: .customLong("max-rtol"),
+            help: ArgumentHelp("Largest rtol a manifest may set; a check asking more is bad input (CI's guard).", valueName: "R"))
+    var maxRtol: Double?
 
     @Option(help: ArgumentHelp("Write the full report as JSON here (atomically).", valueName: "FILE"))
     var json: String?
@@ -75,21 +93,24 @@ struct SamVerify: ParsableCommand {
     func execute() -> Int32 {
         // This process is the tool's own: BLAS on one thread, freed memory kept for reuse.
         Kernels.tuneProcessForInference()
-        let options = VerifyOptions(cases: cases, atol: atol, rtol: rtol, locateDivergence: !noDivergence)
+        let options = VerifyOptions(cases: cases, atol: atol, rtol: rtol, maxAtol: maxAtol, maxRtol: maxRtol,
+                                    locateDivergence: !noDivergence)
+        let inputs = ReportFiles.inputs(model: model, references: references)
         let report: VerificationReport
         do {
+            try ReportFiles.checkOutputs(json: json, junit: junit, inputs: inputs)
             report = try Verifier.verify(modelPath: model, referencesPath: references, options: options) { message in
                 if !quiet { FileHandle.standardError.write(Data("samverify: \(message)\n".utf8)) }
             }
         } catch {
             FileHandle.standardError.write(Data("samverify: \(error.message)\n".utf8))
-            ReportFiles.writeError(error, json: json, junit: junit)
+            ReportFiles.writeError(error, json: json, junit: junit, inputs: inputs)
             return error.exitCode
         }
         print(TableReport.render(report), terminator: "")
         do {
-            if let json { try ReportFiles.writeJSON(report, to: json) }
-            if let junit { try ReportFiles.writeJUnit(report, to: junit) }
+            if let json { try ReportFiles.writeJSON(report, to: json, inputs: inputs) }
+            if let junit { try ReportFiles.writeJUnit(report, to: junit, inputs: inputs) }
         } catch {
             FileHandle.standardError.write(Data("samverify: \(error.message)\n".utf8))
             return error.exitCode

@@ -16,7 +16,7 @@ struct SamRunCommandLineTests {
         let photo = try TinyPipeline.photo(in: folder)
         let first = try samrunTool.run([model, photo, "--point", "60,40", "--point", "20,30,0", "--out", folder + "/first"])
         #expect(first.status == 0, "\(first.stderr)")
-        let expected = ["image_embeddings.npy", "low_res_masks.npy", "iou_predictions.npy", "mask_1.png", "mask_2.png", "mask_3.png",
+        let expected = ["image_embeddings.npy", "image_embeddings.json", "low_res_masks.npy", "iou_predictions.npy", "mask_1.png", "mask_2.png", "mask_3.png",
                         "overlay.png", "result.json"]
         #expect(Set(try FileManager.default.contentsOfDirectory(atPath: folder + "/first")) == Set(expected))
         #expect(try NPY.read(folder + "/first/low_res_masks.npy").shape == [1, 4, 32, 32])
@@ -47,7 +47,8 @@ struct SamRunCommandLineTests {
             ([model, photo, "--point", "60,40,7"], "LABEL"),
             ([model, photo, "--box", "50,10,40,20"], "x1 < x0"),
             ([model, photo] + manyPoints, "1...100"),
-            ([model, photo, "--point", "60,40", "--embeddings", wrongEmbeddings], "[1,32,8,8]"),
+            ([model, photo, "--point", "60,40", "--embeddings", wrongEmbeddings], "carry no record"),
+            ([model, photo, "--point", "60,40", "--embeddings", wrongEmbeddings, "--force"], "[1,32,8,8]"),
             ([model, notAnImage, "--point", "1,1"], notAnImage),
             ([model, folder + "/missing.png", "--point", "1,1"], "missing.png"),
             ([folder + "/missing.samw", photo, "--point", "1,1"], "missing.samw"),

@@ -59,7 +59,50 @@ struct TinyPipelineTests {
         #expect(message(Prompt(box: .init(x0: 50, y0: 10, x1: 40, y1: 20))).contains("x1 < x0"))
         #expect(message(Prompt()).contains("at least one point"))
         #expect(message(Prompt(points: [.init(x: 5, y: 5)], maskInput: FloatTensor(zeros: [1, 1, 8, 8]))).contains("[1,1,32,32]"))
-        #expect(throws: PipelineError.self) { try segmenter.setEmbeddings(FloatTensor(zeros: [1, 32, 4, 4]), originalSize: ImageSize(height: 85, width: 128)) }
+        let size = ImageSize(height: 85, width: 128)
+        #expect(throws: PipelineError.self) {
+            try segmenter.setEmbeddings(FloatTensor(zeros: [1, 32, 4, 4]), originalSize: size, provenance: segmenter.provenance(forOriginalSize: size))
+        }
+    }
+
+    @Test("setEmbeddings refuses embeddings of another image size or model, or with no record, unless told to")
+    func embeddingsProvenance() throws {
+        let folder = try TinyPipeline.folder()
+        let segmenter = try SegmentAnything(modelPath: try TinyPipeline.model(in: folder))
+        let photo = try ImageIO.read(try TinyPipeline.photo(in: folder))
+        try segmenter.setImage(photo)
+        let embeddings = try #require(segmenter.embeddings)
+        let record = try #require(segmenter.embeddingsProvenance)
+        #expect(record.originalSize == photo.size)
+        #expect(record.modelIdentity == segmenter.modelIdentity && record.modelIdentity.count == 64)
+        func refusal(_ size: ImageSize, _ provenance: EmbeddingsProvenance?) -> String {
+            do { try segmenter.setEmbeddings(embeddings, originalSize: size, provenance: provenance); return "" } catch { return "\(error)" }
+        }
+        // The same image and model: accepted, and predictions match the encoder's own.
+        #expect(refusal(photo.size, record) == "")
+        let other = ImageSize(height: 800, width: 1000)
+        #expect(refusal(other, record).contains("computed for a 128x85 image, this image is 1000x800"))
+        var otherModel = record
+        otherModel.modelIdentity = String(repeating: "0", count: 64)
+        #expect(refusal(photo.size, otherModel).contains("computed by model 0000000000000000"))
+        #expect(refusal(photo.size, nil).contains("no record"))
+        // Forced: accepted, and the record kept is the one the embeddings came with.
+        try segmenter.setEmbeddings(embeddings, originalSize: other, provenance: record, allowMismatch: true)
+        #expect(segmenter.embeddingsProvenance == record)
+    }
+
+    @Test("The record round-trips through its sidecar file; a missing sidecar reads as none")
+    func sidecar() throws {
+        let folder = try TinyPipeline.folder()
+        let record = EmbeddingsProvenance(originalSize: ImageSize(height: 85, width: 128), inputSize: ImageSize(height: 43, width: 64),
+                                          modelIdentity: String(repeating: "a", count: 64))
+        let path = EmbeddingsProvenance.sidecarPath(forEmbeddings: folder + "/image_embeddings.npy")
+        #expect(path == folder + "/image_embeddings.json")
+        try record.encoded().write(to: URL(fileURLWithPath: path))
+        #expect(try EmbeddingsProvenance.read(sidecar: path) == record)
+        #expect(try EmbeddingsProvenance.read(sidecar: folder + "/none.json") == nil)
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: folder + "/bad.json"))
+        #expect(throws: PipelineError.self) { try EmbeddingsProvenance.read(sidecar: folder + "/bad.json") }
     }
 }
 

@@ -65,3 +65,61 @@ public struct CommandLineTool: Sendable {
                    stderr: String(decoding: stderr, as: UTF8.self), crashed: process.terminationReason == .uncaughtSignal)
     }
 }
+
+#if canImport(Glibc)
+import Glibc
+
+extension CommandLineTool {
+    /// A run measured by the kernel: wall time, the child's own peak resident memory (wait4's
+    /// rusage), and whether it had to be killed at `timeout` seconds (a tool blocked on a FIFO).
+    public struct MeasuredRun: Sendable {
+        public var status: Int32
+        public var stderr: String
+        public var seconds: Double
+        public var maxResidentMegabytes: Double
+        public var timedOut: Bool
+        public var crashed: Bool
+    }
+
+    public struct SpawnFailed: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public func measured(_ arguments: [String], timeout: Double = 30) throws -> MeasuredRun {
+        let binary = try path()
+        let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("samtool-\(UUID().uuidString).err").path
+        defer { unlink(errorFile) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, errorFile, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([binary] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let started = Date()
+        let spawned = posix_spawn(&pid, binary, &actions, nil, argv, environ)
+        guard spawned == 0 else { throw SpawnFailed(description: "cannot start \(binary): \(String(cString: strerror(spawned)))") }
+        var status: Int32 = 0
+        var usage = rusage()
+        var timedOut = false
+        while true {
+            let waited = wait4(pid, &status, WNOHANG, &usage)
+            if waited == pid { break }
+            if waited < 0 && errno != EINTR { throw SpawnFailed(description: "wait4: \(String(cString: strerror(errno)))") }
+            if Date().timeIntervalSince(started) > timeout && !timedOut {
+                timedOut = true
+                kill(pid, SIGKILL)
+            }
+            usleep(2000)
+        }
+        let seconds = Date().timeIntervalSince(started)
+        let signalled = status & 0x7F != 0
+        let stderr = (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? ""
+        return MeasuredRun(status: signalled ? status & 0x7F : (status >> 8) & 0xFF, stderr: stderr, seconds: seconds,
+                           maxResidentMegabytes: Double(usage.ru_maxrss) / 1024, timedOut: timedOut,
+                           crashed: signalled && !timedOut)
+    }
+}
+#endif

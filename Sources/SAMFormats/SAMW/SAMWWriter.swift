@@ -6,7 +6,8 @@ import SAMTensor
 /// streamed to a temporary sibling that is renamed into place (`AtomicFileWriter`). Besides the
 /// header, nothing the size of the model is held: the tensors are written from where they are.
 public enum SAMWWriter {
-    public static func write(tensors: [(name: String, tensor: Tensor)], metadata: JSONValue, to path: String) throws(FormatError) {
+    public static func write(tensors: [(name: String, tensor: Tensor)], metadata: JSONValue, to path: String,
+                             policy: OutputPolicy = .replace) throws(FormatError) {
         var names = Set<String>()
         for (name, _) in tensors where !names.insert(name).inserted {
             throw FormatError(.corrupt, file: path, tensor: name, "two tensors share this name")
@@ -19,7 +20,7 @@ public enum SAMWWriter {
         }
         let (header, entries) = try layOut(tensors, checksums: checksums, metadata: metadata, path: path)
 
-        let writer = try AtomicFileWriter(path: path)
+        let writer = try AtomicFileWriter(path: path, policy: policy)
         var preamble = SAMWLayout.magic
         append(SAMWLayout.version, to: &preamble)
         append(UInt32(0), to: &preamble)

@@ -1,0 +1,85 @@
+import Foundation
+import SAMFormats
+import SAMImage
+import SAMModelFile
+
+/// What image embeddings were computed from: the original image's size, the size it was resized to
+/// inside the model's square input, and the model's identity. `samrun` writes it beside
+/// `image_embeddings.npy` (in `result.json` and in `image_embeddings.json`); `setEmbeddings` refuses
+/// embeddings whose record does not match the image and model at hand.
+public struct EmbeddingsProvenance: Codable, Sendable, Equatable {
+    public var originalSize: ImageSize
+    public var inputSize: ImageSize
+    /// `ModelFileMetadata.identity` of the model that computed them.
+    public var modelIdentity: String
+
+    public init(originalSize: ImageSize, inputSize: ImageSize, modelIdentity: String) {
+        self.originalSize = originalSize
+        self.inputSize = inputSize
+        self.modelIdentity = modelIdentity
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case originalSize = "original_size", inputSize = "input_size", modelIdentity = "model_identity"
+    }
+
+    /// How this record differs from `expected`, one phrase per field; empty when they match.
+    public func differences(from expected: EmbeddingsProvenance) -> [String] {
+        var found: [String] = []
+        if originalSize != expected.originalSize {
+            found.append("computed for a \(originalSize.width)x\(originalSize.height) image, this image is "
+                         + "\(expected.originalSize.width)x\(expected.originalSize.height)")
+        }
+        if inputSize != expected.inputSize {
+            found.append("input size \(inputSize.width)x\(inputSize.height), expected \(expected.inputSize.width)x\(expected.inputSize.height)")
+        }
+        if modelIdentity != expected.modelIdentity {
+            found.append("computed by model \(modelIdentity.prefix(16)), this model is \(expected.modelIdentity.prefix(16))")
+        }
+        return found
+    }
+
+    // MARK: - The sidecar file
+
+    /// `image_embeddings.json` beside `image_embeddings.npy`: the sidecar of an embeddings file.
+    public static func sidecarPath(forEmbeddings path: String) -> String {
+        (path.hasSuffix(".npy") ? String(path.dropLast(4)) : path) + ".json"
+    }
+
+    public func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return try encoder.encode(File(provenance: self)) + Data([0x0A])
+    }
+
+    /// Reads a sidecar; nil when there is none. Only a regular file is read.
+    public static func read(sidecar path: String) throws(PipelineError) -> EmbeddingsProvenance? {
+        let file: MappedFile
+        do { file = try MappedFile(path: path) } catch {
+            if error.code == .unreadable, FileIdentity(path: path) == nil { return nil }
+            throw .invalidState("embeddings record \(path): \(error.message)")
+        }
+        let bytes = withExtendedLifetime(file) { Data(file.bytes) }
+        do {
+            let decoded = try JSONDecoder().decode(File.self, from: bytes)
+            guard decoded.kind == File.kindName else {
+                throw PipelineError.invalidState("embeddings record \(path) is a '\(decoded.kind)' file, not \(File.kindName)")
+            }
+            return decoded.provenance
+        } catch let error as PipelineError {
+            throw error
+        } catch {
+            throw .invalidState("embeddings record \(path) is not valid: \(error)")
+        }
+    }
+
+    struct File: Codable {
+        static let kindName = "sam_image_embeddings"
+        var kind = kindName
+        var provenance: EmbeddingsProvenance
+
+        init(provenance: EmbeddingsProvenance) { self.provenance = provenance }
+
+        enum CodingKeys: String, CodingKey { case kind, provenance = "computed_from" }
+    }
+}
