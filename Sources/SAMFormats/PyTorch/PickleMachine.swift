@@ -32,6 +32,7 @@ struct PickleMachine {
     private(set) var heap = PickleHeap()
     /// Every global the pickle names, in order of first appearance, and whether it is accepted.
     private(set) var globals: [PickleGlobalName] = []
+    private var globalsSeen: Set<String> = []
     private var position = 0
     private var opcodeStart = 0
     private var stack: [PickleValue] = []
@@ -160,7 +161,7 @@ struct PickleMachine {
     private mutating func resolve(module: String, name: String) throws(FormatError) -> PickleValue {
         let dotted = module + "." + name
         let global = PickleGlobal.named(module: module, name: name)
-        if !globals.contains(where: { $0.name == dotted }) { globals.append(PickleGlobalName(name: dotted, accepted: global != nil)) }
+        if globalsSeen.insert(dotted).inserted { globals.append(PickleGlobalName(name: dotted, accepted: global != nil)) }
         if let global { return .global(global) }
         if mode == .inventory { return .refused(dotted) }
         throw FormatError(.refusedGlobal, file: file,
