@@ -159,7 +159,11 @@ struct PickleMachine {
     // MARK: - Globals
 
     private mutating func resolve(module: String, name: String) throws(FormatError) -> PickleValue {
-        let dotted = module + "." + name
+        // STACK_GLOBAL names come from arbitrary strings: escape control characters, so a listing or a
+        // message shows the name as it is and a terminal cannot be made to hide it.
+        let dotted = (module + "." + name).unicodeScalars.map { scalar in
+            (0x20..<0x7F).contains(scalar.value) ? String(scalar) : scalar.escaped(asASCII: true)
+        }.joined()
         let global = PickleGlobal.named(module: module, name: name)
         if globalsSeen.insert(dotted).inserted { globals.append(PickleGlobalName(name: dotted, accepted: global != nil)) }
         if let global { return .global(global) }
