@@ -117,7 +117,7 @@ regen-onnx-proto:
 clean:
 	rm -rf .build
 
-# libFuzzer runs of the ONNX, .npy, .samw and HDF5 readers (Fuzz/, scripts/fuzz.sh), FUZZ_SECONDS each.
+# libFuzzer runs of the ONNX, .npy, .samw, HDF5, PyTorch and safetensors readers (Fuzz/, scripts/fuzz.sh), FUZZ_SECONDS each.
 # Crashes become Tests/HostileInputTests/Corpus/regressions/ inputs (replayed by `swift test`). Not in CI.
 FUZZ_SECONDS ?= 60
 fuzz: setup

@@ -107,7 +107,8 @@ let package = Package(
             "SAMPipeline", "SAMConvert", "SAMImage", "SAMFormats", "SAMTensor", "SAMTestSupport",
         ]),
         .testTarget(name: "SAMModelTests", dependencies: ["SAMModel", "SAMFormats", "SAMKernels", "SAMBLAS", "SAMTensor", "SAMTestSupport"]),
-        .testTarget(name: "SAMImportTests", dependencies: ["SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport"]),
+        .testTarget(name: "SAMImportTests", dependencies: ["SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport"],
+                    exclude: ["Fixtures"]),
         .testTarget(name: "HostileInputTests", dependencies: ["SAMFormats", "SAMTensor", "SAMTestSupport"], exclude: ["Corpus"]),
         .testTarget(name: "SAMVerifyTests", dependencies: ["SAMVerify", "SAMConvert", "SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor", "SAMTestSupport"]),
     ]

@@ -12,5 +12,7 @@ let package = Package(
         .executableTarget(name: "FuzzONNX", dependencies: ["FuzzSupport", .product(name: "SAMFormats", package: "SAMPort")]),
         .executableTarget(name: "FuzzSAMW", dependencies: ["FuzzSupport", .product(name: "SAMFormats", package: "SAMPort")]),
         .executableTarget(name: "FuzzHDF5", dependencies: ["FuzzSupport", .product(name: "SAMFormats", package: "SAMPort")]),
+        .executableTarget(name: "FuzzPTH", dependencies: ["FuzzSupport", .product(name: "SAMFormats", package: "SAMPort")]),
+        .executableTarget(name: "FuzzSafetensors", dependencies: ["FuzzSupport", .product(name: "SAMFormats", package: "SAMPort")]),
     ]
 )

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # libFuzzer runs of the SAMFormats readers (see Fuzz/Package.swift). Usage:
-#   scripts/fuzz.sh [TARGET...]        TARGET in NPY ONNX SAMW HDF5 (default: all)
+#   scripts/fuzz.sh [TARGET...]        TARGET in NPY ONNX SAMW HDF5 PTH SAFETENSORS (default: all)
 # FUZZ_SECONDS (default 60) bounds each target (-max_total_time). Seeds come from the committed good
 # files plus Tests/HostileInputTests/Corpus/regressions; the working corpus grows in .build-fuzz/corpus/.
 # A crash is copied to Tests/HostileInputTests/Corpus/regressions/<target>-<hash>.<ext>, which
@@ -10,15 +10,17 @@ cd "$(dirname "$0")/.."
 root=$PWD
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 SCRATCH=${FUZZ_SCRATCH:-$root/.build-fuzz}
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(NPY ONNX SAMW HDF5)
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(NPY ONNX SAMW HDF5 PTH SAFETENSORS)
 regressions=$root/Tests/HostileInputTests/Corpus/regressions
 mkdir -p "$regressions"
 
 # SwiftPM executable targets get main aliased to <Module>_main; each fuzz target defines that and calls
 # LLVMFuzzerRunDriver, so -sanitize=fuzzer works across the package's modules (all instrumented).
+product() { case $1 in SAFETENSORS) echo FuzzSafetensors;; *) echo "Fuzz$1";; esac; }
+
 build() {
     (cd Fuzz && swift build --scratch-path "$SCRATCH" -c debug \
-        -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library --product "Fuzz$1" 2>&1 \
+        -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library --product "$(product "$1")" 2>&1 \
         | grep -v "Cannot export local symbol" | tail -3)
 }
 
@@ -30,10 +32,14 @@ seed() {  # target corpus-folder
         ONNX) cp reference_outputs/tiny/PromptEncoder.onnx reference_outputs/tiny/MaskDecoder.onnx "$dir/" ;;
         SAMW) "$(swift build --show-bin-path)/samconvert" reference_outputs/tiny/PromptEncoder.onnx --out "$dir/prompt.samw" --force >/dev/null ;;
         HDF5) cp reference_outputs/tiny/mobile_sam.h5 "$dir/" ;;
+        # The million-value pickles (stack flood, deep tuples and lists) would slow every mutation of them.
+        PTH)  ls Tests/SAMFormatsTests/Fixtures/pth_*.pth | grep -vE 'stack_flood|deep_tuples|deep_value' | xargs cp -t "$dir/"
+              cp Tests/SAMImportTests/Fixtures/tiny_mobile_sam.pth "$dir/" ;;
+        SAFETENSORS) cp Tests/SAMFormatsTests/Fixtures/st_*.safetensors Tests/SAMImportTests/Fixtures/tiny_mobile_sam.safetensors "$dir/" ;;
     esac
 }
 
-ext() { case $1 in NPY) echo npy;; ONNX) echo onnx;; SAMW) echo samw;; HDF5) echo h5;; esac; }
+ext() { case $1 in NPY) echo npy;; ONNX) echo onnx;; SAMW) echo samw;; HDF5) echo h5;; PTH) echo pth;; SAFETENSORS) echo safetensors;; esac; }
 
 status=0
 for t in "${targets[@]}"; do
@@ -51,7 +57,7 @@ for t in "${targets[@]}"; do
     artifacts=$SCRATCH/artifacts/$t/
     rm -rf "$artifacts"; mkdir -p "$artifacts"
     echo "== Fuzz$t: ${FUZZ_SECONDS}s"
-    if ! ASAN_OPTIONS="detect_leaks=${FUZZ_LEAKS:-0}${ASAN_OPTIONS:+:$ASAN_OPTIONS}" "$SCRATCH/debug/Fuzz$t" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=4096 -max_len=1048576 -detect_leaks="${FUZZ_LEAKS:-0}" \
+    if ! ASAN_OPTIONS="detect_leaks=${FUZZ_LEAKS:-0}${ASAN_OPTIONS:+:$ASAN_OPTIONS}" "$SCRATCH/debug/$(product "$t")" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=4096 -max_len=1048576 -detect_leaks="${FUZZ_LEAKS:-0}" \
             -artifact_prefix="$artifacts" -print_final_stats=1 "$corpus" > "$SCRATCH/Fuzz$t.log" 2>&1; then
         status=1
         tail -60 "$SCRATCH/Fuzz$t.log"

@@ -1,2 +1,2 @@
-// zlib, for its CRC-32 (the .samw tensor checksums).
+// zlib: CRC-32 (the .samw tensor checksums) and inflate (deflated entries of PyTorch checkpoints).
 #include <zlib.h>

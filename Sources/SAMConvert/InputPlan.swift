@@ -3,7 +3,7 @@ import SAMImport
 
 /// Which files a conversion reads: inputs expanded (folders to their model files), checked to exist.
 public struct InputPlan: Sendable {
-    /// .onnx / .h5 / .hdf5 files and raw dense-PE blobs, in the order given.
+    /// .onnx / .h5 / .hdf5 / .pth / .pt / .safetensors files and raw dense-PE blobs, in the order given.
     public var weightFiles: [String] = []
     /// config.json to use, if any (--config wins over one found in an input folder).
     public var configFile: String?
@@ -22,13 +22,13 @@ public struct InputPlan: Sendable {
             if isFolder.boolValue {
                 let found = try Self.modelFiles(inFolder: input)
                 guard !found.weights.isEmpty else {
-                    throw ConversionFailure("\(input): folder holds no .onnx, .h5 or .hdf5 file")
+                    throw ConversionFailure("\(input): folder holds no .onnx, .h5/.hdf5, .pth/.pt or .safetensors file")
                 }
                 weightFiles += found.weights
                 folderConfig = folderConfig ?? found.config
             } else {
                 guard SAMImporter.kind(of: input) != nil else {
-                    throw ConversionFailure("\(input): not an .onnx, .h5/.hdf5 or raw .bin input")
+                    throw ConversionFailure("\(input): not an .onnx, .h5/.hdf5, .pth/.pt, .safetensors or raw .bin input")
                 }
                 weightFiles.append(input)
             }
@@ -43,14 +43,14 @@ public struct InputPlan: Sendable {
         provenanceFiles = weightFiles + Self.externalDataFiles(besides: weightFiles) + (configFile.map { [$0] } ?? [])
     }
 
-    /// A folder's .onnx/.h5/.hdf5 files (sorted), its dense-PE blob and its config.json.
+    /// A folder's .onnx/.h5/.hdf5/.pth/.pt/.safetensors files (sorted), its dense-PE blob and its config.json.
     static func modelFiles(inFolder folder: String) throws(ConversionFailure) -> (weights: [String], config: String?) {
         let names: [String]
         do { names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted() } catch {
             throw ConversionFailure("\(folder): cannot list: \(error.localizedDescription)")
         }
         let path = { (name: String) in (folder as NSString).appendingPathComponent(name) }
-        var weights = names.filter { [.onnx, .hdf5].contains(SAMImporter.kind(of: $0)) }.map(path)
+        var weights = names.filter { [.onnx, .hdf5, .pytorch, .safetensors].contains(SAMImporter.kind(of: $0)) }.map(path)
         if names.contains(densePEBlobName) { weights.append(path(densePEBlobName)) }
         return (weights, names.contains("config.json") ? path("config.json") : nil)
     }

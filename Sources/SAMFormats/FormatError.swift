@@ -15,6 +15,9 @@ public struct FormatError: Error, CustomStringConvertible, Equatable {
         case missingTensor
         /// An external-data path that is absolute, climbs out of the model folder, or escapes it through a link.
         case unsafePath
+        /// A pickle names a Python global that a state dict does not need (`os.system`): refused
+        /// when the opcode naming it is read, before anything is built.
+        case refusedGlobal
         /// Writing an output failed.
         case writeFailed
         /// An output's name is taken by something an output may not replace (a directory, a device,

@@ -7,7 +7,7 @@ public struct ImportError: Error, CustomStringConvertible, Equatable {
     public enum Code: String, Sendable {
         /// A reader refused the file (see `formatError`).
         case unreadable
-        /// The file's kind cannot be told from its name (.onnx, .h5/.hdf5, .bin).
+        /// The file's kind cannot be told from its name (.onnx, .h5/.hdf5, .pth/.pt, .safetensors, .bin).
         case unsupportedInput
         /// Weight-like tensors that no rule maps (listed in `unmapped`).
         case unmappedTensors

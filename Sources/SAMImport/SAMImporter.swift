@@ -1,15 +1,18 @@
-/// The front door `samconvert` calls: any mix of ONNX exports, HDF5 state dicts and raw
-/// dense-PE blobs in, one set of canonical weights out.
+/// The front door `samconvert` calls: any mix of ONNX exports, state dicts (HDF5, PyTorch,
+/// safetensors) and raw dense-PE blobs in, one set of canonical weights out.
 public enum SAMImporter {
     public enum InputKind: String, Sendable {
-        case onnx, hdf5, rawDensePE
+        case onnx, hdf5, pytorch, safetensors, rawDensePE
     }
 
-    /// The kind of input, from the file name (`.onnx`; `.h5`/`.hdf5`; `.bin` = raw dense PE).
+    /// The kind of input, from the file name (`.onnx`; `.h5`/`.hdf5`; `.pth`/`.pt`; `.safetensors`;
+    /// `.bin` = raw dense PE).
     public static func kind(of path: String) -> InputKind? {
         let lowered = path.lowercased()
         if lowered.hasSuffix(".onnx") { return .onnx }
         if lowered.hasSuffix(".h5") || lowered.hasSuffix(".hdf5") { return .hdf5 }
+        if lowered.hasSuffix(".pth") || lowered.hasSuffix(".pt") { return .pytorch }
+        if lowered.hasSuffix(".safetensors") { return .safetensors }
         if lowered.hasSuffix(".bin") { return .rawDensePE }
         return nil
     }
@@ -20,20 +23,27 @@ public enum SAMImporter {
         var kinds: [(path: String, kind: InputKind)] = []
         for path in paths {
             guard let kind = kind(of: path) else {
-                throw ImportError(.unsupportedInput, file: path, "not .onnx, .h5/.hdf5 or a raw dense-PE .bin")
+                throw ImportError(.unsupportedInput, file: path, "not .onnx, .h5/.hdf5, .pth/.pt, .safetensors or a raw dense-PE .bin")
             }
             kinds.append((path, kind))
         }
         var merged = ImportedWeights()
-        for (path, kind) in kinds where kind != .rawDensePE {
-            let part = kind == .onnx ? try ONNXImport.importModel(path, options: options)
-                                     : try StateDictImport.importHDF5(path, options: options)
-            try ImportMerge.merge(part, into: &merged, tolerance: options.computedTolerance)
-        }
-        for (path, kind) in kinds where kind == .rawDensePE {
-            let part = try DensePEBlobImport.importBlob(path, context: merged, options: options)
+        for (path, kind) in kinds.filter({ $0.kind != .rawDensePE }) + kinds.filter({ $0.kind == .rawDensePE }) {
+            let part = try importOne(path, kind: kind, context: merged, options: options)
             try ImportMerge.merge(part, into: &merged, tolerance: options.computedTolerance)
         }
         return merged
+    }
+
+    /// One file; a raw blob is sized by `context`, what the other files gave.
+    private static func importOne(_ path: String, kind: InputKind, context: ImportedWeights,
+                                  options: ImportOptions) throws(ImportError) -> ImportedWeights {
+        switch kind {
+        case .onnx: try ONNXImport.importModel(path, options: options)
+        case .hdf5: try StateDictImport.importHDF5(path, options: options)
+        case .pytorch: try StateDictImport.importPyTorch(path, options: options)
+        case .safetensors: try StateDictImport.importSafetensors(path, options: options)
+        case .rawDensePE: try DensePEBlobImport.importBlob(path, context: context, options: options)
+        }
     }
 }

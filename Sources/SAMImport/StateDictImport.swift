@@ -1,14 +1,33 @@
 import SAMFormats
 import SAMTensor
 
-/// HDF5 state dicts (`mobile_sam.h5`): one dataset per key, flat dotted names or nested groups
-/// (the reader gives dotted keys either way). Keys are canonical already, possibly under a
+/// State dicts: HDF5 (`mobile_sam.h5`: one dataset per key, flat dotted names or nested groups, the
+/// reader gives dotted keys either way), PyTorch checkpoints (`.pth`/`.pt`, read without Python) and
+/// safetensors. All three go through the same mapping: keys are canonical already, possibly under a
 /// wrapper prefix (`model.`, `module.`); BatchNorm is unfused and folded here.
 public enum StateDictImport {
     public static func importHDF5(_ path: String, options: ImportOptions = ImportOptions()) throws(ImportError) -> ImportedWeights {
         let stored: [String: Tensor]
         do { stored = try HDF5File(path: path).readAll() } catch { throw ImportError(error) }
+        return try importTensors(stored, file: path, options: options)
+    }
 
+    /// A `torch.save` checkpoint: its state dict, or the one under "model"/"state_dict" (see `PyTorchCheckpoint`).
+    public static func importPyTorch(_ path: String, options: ImportOptions = ImportOptions()) throws(ImportError) -> ImportedWeights {
+        let stored: [String: Tensor]
+        do { stored = try PyTorchCheckpoint(path: path).readAll() } catch { throw ImportError(error) }
+        return try importTensors(stored, file: path, options: options)
+    }
+
+    public static func importSafetensors(_ path: String, options: ImportOptions = ImportOptions()) throws(ImportError) -> ImportedWeights {
+        let stored: [String: Tensor]
+        do { stored = try SafetensorsFile(path: path).readAll() } catch { throw ImportError(error) }
+        return try importTensors(stored, file: path, options: options)
+    }
+
+    /// Canonical names, wrapper prefixes stripped, BatchNorm folded, attention-bias caches recovered,
+    /// weight-like tensors no rule maps reported.
+    static func importTensors(_ stored: [String: Tensor], file path: String, options: ImportOptions) throws(ImportError) -> ImportedWeights {
         var result = ImportedWeights()
         result.files = [path]
         var unmapped: [UnmappedTensor] = []

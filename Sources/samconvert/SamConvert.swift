@@ -8,10 +8,11 @@ import SAMKernels
 struct SamConvert: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "samconvert",
-        abstract: "Convert exported SAM weights (ONNX, HDF5 state dicts, raw dense-PE blobs) into one .samw model.",
+        abstract: "Convert exported SAM weights (ONNX, state dicts as HDF5, PyTorch or safetensors, raw dense-PE blobs) into one .samw model.",
         discussion: """
-        INPUT is an .onnx file (external data is found beside it), an .h5/.hdf5 state dict, or a folder:
-        a folder contributes its .onnx, .h5 and .hdf5 files, its image_points_embeddings.bin and its config.json.
+        INPUT is an .onnx file (external data is found beside it), a state dict, or a folder.
+        State dicts: .h5/.hdf5; .pth/.pt as torch.save writes them, read without Python (a pickle naming anything but tensors is refused, nothing is run); .safetensors.
+        A folder contributes its .onnx, .h5, .hdf5, .pth, .pt and .safetensors files, its image_points_embeddings.bin and its config.json.
         Several inputs merge; a tensor two inputs both hold must agree, or conversion stops naming both files.
         Hyperparameters come from --config (or a config.json in an input folder), else from the weights'
         shapes and what ONNX graphs state (input size, strides), with MobileSAM's values for the rest.

@@ -9,15 +9,17 @@ import Glibc
 import Darwin
 #endif
 
-/// `saminspect FILE...`: what is inside ONNX, HDF5, .npy and raw tensor files.
+/// `saminspect FILE...`: what is inside ONNX, HDF5, PyTorch, safetensors, .npy and raw tensor files.
 @main
 struct SamInspect: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "saminspect",
-        abstract: "Show what is inside ONNX, HDF5, .npy and raw blob files.",
+        abstract: "Show what is inside ONNX, HDF5, PyTorch (.pth/.pt), safetensors, .npy and raw blob files.",
         discussion: """
         ONNX: metadata, inputs and outputs (symbolic dims by name), an op histogram, every initializer.
         HDF5: every dataset with dtype, shape and attributes. .samw: metadata and the tensor table (checksums verified). .npy and blobs: shape, dtype, min, max, mean.
+        .pth/.pt: every global the pickle names (refused ones marked; nothing is ever run), then every tensor with its storage,
+        offset and strides. .safetensors: metadata and every tensor with its data_offsets.
         A raw blob needs --dtype and --shape, except image_points_embeddings.bin (f32 [1,256,64,64]).
         Exit status: 0 when every file was read, 2 when any could not be.
         """)
@@ -31,7 +33,7 @@ struct SamInspect: ParsableCommand {
     @Option(help: "Shape of raw blobs, comma-separated, e.g. 1,256,64,64.")
     var shape: String?
 
-    @Flag(help: "Also print min, max and mean of every ONNX initializer and HDF5 dataset (reads all data).")
+    @Flag(help: "Also print min, max and mean of every tensor of ONNX, HDF5, PyTorch and safetensors files (reads all data).")
     var stats = false
 
     /// ArgumentParser's usage errors exit 64; the tools' contract is 2 for bad input or usage.
@@ -70,6 +72,8 @@ struct SamInspect: ParsableCommand {
         switch try FileKind.detect(path) {
         case .onnx: try ONNXListing(model: ONNXModel(path: path), withStats: stats).print()
         case .hdf5: try HDF5Listing(file: HDF5File(path: path), withStats: stats).print()
+        case .pytorch: try PyTorchListing(path: path, withStats: stats).print()
+        case .safetensors: try SafetensorsListing(file: SafetensorsFile(path: path), withStats: stats).print()
         case .samw: try SAMWListing(file: SAMWFile(path: path), withStats: stats).print()
         case .npy: TensorListing.print(title: "\(path): .npy", tensor: try NPY.read(path))
         case .png(let header): print("\(path): PNG image \(header)")

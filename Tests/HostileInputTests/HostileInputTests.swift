@@ -160,7 +160,7 @@ struct HostileInputTests {
             let input = try Hostile.write(variant, in: folder, ext: ext.isEmpty ? "bin" : ext)
             try Hostile.check(saminspect, ["{}"], input: input, variant: variant, output: nil, folder: folder)
             switch ext {
-            case "onnx", "h5":
+            case "onnx", "h5", "pth", "pt", "safetensors":
                 try Hostile.check(samconvert, ["{}", "--out", folder + "/out.samw"], input: input, variant: variant,
                                   output: folder + "/out.samw", folder: folder)
             case "samw":

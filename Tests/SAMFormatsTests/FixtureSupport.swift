@@ -3,7 +3,8 @@ import SAMFormats
 import SAMTensor
 import Testing
 
-/// The committed fixtures, written by `converters/make_format_fixtures.py` (its docstring lists every file).
+/// The committed fixtures, written by `converters/make_format_fixtures.py` and, for the `pth_*` and `st_*`
+/// checkpoints, `converters/make_checkpoint_fixtures.py` (their docstrings list every file and how to run them).
 /// Regenerate with `/work/venv/bin/python converters/make_format_fixtures.py --out Tests/SAMFormatsTests/Fixtures`.
 enum Fixtures {
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures").path

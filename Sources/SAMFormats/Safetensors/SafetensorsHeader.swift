@@ -1,0 +1,66 @@
+import Foundation
+
+/// The JSON header of a safetensors file, as written: `{"name": {"dtype", "shape", "data_offsets"}, ...}`
+/// plus an optional `"__metadata__"` map of strings. Values are checked by `SafetensorsFile`.
+struct SafetensorsHeader: Decodable {
+    struct Entry: Decodable {
+        let dtype: String
+        let shape: [Int]
+        let dataOffsets: [Int]
+
+        enum CodingKeys: String, CodingKey {
+            case dtype, shape
+            case dataOffsets = "data_offsets"
+        }
+    }
+
+    static let metadataKey = "__metadata__"
+
+    var entries: [String: Entry] = [:]
+    var metadata: [String: String] = [:]
+
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: Key.self)
+        for key in container.allKeys {
+            if key.stringValue == Self.metadataKey {
+                metadata = try container.decode([String: String].self, forKey: key)
+            } else {
+                entries[key.stringValue] = try container.decode(Entry.self, forKey: key)
+            }
+        }
+    }
+
+    /// Parses `bytes`; a JSON or schema error names the tensor it was found in.
+    static func parse(_ bytes: UnsafeRawBufferPointer, file: String) throws(FormatError) -> SafetensorsHeader {
+        do {
+            return try JSONDecoder().decode(SafetensorsHeader.self, from: Data(bytes))
+        } catch let error as DecodingError {
+            let (path, reason) = describe(error)
+            let tensor = path.first.flatMap { $0 == metadataKey ? nil : $0 }
+            throw FormatError(.corrupt, file: file, tensor: tensor,
+                              "header: \(reason)" + (path.isEmpty ? "" : " at \(path.joined(separator: "."))"))
+        } catch {
+            throw FormatError(.corrupt, file: file, "header is not valid JSON: \(error)")
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> (path: [String], reason: String) {
+        func names(_ path: [CodingKey]) -> [String] { path.map { $0.intValue.map(String.init) ?? $0.stringValue } }
+        switch error {
+        case .typeMismatch(let type, let context): return (names(context.codingPath), "expected \(type)")
+        case .valueNotFound(let type, let context): return (names(context.codingPath), "missing \(type) value")
+        case .keyNotFound(let key, let context): return (names(context.codingPath), "missing field '\(key.stringValue)'")
+        case .dataCorrupted(let context):
+            let underlying = context.underlyingError.map { ": \($0)" } ?? ""
+            return (names(context.codingPath), "invalid JSON (\(context.debugDescription)\(underlying))")
+        @unknown default: return ([], "\(error)")
+        }
+    }
+}
