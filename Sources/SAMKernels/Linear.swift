@@ -3,13 +3,14 @@ import SAMTensor
 
 extension Kernels {
     /// PyTorch nn.Linear: x [..., in] (leading dims flattened to rows), weight [out, in],
-    /// bias [out] or nil. Returns [..., out], then `epilogue` (residual add, activation).
+    /// bias [out] or nil. Returns [..., out], then `epilogue` (residual add, activation). The
+    /// weight is read through `withFloats` once per call (a float16 weight is widened once).
     ///
     /// With many rows, the output is made in tiles of rows, in parallel: each tile is seeded
     /// with the bias, multiplied (one single-threaded sgemm, x * weightᵀ accumulated onto it)
     /// and finished by the epilogue while it is still in cache. With few rows, one `gemm`
     /// split across threads and a separate epilogue pass.
-    public static func linear(_ x: FloatTensor, weight: FloatTensor, bias: FloatTensor?,
+    public static func linear(_ x: FloatTensor, weight: some WeightOperand, bias: FloatTensor?,
                               epilogue: Epilogue = .none) -> FloatTensor {
         precondition(weight.shape.count == 2, "linear: weight must be [out, in], got \(weight.shape)")
         let outFeatures = weight.shape[0], inFeatures = weight.shape[1]
@@ -59,10 +60,10 @@ extension Kernels {
     }
 
     /// output += x * weightᵀ over all `rows`, one (thread-split) gemm.
-    private static func multiplyAll(_ x: FloatTensor, weight: FloatTensor, rows: Int, into output: inout FloatTensor) {
+    private static func multiplyAll(_ x: FloatTensor, weight: some WeightOperand, rows: Int, into output: inout FloatTensor) {
         let outFeatures = weight.shape[0], inFeatures = weight.shape[1]
         x.data.withUnsafeBufferPointer { xBuffer in
-            weight.data.withUnsafeBufferPointer { weightBuffer in
+            weight.withFloats { weightBuffer in
                 output.data.withUnsafeMutableBufferPointer { outBuffer in
                     gemm(transA: false, transB: true, m: rows, n: outFeatures, k: inFeatures, alpha: 1,
                          a: xBuffer.baseAddress!, lda: inFeatures,

@@ -14,11 +14,11 @@ extension Kernels {
 
     /// A new buffer of `count` floats that `fill` must initialise completely (the tiled kernels
     /// write each tile once: bias, product, epilogue), given pointers to the operands.
-    static func productOutput(count: Int, x: FloatTensor, weight: FloatTensor, bias: FloatTensor?, epilogue: Epilogue,
+    static func productOutput(count: Int, x: FloatTensor, weight: some WeightOperand, bias: FloatTensor?, epilogue: Epilogue,
                               _ fill: (ProductPointers) -> Void) -> [Float] {
         [Float](unsafeUninitializedCapacity: count) { outBuffer, initializedCount in
             x.data.withUnsafeBufferPointer { xBuffer in
-                weight.data.withUnsafeBufferPointer { weightBuffer in
+                weight.withFloats { weightBuffer in
                     // An empty array may still have a base address, so decide by `bias` itself.
                     (bias?.data ?? []).withUnsafeBufferPointer { biasBuffer in
                         withResidual(epilogue) { residual in

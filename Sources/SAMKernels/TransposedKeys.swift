@@ -19,7 +19,7 @@ extension Kernels {
     /// nn.Linear on x [B, L, in] (weight [out, in], bias [out]) with its output transposed:
     /// keys[b][o, j] = bias[o] + Σ_i weight[o, i] x[b, j, i]. One sgemm per image, weight *
     /// x_bᵀ, written into rows seeded with the bias, instead of x_b * weightᵀ then a transpose.
-    public static func linearTransposed(_ x: FloatTensor, weight: FloatTensor, bias: FloatTensor) -> TransposedKeys {
+    public static func linearTransposed(_ x: FloatTensor, weight: some WeightOperand, bias: FloatTensor) -> TransposedKeys {
         precondition(x.shape.count == 3 && weight.shape.count == 2 && x.shape[2] == weight.shape[1],
                      "linearTransposed: input \(x.shape) does not end in the weight's \(weight.shape) input features")
         precondition(bias.count == weight.shape[0], "linearTransposed: bias \(bias.shape) for \(weight.shape[0]) outputs")
@@ -36,7 +36,7 @@ extension Kernels {
             }
             if length > 0 && inFeatures > 0 {
                 x.data.withUnsafeBufferPointer { xBuffer in
-                    weight.data.withUnsafeBufferPointer { weightBuffer in
+                    weight.withFloats { weightBuffer in
                         for b in 0..<batch {
                             gemm(transA: false, transB: true, m: outFeatures, n: length, k: inFeatures, alpha: 1,
                                  a: weightBuffer.baseAddress!, lda: inFeatures,

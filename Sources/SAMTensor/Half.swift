@@ -48,3 +48,14 @@ public enum Half {
         return sign | UInt16(result)
     }
 }
+
+extension Half {
+    /// Widens every half in `halves` (little-endian bit patterns, any alignment) into `floats`,
+    /// which must hold as many elements.
+    public static func widen(_ halves: UnsafeRawBufferPointer, into floats: UnsafeMutableBufferPointer<Float>) {
+        precondition(halves.count == floats.count * 2, "widen: \(halves.count) bytes for \(floats.count) floats")
+        for index in 0..<floats.count {
+            floats[index] = toFloat(UInt16(littleEndian: halves.loadUnaligned(fromByteOffset: index * 2, as: UInt16.self)))
+        }
+    }
+}

@@ -266,10 +266,11 @@ struct MaskDecoderTests {
 
         func project(_ x: FloatTensor, _ layer: NN.Linear) -> [[Double]] {
             let rows = x.count / layer.inFeatures
+            let weight = layer.weight.floatTensor().data
             return (0..<rows).map { r in
                 (0..<layer.outFeatures).map { o in
                     Double(layer.bias.data[o]) + (0..<layer.inFeatures).reduce(0.0) {
-                        $0 + Double(x.data[r * layer.inFeatures + $1]) * Double(layer.weight.data[o * layer.inFeatures + $1])
+                        $0 + Double(x.data[r * layer.inFeatures + $1]) * Double(weight[o * layer.inFeatures + $1])
                     }
                 }
             }

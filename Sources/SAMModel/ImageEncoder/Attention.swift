@@ -132,22 +132,24 @@ extension NN.Linear {
         var newWeight = FloatTensor(zeros: [outRows, inFeatures])
         var newBias = FloatTensor(zeros: [outRows])
         var destination = 0
-        for part in parts {
-            for head in 0..<heads {
-                for row in 0..<part.width {
-                    let source = head * stride + part.offset + row
-                    newWeight.data.replaceSubrange(destination * inFeatures ..< (destination + 1) * inFeatures,
-                                                   with: weight.data[source * inFeatures ..< (source + 1) * inFeatures])
-                    newBias.data[destination] = bias.data[source]
-                    destination += 1
+        weight.withFloats { source in
+            for part in parts {
+                for head in 0..<heads {
+                    for row in 0..<part.width {
+                        let sourceRow = head * stride + part.offset + row
+                        newWeight.data.replaceSubrange(destination * inFeatures ..< (destination + 1) * inFeatures,
+                                                       with: source[sourceRow * inFeatures ..< (sourceRow + 1) * inFeatures])
+                        newBias.data[destination] = bias.data[sourceRow]
+                        destination += 1
+                    }
                 }
             }
         }
-        return NN.Linear(path: path, weight: newWeight, bias: newBias)
+        return NN.Linear(path: path, weight: WeightTensor(newWeight), bias: newBias)
     }
 
     /// A Linear from tensors already in memory (same module, so it may set the stored properties).
-    fileprivate init(path: String, weight: FloatTensor, bias: FloatTensor) {
+    fileprivate init(path: String, weight: WeightTensor, bias: FloatTensor) {
         precondition(weight.shape.count == 2 && bias.shape == [weight.shape[0]], "Linear \(path): bad shapes")
         self.path = path
         self.weight = weight

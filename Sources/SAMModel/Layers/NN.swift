@@ -9,6 +9,16 @@ public enum NN {
     /// Takes `key`, whose shape must match `pattern` (nil entries are free and read from the
     /// tensor itself, e.g. `[nil, 256]` for a Linear whose output width the weights decide).
     static func take(_ key: String, shape pattern: [Int?], from weights: WeightStore) throws(WeightError) -> FloatTensor {
+        try weights.take(key, shape: shape(of: key, matching: pattern, in: weights))
+    }
+
+    /// `take` for a weight a kernel multiplies by, used in place (see `WeightStore.takeWeight`).
+    static func takeWeight(_ key: String, shape pattern: [Int?], from weights: WeightStore) throws(WeightError) -> WeightTensor {
+        try weights.takeWeight(key, shape: shape(of: key, matching: pattern, in: weights))
+    }
+
+    /// The stored shape of `key`, which must match `pattern`.
+    private static func shape(of key: String, matching pattern: [Int?], in weights: WeightStore) throws(WeightError) -> [Int] {
         guard let actual = weights.shape(of: key) else { throw .missing(key: key, source: weights.source) }
         let matches = actual.count == pattern.count && zip(actual, pattern).allSatisfy { $1 == nil || $0 == $1 }
         guard matches else {
@@ -18,7 +28,7 @@ public enum NN {
             let wanted = "[" + pattern.map { $0.map(String.init) ?? "?" }.joined(separator: ",") + "]"
             throw .invalid(key: key, reason: "has shape \(Shape.text(actual)), the model needs \(wanted)", source: weights.source)
         }
-        return try weights.take(key, shape: actual)
+        return actual
     }
 
     /// How many consecutive children `prefix.0`, `prefix.1`, ... the weights hold

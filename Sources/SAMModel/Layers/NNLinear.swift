@@ -5,7 +5,7 @@ extension NN {
     /// `nn.Linear`: y = x Wᵀ + b over the last dimension; weight [out, in], bias [out].
     public struct Linear: Sendable {
         public let path: String
-        public let weight: FloatTensor
+        public let weight: WeightTensor
         public let bias: FloatTensor
 
         public var inFeatures: Int { weight.shape[1] }
@@ -14,7 +14,7 @@ extension NN {
         /// Loads `path.weight` and `path.bias`; a nil width is read from the weight's shape.
         public init(weights: WeightStore, path: String, inFeatures: Int?, outFeatures: Int?) throws(WeightError) {
             self.path = path
-            weight = try NN.take("\(path).weight", shape: [outFeatures, inFeatures], from: weights)
+            weight = try NN.takeWeight("\(path).weight", shape: [outFeatures, inFeatures], from: weights)
             bias = try weights.take("\(path).bias", shape: [weight.shape[0]])
         }
 

@@ -25,6 +25,11 @@ public final class WeightStore: Sendable {
 
     /// The tensor at `key` as float32, checking its shape when `shape` is given.
     public func take(_ key: String, shape expected: [Int]? = nil) throws(WeightError) -> FloatTensor {
+        FloatTensor(try stored(key, shape: expected))
+    }
+
+    /// The stored tensor at `key`, checked (present, shape, floating point) and marked as taken.
+    private func stored(_ key: String, shape expected: [Int]?) throws(WeightError) -> Tensor {
         guard let tensor = tensors[key] else { throw .missing(key: key, source: source) }
         if let expected, expected != tensor.shape {
             throw .shapeMismatch(key: key, expected: expected, actual: tensor.shape, source: source)
@@ -33,7 +38,14 @@ public final class WeightStore: Sendable {
             throw .invalid(key: key, reason: "dtype \(tensor.dtype) is not floating point", source: source)
         }
         _ = used.withLock { $0.insert(key) }
-        return FloatTensor(tensor)
+        return tensor
+    }
+
+    /// The tensor at `key` for a kernel to multiply by, used in place (see `WeightTensor`): a
+    /// large matrix is never copied at load.
+    public func takeWeight(_ key: String, shape expected: [Int]? = nil) throws(WeightError) -> WeightTensor {
+        let tensor = try stored(key, shape: expected)
+        return WeightTensor(tensor)
     }
 
     /// Like `take`, but returns nil when the key is absent (optional biases).

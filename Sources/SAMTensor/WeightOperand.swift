@@ -1,0 +1,15 @@
+/// A read-only float32 weight a kernel multiplies by: a `FloatTensor` (tests, weights derived at
+/// load), or a `WeightTensor` (used in place from a mapped model file, or widened from float16
+/// while a kernel uses it). Kernels see its elements only inside `withFloats`.
+public protocol WeightOperand: Sendable {
+    var shape: [Int] { get }
+    /// Calls `body` with all elements as contiguous float32, C order; the pointer is valid only
+    /// inside `body`.
+    func withFloats<R>(_ body: (UnsafeBufferPointer<Float>) throws -> R) rethrows -> R
+}
+
+extension FloatTensor: WeightOperand {
+    public func withFloats<R>(_ body: (UnsafeBufferPointer<Float>) throws -> R) rethrows -> R {
+        try data.withUnsafeBufferPointer(body)
+    }
+}

@@ -1,0 +1,66 @@
+/// A weight matrix or filter as the runtime holds it after loading: float32 bytes used where they
+/// are (a mapped `.samw`, a reader's buffer), or float16 bytes widened to float32 each time a
+/// kernel uses them, so a model stored in f16 stays half the size in memory.
+///
+/// Loading a model therefore copies none of its large weights; the operating system reads each
+/// page of the mapped file when a kernel first touches it.
+public struct WeightTensor: WeightOperand {
+    private enum Elements: Sendable {
+        case float32(TensorStorage)
+        case float16(TensorStorage)
+    }
+
+    public let shape: [Int]
+    private let elements: Elements
+
+    /// Uses `tensor`'s bytes in place when they are float32 (4-byte aligned) or float16;
+    /// other element types, and misaligned float32, are converted to an owned float32 copy.
+    public init(_ tensor: Tensor) {
+        shape = tensor.shape
+        let base = Int(bitPattern: tensor.storage.bytes.baseAddress)
+        switch tensor.dtype {
+        case .float32 where base % MemoryLayout<Float>.alignment == 0:
+            elements = .float32(tensor.storage)
+        case .float16:
+            elements = .float16(tensor.storage)
+        default:
+            elements = .float32(tensor.floats().withUnsafeBytes { TensorStorage(copying: $0) })
+        }
+    }
+
+    /// An owned copy of `floats` (weights computed at load, tests).
+    public init(_ floats: FloatTensor) {
+        shape = floats.shape
+        elements = .float32(floats.data.withUnsafeBytes { TensorStorage(copying: $0) })
+    }
+
+    public var count: Int { shape.reduce(1, *) }
+
+    /// True when the elements are stored as float16 and widened on use.
+    public var isStoredAsHalf: Bool {
+        if case .float16 = elements { return true }
+        return false
+    }
+
+    /// float32 elements in place, or (float16 storage) a temporary widened copy that lives only
+    /// for the call: one layer's weights at a time, never the whole model.
+    public func withFloats<R>(_ body: (UnsafeBufferPointer<Float>) throws -> R) rethrows -> R {
+        switch elements {
+        case .float32(let storage):
+            let floats = storage.bytes.isEmpty
+                ? UnsafeBufferPointer<Float>(start: nil, count: 0)
+                : UnsafeBufferPointer(start: storage.bytes.baseAddress!.assumingMemoryBound(to: Float.self), count: count)
+            return try body(floats)
+        case .float16(let storage):
+            let widened = UnsafeMutableBufferPointer<Float>.allocate(capacity: count)
+            defer { widened.deallocate() }
+            Half.widen(storage.bytes, into: widened)
+            return try body(UnsafeBufferPointer(widened))
+        }
+    }
+
+    /// An owned float32 copy, for code that needs a `FloatTensor`.
+    public func floatTensor() -> FloatTensor {
+        withFloats { FloatTensor(shape: shape, data: Array($0)) }
+    }
+}
