@@ -98,12 +98,16 @@ references: venv
 BENCH_BUILD_FLAGS ?=
 BENCH_ARGS        ?= --rounds 5 --encoder-runs 1 --decoder-runs 5 --alt-coretype auto
 SIZED_MODEL       ?=
+# ENCODER_SETS: reference-set folders (converters/export_reference.py, e.g. --config vit_b) whose image
+# encoders are also timed alone against onnxruntime, 10 interleaved rounds each.
+ENCODER_SETS      ?=
 bench: setup bench-venv
 	@test -d "$(DROP)" || { echo "bench: drop folder $(DROP) is missing" >&2; exit 1; }
 	$(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --product sambench
 	$(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --product samconvert
 	$(PYTHON) benchmarks/run_bench.py --bin "$$($(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --show-bin-path)" \
-	    --drop "$(DROP)" --threads 2 --build-flags "$(CPU_FLAGS)" $(if $(SIZED_MODEL),--sized-model "$(SIZED_MODEL)") $(BENCH_ARGS)
+	    --drop "$(DROP)" --threads 2 --build-flags "$(CPU_FLAGS)" $(if $(SIZED_MODEL),--sized-model "$(SIZED_MODEL)") \
+	    $(foreach set,$(ENCODER_SETS),--encoder-set "$(set)") $(BENCH_ARGS)
 
 # The benchmark's Python side only (numpy + onnxruntime), lighter than `venv` (which installs torch).
 bench-venv:

@@ -95,6 +95,55 @@ def summarise(runs):
     return s
 
 
+def bench_encoder_set(folder, sambench, samconvert, threads, rounds, env, tmp):
+    """Image encoder alone, native (`sambench encoder`) and onnxruntime (ort_encoder_bench.py) in
+    interleaved separate processes, on one reference set."""
+    folder = os.path.abspath(folder)
+    weights = next((os.path.join(folder, name) for name in ("sam.h5", "mobile_sam.h5")
+                    if os.path.exists(os.path.join(folder, name))), None)
+    if weights is None:
+        sys.exit(f"bench: {folder} holds neither sam.h5 nor mobile_sam.h5")
+    model = os.path.join(tmp, "encoder-set.samw")
+    convert_s = timed([samconvert, weights, "--out", model, "--force"], env)
+    image = os.path.join(folder, "references", "input_image.npy")
+    native_cmd = [sambench, "encoder", model, image, "--threads", threads]
+    ort_cmd = [sys.executable, os.path.join(os.path.dirname(__file__), "ort_encoder_bench.py"),
+               os.path.join(folder, "ImageEncoder.onnx"), image, "--threads", threads]
+    native, ort = [], []
+    for i in range(rounds):
+        print(f"[bench] {os.path.basename(folder)} encoder round {i + 1}/{rounds}", file=sys.stderr, flush=True)
+        native.append(run_json(native_cmd, env))
+        ort.append(run_json(ort_cmd, env))
+    config = json.load(open(os.path.join(folder, "config.json")))
+    os.remove(model)
+    return {"folder": folder, "label": os.path.basename(folder), "weights": os.path.basename(weights),
+            "encoder": config.get("imageEncoder", {}), "convert_s": convert_s, "rounds": rounds,
+            "native": native, "onnxruntime": ort}
+
+
+def encoder_set_report(result):
+    native = [r["encoder_median_s"] for r in result["native"]]
+    ort = [r["encoder_median_s"] for r in result["onnxruntime"]]
+    rss_n = med([r["peak_rss_kib"] / 1024 for r in result["native"]])
+    rss_o = med([r["peak_rss_kib"] / 1024 for r in result["onnxruntime"]])
+    load_n = med([r["load_s"] for r in result["native"]])
+    load_o = med([r["load_s"] for r in result["onnxruntime"]])
+    encoder = result["encoder"]
+    described = ", ".join(f"{k} {encoder[k]}" for k in ("family", "embedDim", "depth", "numHeads") if k in encoder)
+    return ["", f"## Image encoder alone: `{result['label']}`", "",
+            f"{result['rounds']} interleaved rounds of separate processes (native `sambench encoder`, then "
+            f"onnxruntime on the set's ImageEncoder.onnx), each: load, 1 untimed warm-up, 1 timed run on "
+            f"references/input_image.npy. Model: {described or 'see the set'}; the .samw converted from "
+            f"{result['weights']} in {result['convert_s']:.2f} s.", "",
+            "| Measurement | native | onnxruntime | native / ort |", "|---|---:|---:|---:|",
+            f"| Encoder, median | {med(native) * 1000:.0f} ms | {med(ort) * 1000:.0f} ms | {med(native) / med(ort):.2f} |",
+            f"| Encoder, minimum | {min(native) * 1000:.0f} ms | {min(ort) * 1000:.0f} ms | {min(native) / min(ort):.2f} |",
+            f"| Model load (median) | {load_n * 1000:.0f} ms | {load_o * 1000:.0f} ms | {load_n / load_o:.2f} |",
+            f"| Peak RSS (VmHWM, median) | {rss_n:.0f} MiB | {rss_o:.0f} MiB | {rss_n / rss_o:.2f} |", "",
+            f"Spread: native {min(native) * 1000:.0f}–{max(native) * 1000:.0f} ms, "
+            f"onnxruntime {min(ort) * 1000:.0f}–{max(ort) * 1000:.0f} ms."]
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--bin", required=True, help="release bin folder holding sambench and samconvert")
@@ -110,6 +159,10 @@ def main():
                    help="also run the native side with another OpenBLAS kernel path: 'unset' removes OPENBLAS_CORETYPE, "
                         "a name (Haswell, SkylakeX, ...) sets it, 'auto' = unset if the environment sets it, "
                         "else SkylakeX on an AVX-512 CPU, else Haswell")
+    p.add_argument("--encoder-set", action="append", default=[],
+                   help="a reference set folder (converters/export_reference.py: sam.h5 or mobile_sam.h5, ImageEncoder.onnx, "
+                        "references/input_image.npy) whose image encoder is timed alone against onnxruntime; repeatable")
+    p.add_argument("--encoder-set-rounds", type=int, default=10, help="interleaved process pairs per encoder set")
     p.add_argument("--build-flags", default="", help="the Swift build flags the binaries were built with (for the report)")
     p.add_argument("--markdown", default="BENCHMARKS.md")
     p.add_argument("--json", default="benchmarks/results.json")
@@ -169,6 +222,9 @@ def main():
             if alt:
                 native_unset.append(run_json(bench_native, unset))
 
+        encoder_sets = [bench_encoder_set(folder, sambench, samconvert, t, a.encoder_set_rounds, base, tmp)
+                        for folder in a.encoder_set]
+
     n, o = summarise(native), summarise(ort)
     nu = summarise(native_unset) if native_unset else None
     ratio = lambda x, y: x / y if y else float("nan")
@@ -207,7 +263,7 @@ def main():
         "samconvert_s": {"runs": conv, "onnx_median": med(conv["onnx"]), "h5_median": med(conv["h5"]),
                          "h5_copy_median": med(conv["h5_copy"]), "sized_median": med(conv["sized"]),
                          "sized_copy_median": med(conv["sized_copy"])},
-        "sgemm": sgemm, "gflops": gflops,
+        "sgemm": sgemm, "gflops": gflops, "encoder_sets": encoder_sets,
         "raw": {"native": native, "native_alt": native_unset, "onnxruntime": ort},
     }
     os.makedirs(os.path.dirname(a.json) or ".", exist_ok=True)
@@ -283,6 +339,8 @@ def main():
         L.append(f"- With {alt_label}: sgemm {gflops['sgemm_peak_alt']:.1f} GFLOP/s, "
                  f"native encoder {gflops['encoder_alt']:.1f} GFLOP/s "
                  f"({100 * gflops['encoder_alt'] / gflops['sgemm_peak_alt']:.0f}% of it)")
+    for result in encoder_sets:
+        L += encoder_set_report(result)
     with open(a.markdown, "w") as f:
         f.write("\n".join(L) + "\n")
     print("\n".join(L))

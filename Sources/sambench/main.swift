@@ -3,6 +3,7 @@
 //   sambench run MODEL.samw DROP_DIR [--encoder-runs N] [--decoder-runs N] [--threads T]
 //   sambench sgemm [--size N] [--runs N] [--threads T]
 //   sambench load MODEL.samw [--runs N]
+//   sambench encoder MODEL.samw IMAGE.npy [--runs N] [--threads T]
 //   sambench profile-decoder MODEL.samw DROP_DIR [--runs N] [--depth D]
 //   sambench profile-encoder MODEL.samw DROP_DIR [--runs N] [--depth D]
 //   sambench attention [--runs N]
@@ -12,6 +13,8 @@
 // (one untimed warm-up first), decoder latency (Sam.decode + MaskPostprocessor.upscale to the
 // original 1365x2048 image, the official ONNX decoder's equivalent work) for the point1,
 // points16 and points100 cases, the BLAS backend that ran, and peak RSS (VmHWM) at the end.
+// `encoder`: model load and image-encoder latency alone (one untimed warm-up first) on any
+// family's model and a preprocessed [1,3,S,S] input, and peak RSS, for sets without the drop's cases.
 // `sgemm`: a large square BLAS.sgemm timing, for the achieved-vs-peak GFLOP/s figure.
 // `attention`: Kernels.attention alone on the shapes MobileSAM runs, each kernel in turn
 // (median ms per call), to choose between them and to A/B-time a kernel change.
@@ -147,6 +150,24 @@ case "load":
         times.append(now() - t0)
     }
     emit(["mode": "load", "runs": times, "median_s": median(times)])
+
+case "encoder":
+    guard args.count >= 3 else { fail("encoder needs MODEL.samw IMAGE.npy") }
+    let runs = option(args, "--runs", 1)
+    let t0 = now()
+    let sam: Sam
+    do { sam = try ModelFile.load(args[1]).sam } catch { fail("\(args[1]): \(error)") }
+    let loadSeconds = now() - t0
+    let image = load(args[2])
+    var times: [Double] = []
+    for run in 0...runs {  // run 0 is a warm-up
+        let s = now()
+        do { _ = try sam.encodeImage(image) } catch { fail("encodeImage: \(error)") }
+        if run > 0 { times.append(now() - s) }
+    }
+    emit(["mode": "encoder", "load_s": loadSeconds, "encoder_runs": times, "encoder_median_s": median(times),
+          "blas": BLAS.backendDescription, "threads": threads, "kernel_workers": Kernels.workerCount,
+          "peak_rss_kib": peakRSSKiB()])
 
 case "profile-decoder":
     // Where one decoder call's time goes, per module (observed, so kernels run unfused), for

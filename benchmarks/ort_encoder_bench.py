@@ -1,0 +1,54 @@
+"""onnxruntime side of `make bench`'s encoder-only comparison (any model family): one process,
+prints one JSON object.
+
+Creates a session for ENCODER.onnx, runs it on IMAGE.npy (one untimed warm-up, then --runs timed
+runs) and reports session creation time, the run times and peak RSS (VmHWM). Same work as
+`sambench encoder MODEL.samw IMAGE.npy`. Threads via OMP_NUM_THREADS and intra_op_num_threads.
+"""
+import argparse
+import json
+import os
+import time
+
+
+def peak_rss_kib():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return -1
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("encoder")
+    p.add_argument("image")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--runs", type=int, default=1)
+    a = p.parse_args()
+    os.environ["OMP_NUM_THREADS"] = str(a.threads)
+    import numpy as np
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = a.threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    t0 = time.perf_counter()
+    session = ort.InferenceSession(a.encoder, options, providers=["CPUExecutionProvider"])
+    load_s = time.perf_counter() - t0
+    image = np.load(a.image).astype(np.float32)
+    feeds = {session.get_inputs()[0].name: image}
+    times = []
+    for run in range(a.runs + 1):  # run 0 is a warm-up
+        s = time.perf_counter()
+        session.run(None, feeds)
+        if run > 0:
+            times.append(time.perf_counter() - s)
+    json.dump({"mode": "onnxruntime_encoder", "version": ort.__version__, "load_s": load_s, "encoder_runs": times,
+               "encoder_median_s": float(np.median(times)), "peak_rss_kib": peak_rss_kib()}, os.sys.stdout)
+    print()
+
+
+if __name__ == "__main__":
+    main()
