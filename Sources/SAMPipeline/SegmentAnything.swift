@@ -8,7 +8,8 @@ import SAMTensor
 /// load a model, set an image once (the encoder runs), then predict masks for any number of prompts.
 public final class SegmentAnything {
     public let model: LoadedModel
-    private let preprocessor: SamPreprocessor
+    /// How `setImage` turns a photo into the encoder input (the model configuration's pixel statistics).
+    public let preprocessor: SamPreprocessor
     private let resize: ResizeLongestSide
     private let postprocessor: MaskPostprocessor
 
@@ -31,8 +32,8 @@ public final class SegmentAnything {
     public init(model: LoadedModel) {
         self.model = model
         modelIdentity = model.metadata.identity
-        let side = model.metadata.config.imageEncoder.imageSize
-        preprocessor = SamPreprocessor(imageSize: side)
+        let encoder = model.metadata.config.imageEncoder, side = encoder.imageSize
+        preprocessor = SamPreprocessor(encoder.preprocessing, imageSize: side)
         resize = ResizeLongestSide(targetLength: side)
         postprocessor = MaskPostprocessor(imageSize: side)
     }

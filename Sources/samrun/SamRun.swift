@@ -123,9 +123,8 @@ struct SamRun: ParsableCommand {
         } else if profile {
             // The same steps as SegmentAnything.setImage, with the encoder observed.
             let recorder = ModuleProfile(depth: profileDepth)
-            let side = predictor.model.metadata.config.imageEncoder.imageSize
             let prepareStart = Date()
-            let prepared = try RunFailure.wrap { try SamPreprocessor(imageSize: side).prepare(photo) }
+            let prepared = try RunFailure.wrap { try predictor.preprocessor.prepare(photo) }
             let encodeStart = Date()
             recorder.start()
             let encoded = try RunFailure.wrap { try predictor.model.sam.encodeImage(prepared.input, observer: recorder.observer) }

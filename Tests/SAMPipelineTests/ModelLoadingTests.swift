@@ -56,3 +56,24 @@ struct ModelLoadingTests {
         #expect(outputs[0] == outputs[1])
     }
 }
+
+@Suite("Pipeline: preprocessing from the model")
+struct PipelinePreprocessingTests {
+    @Test("setImage normalises with the model's own pixel statistics")
+    func statisticsFromModel() throws {
+        let folder = try TinyPipeline.folder()
+        let data = try Data(contentsOf: URL(fileURLWithPath: TestPaths.tinyReferences + "/config.json"))
+        var object = try #require(JSONSerialization.jsonObject(with: data) as? [String: Any])
+        object["pixelMean"] = [10.0, 20.0, 30.0]
+        object["pixelStd"] = [2.0, 4.0, 8.0]
+        let config = folder + "/config.json"
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: config))
+        var request = ConversionRequest(inputs: [TestPaths.tinyReferences + "/mobile_sam.h5"], output: folder + "/stats.samw")
+        request.configFile = config
+        _ = try Converter.run(request)
+        let custom = try SegmentAnything(modelPath: request.output)
+        #expect(custom.preprocessor.pixelMean == [10, 20, 30] && custom.preprocessor.pixelStd == [2, 4, 8])
+        let standard = try SegmentAnything(modelPath: try TinyPipeline.model(in: folder))
+        #expect(standard.preprocessor.pixelMean == [123.675, 116.28, 103.53])
+    }
+}

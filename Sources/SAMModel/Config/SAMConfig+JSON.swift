@@ -18,6 +18,21 @@ extension SAMConfig {
         do { self = try JSONDecoder().decode(SAMConfig.self, from: data) } catch {
             throw ConfigError(file: path, message: "not a SAM config: \(error)")
         }
+        // ref: segment_anything/modeling/sam.py Sam.__init__ pixel_mean / pixel_std: a model-level
+        // setting upstream (and at the top of converters' config.json); the runtime keeps it with
+        // the image encoder whose input it makes.
+        guard let statistics = try? JSONDecoder().decode(PixelStatistics.self, from: data),
+              let mean = statistics.pixelMean, let std = statistics.pixelStd else { return }
+        guard mean.count == 3, std.count == 3, mean.allSatisfy(\.isFinite), std.allSatisfy({ $0.isFinite && $0 > 0 }) else {
+            throw ConfigError(file: path, message: "pixelMean and pixelStd need 3 finite values each, std positive")
+        }
+        imageEncoder.preprocessing = ImagePreprocessing(resize: imageEncoder.preprocessing.resize, pixelMean: mean, pixelStd: std)
+    }
+
+    /// The top-level `pixelMean` / `pixelStd` of a config.json, when it has them.
+    private struct PixelStatistics: Decodable {
+        var pixelMean: [Double]?
+        var pixelStd: [Double]?
     }
 
     /// Compact JSON of this configuration (stored in .samw metadata).

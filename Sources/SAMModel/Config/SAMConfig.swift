@@ -44,6 +44,8 @@ public struct TinyViTConfig: Codable, Sendable, Equatable {
     public var mergeStrides: [Int]
     /// Output channels of the neck (= the prompt/decoder transformer dim).
     public var neckDim: Int
+    /// How photos become the input; nil (and absent from JSON) is SAM's (`ImagePreprocessing.sam`).
+    public var imagePreprocessing: ImagePreprocessing? = nil
 
     public static let mobileSAM = TinyViTConfig(
         imageSize: 1024, inChannels: 3, embedDims: [64, 128, 160, 320], depths: [2, 2, 6, 2],

@@ -24,7 +24,10 @@ public struct AnyImageEncoderConfig: Codable, Sendable, Equatable {
     }
     public var embeddingDim: Int { base.embeddingDim }
     public var embeddingGridSize: Int { base.embeddingGridSize }
-    public var preprocessing: ImagePreprocessing { base.preprocessing }
+    public var preprocessing: ImagePreprocessing {
+        get { base.preprocessing }
+        set { base.preprocessing = newValue }
+    }
     public var summary: String { base.summary }
 
     /// The encoder this configuration describes, built from the weights under `prefix`.

@@ -26,7 +26,7 @@ public protocol ImageEncoderConfiguration: Codable, Sendable, Equatable {
     /// Side of the image embedding grid.
     var embeddingGridSize: Int { get }
     /// How a photo becomes the model input.
-    var preprocessing: ImagePreprocessing { get }
+    var preprocessing: ImagePreprocessing { get set }
     /// One line for listings ("TinyViT 1024x1024, dims [64, 128, 160, 320] ...").
     var summary: String { get }
 }
@@ -67,6 +67,21 @@ public struct ImagePreprocessing: Codable, Sendable, Equatable {
         self.resize = resize
         self.pixelMean = pixelMean
         self.pixelStd = pixelStd
+    }
+
+    private enum CodingKeys: String, CodingKey { case resize, pixelMean, pixelStd }
+
+    /// Refuses statistics that would not give a finite input (three finite means, three positive stds).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        resize = try container.decode(Resize.self, forKey: .resize)
+        pixelMean = try container.decode([Double].self, forKey: .pixelMean)
+        pixelStd = try container.decode([Double].self, forKey: .pixelStd)
+        guard pixelMean.count == 3, pixelStd.count == 3, pixelMean.allSatisfy(\.isFinite),
+              pixelStd.allSatisfy({ $0.isFinite && $0 > 0 }) else {
+            throw DecodingError.dataCorruptedError(forKey: .pixelStd, in: container, debugDescription:
+                "pixelMean and pixelStd need 3 finite values each, std positive")
+        }
     }
 
     /// ref: segment_anything/modeling/sam.py Sam pixel_mean / pixel_std defaults

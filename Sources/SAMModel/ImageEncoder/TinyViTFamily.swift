@@ -67,7 +67,12 @@ extension TinyViTConfig: ImageEncoderConfiguration {
         return side
     }
 
-    public var preprocessing: ImagePreprocessing { .sam }
+    /// SAM's unless the configuration says otherwise (stored only when it differs, so files
+    /// with SAM's statistics keep their bytes).
+    public var preprocessing: ImagePreprocessing {
+        get { imagePreprocessing ?? .sam }
+        set { imagePreprocessing = newValue == .sam ? nil : newValue }
+    }
 
     public var summary: String {
         "TinyViT \(imageSize)x\(imageSize), dims \(embedDims), depths \(depths), heads \(numHeads), windows \(windowSizes), "

@@ -20,10 +20,12 @@ public struct ViTConfig: Codable, Sendable, Equatable {
     public var useRelativePositions: Bool
     /// build_sam.py's `partial(torch.nn.LayerNorm, eps=1e-6)`.
     public var layerNormEps: Double
+    /// How photos become the input; nil (and absent from JSON) is SAM's (`ImagePreprocessing.sam`).
+    public var imagePreprocessing: ImagePreprocessing?
 
     public init(imageSize: Int = 1024, patchSize: Int = 16, inChannels: Int = 3, embedDim: Int, depth: Int, numHeads: Int,
                 mlpRatio: Double = 4, neckDim: Int = 256, windowSize: Int = 14, globalAttentionIndexes: [Int],
-                useRelativePositions: Bool = true, layerNormEps: Double = 1e-6) {
+                useRelativePositions: Bool = true, layerNormEps: Double = 1e-6, imagePreprocessing: ImagePreprocessing? = nil) {
         self.imageSize = imageSize
         self.patchSize = patchSize
         self.inChannels = inChannels
@@ -36,6 +38,7 @@ public struct ViTConfig: Codable, Sendable, Equatable {
         self.globalAttentionIndexes = globalAttentionIndexes
         self.useRelativePositions = useRelativePositions
         self.layerNormEps = layerNormEps
+        self.imagePreprocessing = imagePreprocessing
     }
 
     public static let vitB = ViTConfig(embedDim: 768, depth: 12, numHeads: 12, globalAttentionIndexes: [2, 5, 8, 11])

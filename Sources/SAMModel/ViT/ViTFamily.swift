@@ -51,7 +51,12 @@ public enum ViTFamily: ImageEncoderFamily {
 extension ViTConfig: ImageEncoderConfiguration {
     public var embeddingDim: Int { neckDim }
     public var embeddingGridSize: Int { gridSize }
-    public var preprocessing: ImagePreprocessing { .sam }
+    /// SAM's unless the configuration says otherwise (stored only when it differs, so files
+    /// with SAM's statistics keep their bytes).
+    public var preprocessing: ImagePreprocessing {
+        get { imagePreprocessing ?? .sam }
+        set { imagePreprocessing = newValue == .sam ? nil : newValue }
+    }
     public var summary: String {
         "ViT \(imageSize)x\(imageSize), dim \(embedDim), depth \(depth), heads \(numHeads), patch \(patchSize), "
             + "window \(windowSize), global blocks \(globalAttentionIndexes), neck \(neckDim)"
