@@ -70,8 +70,9 @@ enum ONNXConsumerRules {
             guard let axis = relativePositionAxis(use.node) else { return nil }
             return .tensor(name: scope + (axis == 1 ? ".rel_pos_h" : ".rel_pos_w"), layout: .gatheredRelativePositions,
                            rule: .relativePositionsUngathered)
-        case ("Add", _) where shape.count == 3 && shape[1] == shape[2] && use.canonicalScope?.component == .imageEncoder:
-            // TinyViT Attention: (q @ k^T) * scale + attention_biases[:, attention_bias_idxs]
+        case ("Add", _) where shape.count == 3 && shape[1] == shape[2] && isTinyViTAttention(scope):
+            // TinyViT Attention: (q @ k^T) * scale + attention_biases[:, attention_bias_idxs]. Only
+            // there: another family's constant [H, N, N] is not this table.
             return .tensor(name: scope + ".attention_biases", layout: .attentionBiasTable, rule: .attentionBiasTableInverted)
         default:
             return nil
@@ -95,6 +96,13 @@ enum ONNXConsumerRules {
             return .outputTokens(iouToken: "mask_decoder.iou_token.weight", maskTokens: "mask_decoder.mask_tokens.weight")
         }
         return nil
+    }
+
+    /// `image_encoder.layers.S.blocks.B.attn`: an attention inside a TinyViT stage (ref:
+    /// tiny_vit_sam.py BasicLayer.blocks, TinyViTBlock.attn).
+    static func isTinyViTAttention(_ scope: String) -> Bool {
+        let parts = scope.split(separator: ".")
+        return parts.count == 6 && parts[0] == "image_encoder" && parts[1] == "layers" && parts[3] == "blocks" && parts[5] == "attn"
     }
 
     /// A Conv whose scope is `X.bn` is TinyViT's Conv2d_BN after the exporter fused the BatchNorm

@@ -208,4 +208,12 @@ struct GatheredRelativePositionTests {
         }
         #expect(error.code == .invalidLayout && error.description.contains("(2,1) differs from (1,0)"), "\(error)")
     }
+
+    @Test("only a TinyViT stage's attention takes a constant [H, N, N] as its bias table")
+    func attentionBiasTableScope() {
+        #expect(ONNXConsumerRules.isTinyViTAttention("image_encoder.layers.1.blocks.0.attn"))
+        #expect(!ONNXConsumerRules.isTinyViTAttention("image_encoder.blocks.2.attn"))  // SAM ViT
+        #expect(!ONNXConsumerRules.isTinyViTAttention("image_encoder.layers.1.blocks.0.mlp"))
+        #expect(!ONNXConsumerRules.isTinyViTAttention("mask_decoder.transformer.layers.0.self_attn"))
+    }
 }
