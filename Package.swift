@@ -57,9 +57,13 @@ let package = Package(
         // CPU kernels: GEMM-backed convolutions, depthwise conv, norms, activations, attention.
         .target(name: "SAMKernels", dependencies: ["SAMTensor", "SAMBLAS", "SAMParallel"]),
 
-        // The native model: TinyViT image encoder, prompt encoder, mask decoder, weight loading.
-        .target(name: "SAMModel", dependencies: ["SAMTensor", "SAMKernels"]),
-        .target(name: "SAMImport", dependencies: ["SAMFormats", "SAMTensor"]),
+        // Architecture facts both the importer and the runtime need (index tables no state dict
+        // holds, BatchNorm folding), written once.
+        .target(name: "SAMArchitecture"),
+
+        // The native model: image-encoder families, prompt encoder, mask decoder, weight loading.
+        .target(name: "SAMModel", dependencies: ["SAMTensor", "SAMKernels", "SAMArchitecture"]),
+        .target(name: "SAMImport", dependencies: ["SAMFormats", "SAMTensor", "SAMArchitecture"]),
         .target(name: "SAMImage", dependencies: ["SAMTensor", "SAMParallel", "SAMFormats", "CPNG", "CJPEG"]),
 
         // The .samw model file: metadata schema, and a Sam written to / loaded from it.

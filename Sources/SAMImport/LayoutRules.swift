@@ -1,3 +1,4 @@
+import SAMArchitecture
 import SAMTensor
 
 /// A layout rule's precondition failed; the importer adds the file and tensor.
@@ -80,7 +81,8 @@ enum LayoutRules {
         guard let window = exactSquareRoot(points) else {
             throw LayoutRuleError("an attention-bias table covers a square window, but N = \(points) is not a square")
         }
-        let (indices, offsetCount) = attentionBiasIndices(window: window)
+        let offsets = AttentionBiasOffsets(height: window, width: window)
+        let (indices, offsetCount) = (offsets.indices, offsets.offsetCount)
         // First (i, j) of each offset, then check every other (i, j) against it.
         var representative = [Int](repeating: -1, count: offsetCount)
         for (pair, offset) in indices.enumerated() where representative[offset] < 0 { representative[offset] = pair }
@@ -129,11 +131,8 @@ enum LayoutRules {
         }
     }
 
-    /// Eval-mode BatchNorm folded into the convolution before it (TinyViT's `Conv2d_BN`), in double
-    /// precision so the fold adds nothing beyond the final rounding. Same formula as the runtime's
-    /// `WeightStore.foldBatchNorm` (Sources/SAMModel/Weights/BatchNormFolding.swift), kept here so
-    /// SAMImport stays below SAMModel. Output dtype is the weight's (float16 stays float16).
-    /// ref: mobile_sam/modeling/tiny_vit_sam.py Conv2d_BN.fuse: w * g / sqrt(var + eps), b - mean * g / sqrt(var + eps)
+    /// Eval-mode BatchNorm folded into the convolution before it (`BatchNormFold`), shapes checked.
+    /// Output dtype is the weight's (float16 stays float16).
     static func foldBatchNorm(weight: Tensor, convBias: Tensor?, gamma: Tensor, beta: Tensor, mean: Tensor,
                               variance: Tensor, eps: Double) throws(LayoutRuleError) -> (weight: Tensor, bias: Tensor) {
         guard let channels = weight.shape.first, channels > 0 else {
@@ -143,34 +142,11 @@ enum LayoutRules {
             + (convBias.map { [("c.bias", $0)] } ?? []) where tensor.shape != [channels] {
             throw LayoutRuleError("\(name) has shape \(Shape.text(tensor.shape)), the conv has \(channels) output channels")
         }
-        let perChannel = weight.elementCount / channels
-        var folded = [Double](repeating: 0, count: weight.elementCount)
-        var bias = [Double](repeating: 0, count: channels)
-        for channel in 0..<channels {
-            let scale = gamma.value(at: channel) / (variance.value(at: channel) + eps).squareRoot()
-            for index in (channel * perChannel)..<((channel + 1) * perChannel) { folded[index] = weight.value(at: index) * scale }
-            bias[channel] = beta.value(at: channel) + ((convBias?.value(at: channel) ?? 0) - mean.value(at: channel)) * scale
-        }
+        let (folded, bias) = BatchNormFold.fold(channels: channels, weight: weight.value(at:), weightCount: weight.elementCount,
+                                                convBias: convBias.map { $0.value(at:) }, gamma: gamma.value(at:),
+                                                beta: beta.value(at:), mean: mean.value(at:), variance: variance.value(at:), eps: eps)
         let dtype: DType = weight.dtype == .float16 ? .float16 : .float32
         return (Tensor.floating(dtype, shape: weight.shape, values: folded), Tensor.floating(dtype, shape: [channels], values: bias))
-    }
-
-    /// Upstream's index table for a `window` x `window` attention: points in row-major order,
-    /// offsets (|dy|, |dx|) numbered in first-seen order. Returns idxs (N*N) and the offset count.
-    /// ref: mobile_sam/modeling/tiny_vit_sam.py Attention.__init__ (attention_offsets, idxs).
-    static func attentionBiasIndices(window: Int) -> (indices: [Int], offsetCount: Int) {
-        let points = (0..<window).flatMap { y in (0..<window).map { x in (y, x) } }
-        var offsets: [Int: Int] = [:]  // key dy * window + dx
-        var indices: [Int] = []
-        indices.reserveCapacity(points.count * points.count)
-        for p1 in points {
-            for p2 in points {
-                let key = abs(p1.0 - p2.0) * window + abs(p1.1 - p2.1)
-                if offsets[key] == nil { offsets[key] = offsets.count }
-                indices.append(offsets[key]!)
-            }
-        }
-        return (indices, offsets.count)
     }
 
     static func exactSquareRoot(_ value: Int) -> Int? {

@@ -1,3 +1,4 @@
+import SAMArchitecture
 import SAMTensor
 
 extension WeightStore {
@@ -26,18 +27,12 @@ extension WeightStore {
     /// Done in double precision so folding adds no error beyond the final rounding to float32.
     public static func foldBatchNorm(weight: FloatTensor, convBias: FloatTensor?, gamma: FloatTensor, beta: FloatTensor,
                                      mean: FloatTensor, variance: FloatTensor, eps: Double) -> (weight: FloatTensor, bias: FloatTensor) {
-        let outChannels = weight.shape[0]
-        let perChannel = weight.count / outChannels
-        var folded = weight
-        var bias = FloatTensor(zeros: [outChannels])
-        for channel in 0..<outChannels {
-            let scale = Double(gamma.data[channel]) / (Double(variance.data[channel]) + eps).squareRoot()
-            for index in (channel * perChannel)..<((channel + 1) * perChannel) {
-                folded.data[index] = Float(Double(weight.data[index]) * scale)
-            }
-            let original = Double(convBias?.data[channel] ?? 0)
-            bias.data[channel] = Float(Double(beta.data[channel]) + (original - Double(mean.data[channel])) * scale)
-        }
-        return (folded, bias)
+        let channels = weight.shape[0]
+        let folded = BatchNormFold.fold(channels: channels, weight: { Double(weight.data[$0]) }, weightCount: weight.count,
+                                        convBias: convBias.map { bias in { Double(bias.data[$0]) } },
+                                        gamma: { Double(gamma.data[$0]) }, beta: { Double(beta.data[$0]) },
+                                        mean: { Double(mean.data[$0]) }, variance: { Double(variance.data[$0]) }, eps: eps)
+        return (FloatTensor(shape: weight.shape, data: folded.weight.map { Float($0) }),
+                FloatTensor(shape: [channels], data: folded.bias.map { Float($0) }))
     }
 }
