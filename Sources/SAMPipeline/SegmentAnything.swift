@@ -14,7 +14,11 @@ public final class SegmentAnything {
     private let postprocessor: MaskPostprocessor
 
     /// The current image's embeddings and sizes (nil before setImage / setEmbeddings).
-    public private(set) var embeddings: FloatTensor?
+    public private(set) var embeddings: FloatTensor? {
+        didSet { decoderState = nil }
+    }
+    /// The decoder's prompt-independent work on `embeddings`, made once per image.
+    private var decoderState: MaskDecoderImageState?
     public private(set) var originalSize: ImageSize?
     /// The resized image's size inside the padded square (upstream's `input_size`).
     public private(set) var inputSize: ImageSize?
@@ -48,7 +52,9 @@ public final class SegmentAnything {
         let encoded: FloatTensor
         do { encoded = try model.sam.encodeImage(prepared.input) } catch { throw .run(error) }
         try Self.requireFinite(encoded, stage: "image_encoder")
+        let state = try decoderState(for: encoded)
         embeddings = encoded
+        decoderState = state
         originalSize = image.size
         inputSize = prepared.inputSize
         embeddingsProvenance = provenance(forOriginalSize: image.size)
@@ -83,7 +89,9 @@ public final class SegmentAnything {
             throw .invalidState("embeddings have shape \(Shape.text(cached.shape)), this model's are \(Shape.text(expected))")
         }
         guard cached.data.allSatisfy(\.isFinite) else { throw .invalidState("embeddings contain NaN or infinite values") }
+        let state = try decoderState(for: cached)
         embeddings = cached
+        decoderState = state
         self.originalSize = originalSize
         inputSize = resize.targetSize(originalSize)
         embeddingsProvenance = allowMismatch ? provenance : record  // forced: what they were really computed from, if known
@@ -100,9 +108,15 @@ public final class SegmentAnything {
         let started = Date()
         let (masks, iou): (FloatTensor, FloatTensor)
         do {
-            (masks, iou) = try model.sam.decode(imageEmbeddings: embeddings, points: inputs.points, labels: inputs.labels,
-                                                appendPaddingPoint: inputs.appendPaddingPoint, maskInput: inputs.maskInput,
-                                                hasMaskInput: inputs.maskInput == nil ? 0 : 1)
+            if let decoderState {
+                (masks, iou) = try model.sam.decode(imageState: decoderState, points: inputs.points, labels: inputs.labels,
+                                                    appendPaddingPoint: inputs.appendPaddingPoint, maskInput: inputs.maskInput,
+                                                    hasMaskInput: inputs.maskInput == nil ? 0 : 1)
+            } else {
+                (masks, iou) = try model.sam.decode(imageEmbeddings: embeddings, points: inputs.points, labels: inputs.labels,
+                                                    appendPaddingPoint: inputs.appendPaddingPoint, maskInput: inputs.maskInput,
+                                                    hasMaskInput: inputs.maskInput == nil ? 0 : 1)
+            }
         } catch {
             throw .run(error)
         }
@@ -117,6 +131,12 @@ public final class SegmentAnything {
         return Prediction(lowResLogits: masks, iouPredictions: iou.data, selected: selected, masks: binary, best: best,
                           timings: ["prompt_encoder+mask_decoder": decoded.timeIntervalSince(started),
                                     "postprocess": Date().timeIntervalSince(decoded)])
+    }
+
+    /// The decoder's per-image state for `embeddings` (nil for a model without a decoder).
+    private func decoderState(for embeddings: FloatTensor) throws(PipelineError) -> MaskDecoderImageState? {
+        guard model.sam.promptEncoder != nil, model.sam.maskDecoder != nil else { return nil }
+        do { return try model.sam.decoderImageState(imageEmbeddings: embeddings) } catch { throw .run(error) }
     }
 
     /// Throws `.nonFinite` naming `stage` when `tensor` holds NaN or infinity.

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A mutable float32 activation in C order (NCHW for images, [tokens, channels] for sequences),
 /// the working type of the runtime. Plain value semantics over a Swift array.
 public struct FloatTensor: Sendable, Equatable {
@@ -25,6 +31,14 @@ public struct FloatTensor: Sendable, Equatable {
     /// The same elements under another shape of equal count.
     public func reshaped(_ newShape: [Int]) -> FloatTensor {
         FloatTensor(shape: newShape, data: data)
+    }
+
+    /// Same shape and the same bits in every element (unlike `==`, -0 differs from +0 and a NaN equals itself).
+    public func isBitwiseEqual(to other: FloatTensor) -> Bool {
+        guard shape == other.shape else { return false }
+        return data.withUnsafeBytes { a in
+            other.data.withUnsafeBytes { b in a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
+        }
     }
 
     /// Back to a readers' `Tensor` (for writing `.npy`).

@@ -10,7 +10,8 @@
 //   (model modes take --untuned: without Kernels.tuneProcessForInference, as an app that did not opt in)
 //
 // `run`: model load (ModelFile.load), image encoder latency on references/input_image.npy
-// (one untimed warm-up first), decoder latency (Sam.decode + MaskPostprocessor.upscale to the
+// (one untimed warm-up first), the decoder's per-image preparation (Sam.decoderImageState, once per
+// image in an app), decoder latency per prompt (Sam.decode(imageState:) + MaskPostprocessor.upscale to the
 // original 1365x2048 image, the official ONNX decoder's equivalent work) for the point1,
 // points16 and points100 cases, the BLAS backend that ran, and peak RSS (VmHWM) at the end.
 // `encoder`: model load and image-encoder latency alone (one untimed warm-up first) on any
@@ -235,6 +236,16 @@ case "run":
         if run > 0 { encoderTimes.append(now() - s) }
     }
 
+    // The decoder's prompt-independent work, once per image as SegmentAnything.setImage does it.
+    var stateTimes: [Double] = []
+    var imageState: MaskDecoderImageState? = nil
+    for run in 0...decoderRuns {  // run 0 is a warm-up
+        let s = now()
+        do { imageState = try sam.decoderImageState(imageEmbeddings: embeddings) } catch { fail("decoder image state: \(error)") }
+        if run > 0 { stateTimes.append(now() - s) }
+    }
+    guard let imageState else { fail("no decoder image state") }
+
     // The drop's photo is 1365x2048 (HxW), the official decoder's orig_im_size; input size from ResizeLongestSide.
     let original = ImageSize(height: 1365, width: 2048)
     let inputSize = ResizeLongestSide(targetLength: 1024).targetSize(original)
@@ -253,7 +264,7 @@ case "run":
             let s = now()
             let out: (masks: FloatTensor, iou: FloatTensor)
             do {
-                out = try sam.decode(imageEmbeddings: embeddings, points: points, labels: labels, appendPaddingPoint: padded,
+                out = try sam.decode(imageState: imageState, points: points, labels: labels, appendPaddingPoint: padded,
                                      maskInput: maskInput, hasMaskInput: hasMask)
             } catch { fail("decode \(name): \(error)") }
             let d = now()
@@ -269,7 +280,7 @@ case "run":
                            "points": n]
     }
     emit(["mode": "native", "load_s": loadSeconds, "encoder_runs": encoderTimes, "encoder_median_s": median(encoderTimes),
-          "decoder": decoder, "upscaled_masks": maskCount, "input_size": [inputSize.height, inputSize.width],
+          "decoder": decoder, "decoder_image_state_median_s": median(stateTimes), "upscaled_masks": maskCount, "input_size": [inputSize.height, inputSize.width],
           "blas": BLAS.backendDescription, "threads": threads, "kernel_workers": Kernels.workerCount,
           "openblas_coretype_env": ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"] ?? NSNull(),
           "peak_rss_kib": peakRSSKiB()])

@@ -13,6 +13,33 @@ extension MaskDecoder {
     /// ref: mask_decoder.py MaskDecoder.predict_masks
     public func predictMasks(imageEmbeddings: FloatTensor, imagePE: FloatTensor, sparse: FloatTensor, dense: FloatTensor,
                              observer: ModuleObserver? = nil) throws(PromptError) -> (masks: FloatTensor, iou: FloatTensor) {
+        try checkImageInputs(imageEmbeddings: imageEmbeddings, imagePE: imagePE, dense: dense)
+        return try predictMasks(imageShape: imageEmbeddings.shape, sparse: sparse, observer: observer) {
+            // ref: predict_masks — src = torch.repeat_interleave(image_embeddings, tokens.shape[0], dim=0) (batch 1);
+            // src = src + dense_prompt_embeddings (added while transposed to the transformer's token layout)
+            // ref: predict_masks — hs, src = self.transformer(src, pos_src, tokens); transformer.py forward —
+            // image_embedding.flatten(2).permute(0, 2, 1), the same for image_pe
+            transformer(imageTokens: Kernels.nchwToTokens(imageEmbeddings, plus: dense), imagePETokens: Kernels.nchwToTokens(imagePE),
+                        pointEmbedding: $0, observer: observer)
+        }
+    }
+
+    /// `predictMasks` on an image whose prompt-independent work was done once (`imageState`): the
+    /// same outputs, bit for bit. The kept work is used when `dense` is the no-mask embedding it
+    /// was made with and no observer is attached; otherwise this is the plain call.
+    public func predictMasks(imageState state: MaskDecoderImageState, imagePE: FloatTensor, sparse: FloatTensor,
+                             dense: FloatTensor, observer: ModuleObserver? = nil) throws(PromptError) -> (masks: FloatTensor, iou: FloatTensor) {
+        guard observer == nil, dense.isBitwiseEqual(to: state.dense) else {
+            return try predictMasks(imageEmbeddings: state.imageEmbeddings, imagePE: imagePE, sparse: sparse, dense: dense, observer: observer)
+        }
+        return try predictMasks(imageShape: state.imageEmbeddings.shape, sparse: sparse, observer: nil) {
+            transformer(imageTokens: state.imageTokens, imagePETokens: state.imagePETokens, pointEmbedding: $0,
+                        kept: (state.firstBlock, state.keysWithPE), observer: nil)
+        }
+    }
+
+    /// The image embeddings [1, C, H, W], its positional encoding and the dense prompt embedding, checked against each other.
+    func checkImageInputs(imageEmbeddings: FloatTensor, imagePE: FloatTensor, dense: FloatTensor) throws(PromptError) {
         let c = transformerDim
         let imageShape = imageEmbeddings.shape
         guard imageShape.count == 4, imageShape[0] == 1, imageShape[1] == c, imageShape[2] > 0, imageShape[3] > 0 else {
@@ -21,6 +48,13 @@ extension MaskDecoder {
         let expectedImage = Shape.text(imageShape)
         guard imagePE.shape == imageShape else { throw .shape(input: "image positional encoding", expected: expectedImage, actual: imagePE.shape) }
         guard dense.shape == imageShape else { throw .shape(input: "dense prompt embeddings", expected: expectedImage, actual: dense.shape) }
+    }
+
+    /// predict_masks around `runTransformer` (prompt tokens in; (hs, image tokens) out).
+    private func predictMasks(imageShape: [Int], sparse: FloatTensor, observer: ModuleObserver?,
+                              runTransformer: (FloatTensor) -> (queries: FloatTensor, keys: FloatTensor))
+        throws(PromptError) -> (masks: FloatTensor, iou: FloatTensor) {
+        let c = transformerDim
         guard sparse.shape.count == 3, sparse.shape[0] == 1, sparse.shape[2] == c else {
             throw .shape(input: "sparse prompt embeddings", expected: "[1,N,\(c)]", actual: sparse.shape)
         }
@@ -34,14 +68,7 @@ extension MaskDecoder {
         let tokens = FloatTensor(shape: [1, 1 + numMaskTokens + sparse.shape[1], c],
                                  data: iouToken.weight.data + maskTokens.weight.data + sparse.data)
 
-        // ref: predict_masks — src = torch.repeat_interleave(image_embeddings, tokens.shape[0], dim=0) (batch 1);
-        // src = src + dense_prompt_embeddings (added while transposed to the transformer's token layout)
-        let srcTokens = Kernels.nchwToTokens(imageEmbeddings, plus: dense)
-
-        // ref: predict_masks — hs, src = self.transformer(src, pos_src, tokens); transformer.py forward —
-        // image_embedding.flatten(2).permute(0, 2, 1), the same for image_pe
-        let (hs, imageTokens) = transformer(imageTokens: srcTokens, imagePETokens: Kernels.nchwToTokens(imagePE),
-                                            pointEmbedding: tokens, observer: observer)
+        let (hs, imageTokens) = runTransformer(tokens)
         // ref: predict_masks — iou_token_out = hs[:, 0, :]; mask_tokens_out = hs[:, 1 : (1 + self.num_mask_tokens), :]
         let iouTokenOut = FloatTensor(shape: [1, c], data: Array(hs.data[0..<c]))
 

@@ -41,6 +41,15 @@ public struct TwoWayAttentionBlock: Sendable {
     /// ref: transformer.py TwoWayAttentionBlock.forward
     public func callAsFunction(queries: FloatTensor, keys: FloatTensor, queryPE: FloatTensor, keyPE: FloatTensor,
                                observer: ModuleObserver? = nil) -> (queries: FloatTensor, keys: FloatTensor) {
+        self(queries: queries, keys: keys, queryPE: queryPE, keyPE: keyPE, kept: nil, observer: observer)
+    }
+
+    /// `kept`: this block's projections of `keys` made earlier (`imageProjections`, keys being the
+    /// transformer's input image tokens and `keysWithPE` their sum with `keyPE`); never with an observer.
+    func callAsFunction(queries: FloatTensor, keys: FloatTensor, queryPE: FloatTensor, keyPE: FloatTensor,
+                        kept: (projections: ImageProjections, keysWithPE: FloatTensor)?,
+                        observer: ModuleObserver?) -> (queries: FloatTensor, keys: FloatTensor) {
+        precondition(kept == nil || observer == nil, "kept image projections skip modules an observer would see")
         var queries = queries, keys = keys
 
         // Self attention block
@@ -58,9 +67,14 @@ public struct TwoWayAttentionBlock: Sendable {
         // Cross attention block, tokens attending to image embedding
         // ref: forward — q = queries + query_pe; k = keys + key_pe
         var q = Kernels.sum(queries, queryPE)
-        let k = Kernels.sum(keys, keyPE)
+        let k = kept?.keysWithPE ?? Kernels.sum(keys, keyPE)
         // ref: forward — attn_out = self.cross_attn_token_to_image(q=q, k=k, v=keys); queries = queries + attn_out
-        queries = crossAttnTokenToImage(q: q, k: k, v: keys, plusResidual: queries, observer: observer)
+        if let projections = kept?.projections {
+            queries = crossAttnTokenToImage(q: q, projectedKeys: projections.tokenToImageKeys,
+                                            projectedValues: projections.tokenToImageValues, plusResidual: queries)
+        } else {
+            queries = crossAttnTokenToImage(q: q, k: k, v: keys, plusResidual: queries, observer: observer)
+        }
         norm2(&queries, observer: observer)
 
         // MLP block
@@ -73,7 +87,11 @@ public struct TwoWayAttentionBlock: Sendable {
         // token→image attention, so `k` from above already holds exactly keys + key_pe)
         q = Kernels.sum(queries, queryPE)
         // ref: forward — attn_out = self.cross_attn_image_to_token(q=k, k=q, v=queries); keys = keys + attn_out
-        keys = crossAttnImageToToken(q: k, k: q, v: queries, plusResidual: keys, observer: observer)
+        if let projections = kept?.projections {
+            keys = crossAttnImageToToken(projectedQueries: projections.imageToTokenQueries, k: q, v: queries, plusResidual: keys)
+        } else {
+            keys = crossAttnImageToToken(q: k, k: q, v: queries, plusResidual: keys, observer: observer)
+        }
         // ref: forward — keys = self.norm4(keys)
         norm4(&keys, observer: observer)
 

@@ -48,26 +48,60 @@ extension TwoWayTransformer {
             // ref: Attention.forward — q = self.q_proj(q); k = self.k_proj(k); v = self.v_proj(v)
             // (in that order: an observer sees PyTorch's hook order)
             let queries = qProj(q, observer: observer)
-            let headDim = internalDim / numHeads, scale = 1 / Float(headDim).squareRoot()
-            // ref: Attention.forward — _separate_heads, attn = q @ kᵀ / math.sqrt(c_per_head),
-            // softmax(dim=-1), attn @ v, _recombine_heads
-            let mixed: FloatTensor
-            if observer == nil && k.shape.count == 3 && k.shape[1] >= Self.transposedKeysFrom && headDim <= 64 {
-                // Many keys (the 4096 image tokens): k_proj writes them transposed per head, the
-                // layout the small-heads kernel reads, so they need no transposing per call.
-                let keys = Kernels.linearTransposed(k, weight: kProj.weight, bias: kProj.bias)
-                mixed = Kernels.attention(q: queries, transposedKeys: keys, v: vProj(v), heads: numHeads, scale: scale)
-            } else {
-                let keys = kProj(k, observer: observer)
-                let values = vProj(v, observer: observer)
-                mixed = Kernels.attention(q: queries, k: keys, v: values, heads: numHeads, scale: scale, bias: nil)
+            guard let observer else {
+                return attend(queries: queries, keys: projectedKeys(k), values: vProj(v), plusResidual: residual)
             }
-            // ref: Attention.forward — out = self.out_proj(out)
-            guard let observer else { return outProj(mixed, then: Kernels.Epilogue(residual: residual)) }
-            var out = outProj(mixed, observer: observer)
+            let keys = kProj(k, observer: observer)
+            let values = vProj(v, observer: observer)
+            var out = outProj(Kernels.attention(q: queries, k: keys, v: values, heads: numHeads, scale: scale, bias: nil),
+                              observer: observer)
             observer(path, out)
             if let residual { Kernels.add(&out, residual) }
             return out
+        }
+
+        /// The same attention with the queries already projected (q_proj output, [1, Lq, internal]).
+        func callAsFunction(projectedQueries queries: FloatTensor, k: FloatTensor, v: FloatTensor,
+                            plusResidual residual: FloatTensor?) -> FloatTensor {
+            attend(queries: queries, keys: projectedKeys(k), values: vProj(v), plusResidual: residual)
+        }
+
+        /// The same attention with keys and values already projected (`projectedKeys`, v_proj output).
+        func callAsFunction(q: FloatTensor, projectedKeys keys: ProjectedKeys, projectedValues values: FloatTensor,
+                            plusResidual residual: FloatTensor?) -> FloatTensor {
+            attend(queries: qProj(q), keys: keys, values: values, plusResidual: residual)
+        }
+
+        /// k_proj's output in the layout the attention kernel for that many keys reads.
+        enum ProjectedKeys: Sendable {
+            /// Many keys (the 4096 image tokens): written transposed per head, the layout the
+            /// small-heads kernel reads, so they need no transposing per call.
+            case transposed(Kernels.TransposedKeys)
+            case rows(FloatTensor)
+        }
+
+        func projectedKeys(_ k: FloatTensor) -> ProjectedKeys {
+            if k.shape.count == 3 && k.shape[1] >= Self.transposedKeysFrom && headDim <= 64 {
+                return .transposed(Kernels.linearTransposed(k, weight: kProj.weight, bias: kProj.bias))
+            }
+            return .rows(kProj(k))
+        }
+
+        var headDim: Int { internalDim / numHeads }
+        var scale: Float { 1 / Float(headDim).squareRoot() }
+
+        /// ref: Attention.forward — _separate_heads, attn = q @ kᵀ / math.sqrt(c_per_head),
+        /// softmax(dim=-1), attn @ v, _recombine_heads, out = self.out_proj(out) (+ the caller's residual)
+        private func attend(queries: FloatTensor, keys: ProjectedKeys, values: FloatTensor,
+                            plusResidual residual: FloatTensor?) -> FloatTensor {
+            let mixed: FloatTensor
+            switch keys {
+            case .transposed(let keys):
+                mixed = Kernels.attention(q: queries, transposedKeys: keys, v: values, heads: numHeads, scale: scale)
+            case .rows(let keys):
+                mixed = Kernels.attention(q: queries, k: keys, v: values, heads: numHeads, scale: scale, bias: nil)
+            }
+            return outProj(mixed, then: Kernels.Epilogue(residual: residual))
         }
     }
 }

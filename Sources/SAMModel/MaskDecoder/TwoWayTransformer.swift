@@ -44,13 +44,21 @@ public struct TwoWayTransformer: Sendable {
     /// ref: transformer.py TwoWayTransformer.forward
     public func callAsFunction(imageTokens: FloatTensor, imagePETokens keyPE: FloatTensor, pointEmbedding: FloatTensor,
                                observer: ModuleObserver? = nil) -> (queries: FloatTensor, keys: FloatTensor) {
+        self(imageTokens: imageTokens, imagePETokens: keyPE, pointEmbedding: pointEmbedding, kept: nil, observer: observer)
+    }
+
+    /// `kept`: the first block's projections of `imageTokens` made earlier (`MaskDecoderImageState`).
+    func callAsFunction(imageTokens: FloatTensor, imagePETokens keyPE: FloatTensor, pointEmbedding: FloatTensor,
+                        kept: (projections: TwoWayAttentionBlock.ImageProjections, keysWithPE: FloatTensor)?,
+                        observer: ModuleObserver?) -> (queries: FloatTensor, keys: FloatTensor) {
         var keys = imageTokens
         // ref: forward — queries = point_embedding
         var queries = pointEmbedding
 
         // ref: forward — for layer in self.layers: queries, keys = layer(queries, keys, query_pe=point_embedding, key_pe=image_pe)
-        for layer in layers {
-            (queries, keys) = layer(queries: queries, keys: keys, queryPE: pointEmbedding, keyPE: keyPE, observer: observer)
+        for (index, layer) in layers.enumerated() {
+            (queries, keys) = layer(queries: queries, keys: keys, queryPE: pointEmbedding, keyPE: keyPE,
+                                    kept: index == 0 ? kept : nil, observer: observer)
         }
 
         // ref: forward — q = queries + point_embedding; k = keys + image_pe

@@ -70,6 +70,37 @@ public struct Sam: Sendable {
         }
     }
 
+    /// The decoder's prompt-independent work on `imageEmbeddings`, to pass to `decode(imageState:...)`
+    /// for every prompt on that image (see `MaskDecoderImageState`).
+    public func decoderImageState(imageEmbeddings: FloatTensor) throws(SamError) -> MaskDecoderImageState {
+        guard let promptEncoder else { throw .missingComponent("prompt_encoder") }
+        guard let maskDecoder else { throw .missingComponent("mask_decoder") }
+        do {
+            return try maskDecoder.imageState(imageEmbeddings: imageEmbeddings, imagePE: promptEncoder.denseImagePositionalEncoding(),
+                                              noMaskDense: promptEncoder.denseEmbedding(maskInput: nil, hasMaskInput: 0))
+        } catch {
+            throw .prompt(error)
+        }
+    }
+
+    /// `decode` on an image whose prompt-independent decoder work was done once: the same outputs, bit for bit.
+    public func decode(imageState: MaskDecoderImageState, points: FloatTensor, labels: FloatTensor, appendPaddingPoint: Bool,
+                       maskInput: FloatTensor?, hasMaskInput: Float,
+                       observer: ModuleObserver? = nil) throws(SamError) -> (masks: FloatTensor, iou: FloatTensor) {
+        guard let promptEncoder else { throw .missingComponent("prompt_encoder") }
+        guard let maskDecoder else { throw .missingComponent("mask_decoder") }
+        do {
+            let sparse = try promptEncoder.embedPoints(coords: points, labels: labels,
+                                                       appendPaddingPoint: appendPaddingPoint, observer: observer)
+            let dense = try promptEncoder.denseEmbedding(maskInput: maskInput, hasMaskInput: hasMaskInput, observer: observer)
+            return try maskDecoder.predictMasks(imageState: imageState,
+                                                imagePE: promptEncoder.denseImagePositionalEncoding(observer: observer),
+                                                sparse: sparse, dense: dense, observer: observer)
+        } catch {
+            throw .prompt(error)
+        }
+    }
+
     /// Removes a trailing (0, 0) point labelled -1 — the padding point callers of the official decoder
     /// append — so the point-count range applies to the user's points. Returns whether one was removed.
     public static func removeOfficialPaddingPoint(points: inout FloatTensor, labels: inout FloatTensor) -> Bool {
