@@ -78,10 +78,10 @@ let package = Package(
         .target(name: "SAMTestSupport", dependencies: ["SAMTensor", "SAMFormats", "SAMConvert"], path: "Tests/SAMTestSupport"),
 
         // Conversion as a library (samconvert is its command line; tests drive it directly).
-        .target(name: "SAMConvert", dependencies: ["SAMImport", "SAMModel", "SAMModelFile", "SAMFormats", "SAMTensor"]),
+        .target(name: "SAMConvert", dependencies: ["SAMImport", "SAMModel", "SAMModelFile", "SAMFormats", "SAMTensor", "SAMParallel"]),
 
         .executableTarget(name: "samconvert", dependencies: [
-            "SAMConvert", "SAMKernels", "SAMImport", "SAMModel", "SAMModelFile", "SAMTensor",
+            "SAMConvert", "SAMKernels", "SAMImport", "SAMModel", "SAMModelFile", "SAMFormats", "SAMTensor",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 

@@ -35,6 +35,7 @@ struct ONNXWeightMapper {
         let named = model.storedTensors.compactMap { CanonicalNames.resolveParameter($0.name)?.component }
         components = index.scopeComponents.union(named)
         result.files = [file]
+        result.referencedFiles = model.externalDataPaths
     }
 
     mutating func run() throws(ImportError) -> ImportedWeights {

@@ -109,6 +109,16 @@ public final class ONNXModel: @unchecked Sendable {
     /// Every stored tensor: initializers, then Constant values.
     public var storedTensors: [ONNXInitializer] { graph.initializers + graph.constants }
 
+    /// The external-data files the stored tensors reference, as paths beside the model (`folder/location`),
+    /// sorted: what a conversion reads besides the model file itself.
+    public var externalDataPaths: [String] {
+        let locations = Set(storedTensors.compactMap { stored -> String? in
+            if case .external(let location, _, _) = stored.location { return location }
+            return nil
+        })
+        return locations.sorted().map { externalData.folder == "." ? $0 : externalData.folder + "/" + $0 }
+    }
+
     /// Reads the initializer or Constant output called `name`.
     public func tensor(named name: String) throws(FormatError) -> Tensor {
         if let constant = scalarConstants[name] { return constant }
