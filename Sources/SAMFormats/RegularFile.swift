@@ -10,12 +10,12 @@ public enum RegularFile {
     /// Throws `.unreadable` naming `path`, what stands there instead, and `role` (`--image-pe`) when given.
     public static func require(_ path: String, role: String? = nil) throws(FormatError) {
         var status = stat()
-        let label = role.map { " (\($0))" } ?? ""
+        let given = role.map { ", given as \($0)" } ?? ""
         guard stat(path, &status) == 0 else {
-            throw FormatError(.unreadable, file: path, "cannot open\(label): \(String(cString: strerror(errno)))")
+            throw FormatError(.unreadable, file: path, "cannot open\(given): \(String(cString: strerror(errno)))")
         }
         if let kind = OutputRule.kind(status.st_mode) {
-            throw FormatError(.unreadable, file: path, "not a regular file\(label) (\(kind))")
+            throw FormatError(.unreadable, file: path, "not a regular file (\(kind))\(given)")
         }
     }
 }

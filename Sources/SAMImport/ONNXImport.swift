@@ -35,7 +35,6 @@ struct ONNXWeightMapper {
         let named = model.storedTensors.compactMap { CanonicalNames.resolveParameter($0.name)?.component }
         components = index.scopeComponents.union(named)
         result.files = [file]
-        result.referencedFiles = model.externalDataPaths
     }
 
     mutating func run() throws(ImportError) -> ImportedWeights {
@@ -70,6 +69,7 @@ struct ONNXWeightMapper {
         try StateDictRules.apply(to: &result, file: file, eps: options.batchNormEps)
         StateDictRules.markExporterFoldedConvBN(in: &result)
         try Unmapped.report(unmapped, file: file, into: &result, options: options)
+        result.referencedFiles = model.externalDataFilesRead  // only what was read, after its path was checked
         return result
     }
 

@@ -109,15 +109,9 @@ public final class ONNXModel: @unchecked Sendable {
     /// Every stored tensor: initializers, then Constant values.
     public var storedTensors: [ONNXInitializer] { graph.initializers + graph.constants }
 
-    /// The external-data files the stored tensors reference, as paths beside the model (`folder/location`),
-    /// sorted: what a conversion reads besides the model file itself.
-    public var externalDataPaths: [String] {
-        let locations = Set(storedTensors.compactMap { stored -> String? in
-            if case .external(let location, _, _) = stored.location { return location }
-            return nil
-        })
-        return locations.sorted().map { externalData.folder == "." ? $0 : externalData.folder + "/" + $0 }
-    }
+    /// The external-data files tensors have been read from so far, as paths beside the model
+    /// (`folder/location`), sorted: only locations that passed the path checks and were opened.
+    public var externalDataFilesRead: [String] { externalData.pathsRead }
 
     /// Reads the initializer or Constant output called `name`.
     public func tensor(named name: String) throws(FormatError) -> Tensor {
