@@ -98,11 +98,13 @@ extension HDF5Storage {
         }
         var written: hsize_t = 0
         if grid > 0, H5Dget_num_chunks(id, shim_H5S_ALL(), &written) < 0 {
-            // libhdf5 fails to count when no chunk index was ever allocated: nothing is stored.
-            guard H5Dget_storage_size(id) == 0 else {
+            // libhdf5 1.10 cannot count chunks when no index was ever allocated (nothing is stored),
+            // nor in a single-chunk index (a dataset of one chunk: stored when it has storage).
+            let stored = H5Dget_storage_size(id)
+            guard stored == 0 || grid == 1 else {
                 throw FormatError(.corrupt, file: file, tensor: key, "cannot count its stored chunks")
             }
-            written = 0
+            written = stored == 0 ? 0 : 1
         }
         guard written >= hsize_t(grid) else {
             throw FormatError(.sizeMismatch, file: file, tensor: key,
