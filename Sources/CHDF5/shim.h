@@ -8,6 +8,8 @@ static inline hid_t shim_H5P_DEFAULT(void) { return H5P_DEFAULT; }
 static inline hid_t shim_H5S_ALL(void) { return H5S_ALL; }
 static inline unsigned shim_H5F_ACC_RDONLY(void) { return H5F_ACC_RDONLY; }
 static inline unsigned shim_H5F_ACC_TRUNC(void) { return H5F_ACC_TRUNC; }
+static inline unsigned shim_H5F_ACC_RDWR(void) { return H5F_ACC_RDWR; }
+static inline H5F_libver_t shim_H5F_LIBVER_LATEST(void) { return H5F_LIBVER_LATEST; }
 
 static inline hid_t shim_H5T_NATIVE_FLOAT(void) { return H5T_NATIVE_FLOAT; }
 static inline hid_t shim_H5T_NATIVE_DOUBLE(void) { return H5T_NATIVE_DOUBLE; }
