@@ -97,7 +97,10 @@ extension HDF5Storage {
                                 + "\(Shape.text(chunkDims.map { Int(clamping: $0) })); the reader accepts at most \(limits.maximumChunksPerDataset) per dataset")
         }
         var written: hsize_t = 0
-        if grid > 0, H5Dget_num_chunks(id, shim_H5S_ALL(), &written) < 0 {
+        // The whole dataspace as the selection (libhdf5 1.10 does not take H5S_ALL here).
+        let space = H5Dget_space(id)
+        defer { if space >= 0 { H5Sclose(space) } }
+        if grid > 0, space < 0 || H5Dget_num_chunks(id, space, &written) < 0 {
             // libhdf5 1.10 cannot count chunks when no index was ever allocated (nothing is stored),
             // nor in a single-chunk index (a dataset of one chunk: stored when it has storage).
             let stored = H5Dget_storage_size(id)
