@@ -105,6 +105,23 @@ struct ModelFileHostileTests {
                        mentions: ["mask_decoder.iou_token.weight", "NaN", "--allow-nonfinite"], output: output).check()
         let allowed = try samconvert.run([nan, "--config", Self.config, "--allow-nonfinite", "--out", output])
         #expect(allowed.status == 0 && allowed.stdout.contains("written with NaN or infinity"), "\(allowed.stdout) \(allowed.stderr)")
+        try FileManager.default.removeItem(atPath: output)
+
+        // The dense positional encoding blob and an ONNX weight, each with one infinity.
+        var blob = try Data(contentsOf: URL(fileURLWithPath: HostileCorpus.tiny + "/image_points_embeddings.bin"))
+        var infinity = Float.infinity
+        blob.replaceSubrange(40..<44, with: Data(bytes: &infinity, count: 4))
+        let pe = folder + "/image_points_embeddings.bin"
+        try blob.write(to: URL(fileURLWithPath: pe))
+        try HostileRun(label: "--image-pe holding infinity", tool: samconvert,
+                       arguments: [HostileCorpus.tiny + "/PromptEncoder.onnx", "--image-pe", pe, "--out", output],
+                       mentions: ["denseImagePE", "1 infinite", "--allow-nonfinite"], output: output).check()
+        let onnx = folder + "/nan.onnx"
+        try HostileONNX.model(HostileONNX.graph(initializers: [
+            HostileONNX.tensor("mask_decoder.iou_token.weight", dims: [4, 32], raw: HostileONNX.floats([.nan] + [Float](repeating: 0, count: 127))),
+        ])).write(to: URL(fileURLWithPath: onnx))
+        try HostileRun(label: "ONNX weight holding NaN", tool: samconvert, arguments: [onnx, "--out", output],
+                       mentions: ["mask_decoder.iou_token.weight", "1 NaN", "nan.onnx"], output: output).check()
     }
 
     /// Rewrites every element of the dataset `key` of an HDF5 file to `value`.
