@@ -79,13 +79,13 @@ let package = Package(
         ]),
 
         // Shared by the test targets: where the fixtures and the full-size reference set are, error figures.
-        .target(name: "SAMTestSupport", dependencies: ["SAMTensor", "SAMFormats", "SAMConvert"], path: "Tests/SAMTestSupport"),
+        .target(name: "SAMTestSupport", dependencies: ["SAMTensor", "SAMFormats", "SAMConvert", "CHDF5"], path: "Tests/SAMTestSupport"),
 
         // Conversion as a library (samconvert is its command line; tests drive it directly).
-        .target(name: "SAMConvert", dependencies: ["SAMImport", "SAMModel", "SAMModelFile", "SAMFormats", "SAMTensor"]),
+        .target(name: "SAMConvert", dependencies: ["SAMImport", "SAMModel", "SAMModelFile", "SAMFormats", "SAMTensor", "SAMParallel"]),
 
         .executableTarget(name: "samconvert", dependencies: [
-            "SAMConvert", "SAMKernels", "SAMImport", "SAMModel", "SAMModelFile", "SAMTensor",
+            "SAMConvert", "SAMKernels", "SAMImport", "SAMModel", "SAMModelFile", "SAMFormats", "SAMTensor",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -113,7 +113,7 @@ let package = Package(
         .testTarget(name: "SAMModelTests", dependencies: ["SAMModel", "SAMFormats", "SAMKernels", "SAMBLAS", "SAMTensor", "SAMTestSupport"]),
         .testTarget(name: "SAMImportTests", dependencies: ["SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport"],
                     exclude: ["Fixtures"]),
-        .testTarget(name: "HostileInputTests", dependencies: ["SAMFormats", "SAMTensor", "SAMTestSupport"], exclude: ["Corpus"]),
+        .testTarget(name: "HostileInputTests", dependencies: ["SAMFormats", "SAMTensor", "SAMTestSupport", "CHDF5"], exclude: ["Corpus"]),
         .testTarget(name: "SAMVerifyTests", dependencies: ["SAMVerify", "SAMConvert", "SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor", "SAMTestSupport"]),
     ]
 )

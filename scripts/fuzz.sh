@@ -2,7 +2,9 @@
 # libFuzzer runs of the SAMFormats readers (see Fuzz/Package.swift). Usage:
 #   scripts/fuzz.sh [TARGET...]        TARGET in NPY ONNX SAMW HDF5 PTH SAFETENSORS (default: all)
 # FUZZ_SECONDS (default 60) bounds each target (-max_total_time). Seeds come from the committed good
-# files plus Tests/HostileInputTests/Corpus/regressions; the working corpus grows in .build-fuzz/corpus/.
+# files, Fuzz/Seeds/<target> (HDF5 links and storage, ONNX subgraphs and nested types; made by
+# converters/make_fuzz_seeds.py) and Tests/HostileInputTests/Corpus/regressions; Fuzz/Dictionaries/
+# gives the HDF5 and ONNX targets their structures' tokens. The working corpus grows in .build-fuzz/corpus/.
 # A crash is copied to Tests/HostileInputTests/Corpus/regressions/<target>-<hash>.<ext>, which
 # HostileInputTests replays through the CLIs; the script then exits non-zero.
 set -euo pipefail
@@ -29,9 +31,9 @@ seed() {  # target corpus-folder
     case $t in
         NPY)  cp reference_outputs/tiny/references/image_embeddings.npy "$dir/"
               find reference_outputs/tiny/references -name '*.npy' -size -8k | head -20 | xargs -r cp -t "$dir/" 2>/dev/null || true ;;
-        ONNX) cp reference_outputs/tiny/PromptEncoder.onnx reference_outputs/tiny/MaskDecoder.onnx "$dir/" ;;
+        ONNX) cp reference_outputs/tiny/PromptEncoder.onnx reference_outputs/tiny/MaskDecoder.onnx Fuzz/Seeds/ONNX/*.onnx "$dir/" ;;
         SAMW) "$(swift build --show-bin-path)/samconvert" reference_outputs/tiny/PromptEncoder.onnx --out "$dir/prompt.samw" --force >/dev/null ;;
-        HDF5) cp reference_outputs/tiny/mobile_sam.h5 "$dir/" ;;
+        HDF5) cp reference_outputs/tiny/mobile_sam.h5 Fuzz/Seeds/HDF5/*.h5 "$dir/" ;;
         # The million-value pickles (stack flood, deep tuples and lists) would slow every mutation of them.
         PTH)  ls Tests/SAMFormatsTests/Fixtures/pth_*.pth | grep -vE 'stack_flood|deep_tuples|deep_value' | xargs cp -t "$dir/"
               cp Tests/SAMImportTests/Fixtures/tiny_mobile_sam.pth "$dir/" ;;
@@ -40,6 +42,11 @@ seed() {  # target corpus-folder
 }
 
 ext() { case $1 in NPY) echo npy;; ONNX) echo onnx;; SAMW) echo samw;; HDF5) echo h5;; PTH) echo pth;; SAFETENSORS) echo safetensors;; esac; }
+
+dictionary() {  # target: -dict=FILE when the target has one
+    local file=$root/Fuzz/Dictionaries/$(echo "$1" | tr '[:upper:]' '[:lower:]').dict
+    [ -f "$file" ] && echo "-dict=$file"
+}
 
 status=0
 for t in "${targets[@]}"; do
@@ -57,7 +64,7 @@ for t in "${targets[@]}"; do
     artifacts=$SCRATCH/artifacts/$t/
     rm -rf "$artifacts"; mkdir -p "$artifacts"
     echo "== Fuzz$t: ${FUZZ_SECONDS}s"
-    if ! ASAN_OPTIONS="detect_leaks=${FUZZ_LEAKS:-0}${ASAN_OPTIONS:+:$ASAN_OPTIONS}" "$SCRATCH/debug/$(product "$t")" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=4096 -max_len=1048576 -detect_leaks="${FUZZ_LEAKS:-0}" \
+    if ! ASAN_OPTIONS="detect_leaks=${FUZZ_LEAKS:-0}${ASAN_OPTIONS:+:$ASAN_OPTIONS}" "$SCRATCH/debug/$(product "$t")" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=4096 -max_len=1048576 -detect_leaks="${FUZZ_LEAKS:-0}" $(dictionary "$t") \
             -artifact_prefix="$artifacts" -print_final_stats=1 "$corpus" > "$SCRATCH/Fuzz$t.log" 2>&1; then
         status=1
         tail -60 "$SCRATCH/Fuzz$t.log"

@@ -1,13 +1,17 @@
 import Foundation
+import SAMFormats
 import SAMImport
 
-/// Which files a conversion reads: inputs expanded (folders to their model files), checked to exist.
+/// Which files a conversion reads: inputs expanded (folders to their model files), each checked to
+/// be a regular file before any is read (a FIFO or a device is refused at once, never waited on).
 public struct InputPlan: Sendable {
     /// .onnx / .h5 / .hdf5 / .pth / .pt / .safetensors files and raw dense-PE blobs, in the order given.
     public var weightFiles: [String] = []
     /// config.json to use, if any (--config wins over one found in an input folder).
     public var configFile: String?
-    /// Every file whose bytes end up in the model, for provenance (weights, external data, blobs, config).
+    /// The files given or found that end up in the model, for provenance (weights, blobs, config).
+    /// Files the inputs reference (ONNX external data) are added once the import has read them:
+    /// nothing is hashed, or even opened, for merely lying beside an input.
     public var provenanceFiles: [String] = []
 
     static let densePEBlobName = "image_points_embeddings.bin"
@@ -36,11 +40,18 @@ public struct InputPlan: Sendable {
         if let imagePE {
             guard FileManager.default.fileExists(atPath: imagePE) else { throw ConversionFailure("\(imagePE): no such file (--image-pe)") }
             guard imagePE.lowercased().hasSuffix(".bin") else { throw ConversionFailure("\(imagePE): --image-pe takes a raw .bin blob") }
+            try Self.requireRegular(imagePE, role: "--image-pe")
             if !weightFiles.contains(imagePE) { weightFiles.append(imagePE) }
         }
         if let config, !FileManager.default.fileExists(atPath: config) { throw ConversionFailure("\(config): no such file (--config)") }
         configFile = config ?? folderConfig
-        provenanceFiles = weightFiles + Self.externalDataFiles(besides: weightFiles) + (configFile.map { [$0] } ?? [])
+        for file in weightFiles { try Self.requireRegular(file, role: nil) }
+        if let configFile { try Self.requireRegular(configFile, role: "--config") }
+        provenanceFiles = weightFiles + (configFile.map { [$0] } ?? [])
+    }
+
+    static func requireRegular(_ path: String, role: String?) throws(ConversionFailure) {
+        do { try RegularFile.require(path, role: role) } catch { throw ConversionFailure("\(error)") }
     }
 
     /// A folder's .onnx/.h5/.hdf5/.pth/.pt/.safetensors files (sorted), its dense-PE blob and its config.json.
@@ -53,11 +64,5 @@ public struct InputPlan: Sendable {
         var weights = names.filter { [.onnx, .hdf5, .pytorch, .safetensors].contains(SAMImporter.kind(of: $0)) }.map(path)
         if names.contains(densePEBlobName) { weights.append(path(densePEBlobName)) }
         return (weights, names.contains("config.json") ? path("config.json") : nil)
-    }
-
-    /// `X.onnx.data` / `X.data` files next to ONNX inputs (the common external-data names), for provenance.
-    static func externalDataFiles(besides files: [String]) -> [String] {
-        files.filter { $0.lowercased().hasSuffix(".onnx") }.flatMap { [$0 + ".data", String($0.dropLast(5)) + ".data"] }
-            .filter { FileManager.default.fileExists(atPath: $0) }
     }
 }

@@ -5,9 +5,19 @@ import SAMModel
 /// weights' shapes and the ONNX graphs state (`SAMConfig.inferred`), MobileSAM's values for the rest.
 public enum ModelConfiguration {
     public static func resolve(explicitFile: String?, imported: ImportedWeights, maxPoints: Int?) throws(ConversionFailure) -> SAMConfig {
-        var config: SAMConfig
+        var explicit: SAMConfig?
         if let explicitFile {
-            do { config = try SAMConfig(contentsOf: explicitFile) } catch { throw ConversionFailure("\(error)") }
+            do { explicit = try SAMConfig(contentsOf: explicitFile) } catch { throw ConversionFailure("\(error)") }
+        }
+        return resolve(explicit: explicit, imported: imported, maxPoints: maxPoints)
+    }
+
+    /// `resolve` with the config file already read (conversion reads it before the import, so a bad
+    /// one is refused before the work).
+    public static func resolve(explicit: SAMConfig?, imported: ImportedWeights, maxPoints: Int?) -> SAMConfig {
+        var config: SAMConfig
+        if let explicit {
+            config = explicit
         } else {
             let facts = imported.facts
             let stages = facts.mergeStrides.keys.max().map { $0 + 1 } ?? 0

@@ -10,15 +10,12 @@ extension Provenance {
                                   shouldStop: () -> Bool = { false }) throws(ConversionFailure) -> Provenance {
         var sources: [SourceFile] = []
         for file in files {
-            do {
-                let mapped = try MappedFile(path: file)
-                let digest = try SHA256.hex(mapped.bytes, shouldStop: shouldStop)
-                sources.append(SourceFile(path: file, sha256: digest, bytes: mapped.count))
-            } catch is SHA256.Stopped {
-                throw ConversionFailure("hashing the inputs was stopped")
-            } catch {
+            let digest: (hex: String, bytes: Int)?
+            do { digest = try SHA256.digest(ofFile: file, shouldStop: shouldStop) } catch {
                 throw ConversionFailure("\(error)")
             }
+            guard let digest else { throw ConversionFailure("hashing the inputs was stopped") }
+            sources.append(SourceFile(path: file, sha256: digest.hex, bytes: digest.bytes))
         }
         return Provenance(converter: "samconvert", converterVersion: converterVersion, sources: sources)
     }

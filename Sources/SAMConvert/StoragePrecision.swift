@@ -5,14 +5,28 @@ public enum StoragePrecision: String, Sendable {
     case single = "f32", half = "f16"
 
     /// f32 tensors narrowed to f16 (round to nearest even) for `.half`; everything else unchanged.
-    public func convert(_ tensor: Tensor) -> Tensor {
-        guard self == .half, tensor.dtype == .float32 else { return tensor }
-        let values = tensor.floats()
-        let storage = TensorStorage(zeroedByteCount: values.count * 2)
+    public func convert(_ tensor: Tensor) -> Tensor { narrow(tensor).tensor }
+
+    /// `convert`, also counting the finite values that became infinity (beyond f16's 65504, from
+    /// 65520 up) and the largest magnitude among them.
+    public func narrow(_ tensor: Tensor) -> (tensor: Tensor, overflowed: Int, largest: Float) {
+        guard self == .half, tensor.dtype == .float32 else { return (tensor, 0, 0) }
+        let bytes = tensor.storage.bytes
+        let count = bytes.count / 4
+        let storage = TensorStorage(zeroedByteCount: count * 2)
         let out = UnsafeMutableRawPointer(mutating: storage.bytes.baseAddress!)
-        for (index, value) in values.enumerated() {
-            out.storeBytes(of: Half.fromFloat(value), toByteOffset: index * 2, as: UInt16.self)
+        var overflowed = 0
+        var largest: Float = 0
+        for index in 0..<count {
+            let value = bytes.loadUnaligned(fromByteOffset: index * 4, as: Float.self)
+            let half = Half.fromFloat(value)
+            if half & 0x7FFF == 0x7C00 && value.isFinite {
+                overflowed += 1
+                largest = max(largest, abs(value))
+            }
+            out.storeBytes(of: half, toByteOffset: index * 2, as: UInt16.self)
         }
-        return Tensor(dtype: .float16, shape: tensor.shape, checkedStorage: storage)  // byte count matches by construction
+        // Byte count matches by construction.
+        return (Tensor(dtype: .float16, shape: tensor.shape, checkedStorage: storage), overflowed, largest)
     }
 }

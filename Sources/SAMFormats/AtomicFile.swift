@@ -23,14 +23,19 @@ public final class AtomicFileWriter {
     private let temporary: String
     private var descriptor: Int32
 
-    public init(path: String, policy: OutputPolicy = .replace) throws(FormatError) {
+    public convenience init(path: String, policy: OutputPolicy = .replace) throws(FormatError) {
+        try self.init(path: path, policy: policy, temporaryNames: { OutputRule.temporaryName(for: path) })
+    }
+
+    /// `temporaryNames` gives each candidate name in turn (tests plant files under the names it gives).
+    init(path: String, policy: OutputPolicy, temporaryNames: () -> String) throws(FormatError) {
         self.path = path
         self.policy = policy
         try OutputRule.check(path, policy)
         OutputRule.removeStaleTemporaries(of: path)
         var attempt = 0
         while true {
-            let candidate = OutputRule.temporaryName(for: path)
+            let candidate = temporaryNames()
             let descriptor = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
             if descriptor >= 0 {
                 self.temporary = candidate

@@ -13,8 +13,15 @@ public struct FormatError: Error, CustomStringConvertible, Equatable {
         case sizeMismatch
         /// A tensor or dataset that was asked for is not there.
         case missingTensor
-        /// An external-data path that is absolute, climbs out of the model folder, or escapes it through a link.
+        /// Data that would come from outside the file given: an ONNX external-data path that is absolute,
+        /// climbs out of the model folder or escapes it through a link; an HDF5 external link, external
+        /// storage or virtual dataset.
         case unsafePath
+        /// The file is larger or more deeply structured than a reader accepts (nesting depth, object or
+        /// chunk counts, a dataset inflating far beyond its stored bytes): refused before the work.
+        case limitExceeded
+        /// Two entries of one file claim the same name (two initializers, flat and nested HDF5 spellings).
+        case duplicateName
         /// A pickle names a Python global that a state dict does not need (`os.system`): refused
         /// when the opcode naming it is read, before anything is built.
         case refusedGlobal
@@ -37,8 +44,10 @@ public struct FormatError: Error, CustomStringConvertible, Equatable {
         self.message = message
     }
 
+    /// One line; names and text from files are escaped (`TerminalText`), so printing it is safe.
     public var description: String {
-        if let tensor { return "\(file): tensor '\(tensor)': \(message) [\(code.rawValue)]" }
+        let file = TerminalText.escaped(file), message = TerminalText.escaped(message)
+        if let tensor { return "\(file): tensor '\(TerminalText.escaped(tensor))': \(message) [\(code.rawValue)]" }
         return "\(file): \(message) [\(code.rawValue)]"
     }
 }

@@ -14,6 +14,11 @@ public final class MappedFile: @unchecked Sendable {
     /// `tensor` names the tensor the caller wants from this file, for the error message.
     public init(path: String, tensor: String? = nil) throws(FormatError) {
         self.path = path
+        // Looked at before the open too: opening a socket fails with a confusing "no such device".
+        var named = stat()
+        if stat(path, &named) == 0, let kind = OutputRule.kind(named.st_mode), (named.st_mode & S_IFMT) != S_IFDIR {
+            throw FormatError(.unreadable, file: path, tensor: tensor, "not a regular file (\(kind))")
+        }
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)  // O_NONBLOCK: a FIFO must not block the open; fstat refuses it below
         guard descriptor >= 0 else {
             throw FormatError(.unreadable, file: path, tensor: tensor, "cannot open: \(String(cString: strerror(errno)))")
@@ -23,8 +28,8 @@ public final class MappedFile: @unchecked Sendable {
         guard fstat(descriptor, &status) == 0 else {
             throw FormatError(.unreadable, file: path, tensor: tensor, "cannot stat: \(String(cString: strerror(errno)))")
         }
-        guard (status.st_mode & S_IFMT) == S_IFREG else {
-            throw FormatError(.unreadable, file: path, tensor: tensor, "not a regular file")
+        if let kind = OutputRule.kind(status.st_mode) {
+            throw FormatError(.unreadable, file: path, tensor: tensor, "not a regular file (\(kind))")
         }
         let size = Int(status.st_size)
         if size == 0 {  // mmap refuses empty files; an empty view is what callers need

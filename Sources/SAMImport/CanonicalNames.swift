@@ -54,6 +54,10 @@ public enum CanonicalNames {
         "positional_encoding_gaussian_matrix", "pos_embed", "rel_pos_h", "rel_pos_w",
     ]
 
+    /// The parameter leaves that hold floats (the others, `num_batches_tracked` and
+    /// `attention_bias_idxs`, are integer buffers).
+    public static let floatLeaves: Set<String> = parameterLeaves.subtracting(["num_batches_tracked", "attention_bias_idxs"])
+
     /// Resolves a dotted module or parameter path; nil when no segment starts a canonical name.
     public static func resolve(_ dotted: String) -> CanonicalPath? {
         let parts = dotted.split(separator: ".", omittingEmptySubsequences: false).map(String.init)

@@ -23,6 +23,8 @@ public struct ImportError: Error, CustomStringConvertible, Equatable {
         case missingContext
         /// Two files state different facts (image-embedding size, embedding width).
         case conflictingFacts
+        /// A stored tensor named as a float weight holds integers, bools or strings.
+        case wrongElementType
     }
 
     public let code: Code
@@ -52,12 +54,16 @@ public struct ImportError: Error, CustomStringConvertible, Equatable {
         self.init(.unreadable, file: error.file, tensor: error.tensor, formatError: error, error.message)
     }
 
+    /// The reader's own kind (`corrupt`, `unsafePath` ...) when a reader refused the file, else this error's code.
+    public var kind: String { code == .unreadable ? formatError?.code.rawValue ?? code.rawValue : code.rawValue }
+
+    /// One line per problem; names from the files are escaped (`TerminalText`).
     public var description: String {
-        var text = file
-        if let otherFile { text += " and \(otherFile)" }
-        if let tensor { text += ": tensor '\(tensor)'" }
-        text += ": \(message) [\(code.rawValue)]"
-        for entry in unmapped.prefix(40) { text += "\n  \(entry)" }
+        var text = TerminalText.escaped(file)
+        if let otherFile { text += " and \(TerminalText.escaped(otherFile))" }
+        if let tensor { text += ": tensor '\(TerminalText.escaped(tensor))'" }
+        text += ": \(TerminalText.escaped(message)) [\(kind)]"
+        for entry in unmapped.prefix(40) { text += "\n  " + TerminalText.escaped(entry.description) }
         if unmapped.count > 40 { text += "\n  ... \(unmapped.count - 40) more" }
         return text
     }

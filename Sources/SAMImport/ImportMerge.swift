@@ -33,6 +33,7 @@ public enum ImportMerge {
         }
         try mergeFacts(part.facts, into: &merged.facts, file: part.files.first ?? "?", otherFiles: merged.files)
         merged.files += part.files
+        merged.referencedFiles += part.referencedFiles.filter { !merged.referencedFiles.contains($0) }
         merged.dropped += part.dropped
         merged.ignored += part.ignored
         merged.unmapped += part.unmapped

@@ -110,6 +110,8 @@ public struct ImportedWeights: Sendable {
     public internal(set) var agreements: [Agreement] = []
     /// Input files, in import order.
     public internal(set) var files: [String] = []
+    /// Files the inputs pulled bytes from besides themselves (ONNX external data), in import order.
+    public internal(set) var referencedFiles: [String] = []
 
     public init() {}
 

@@ -42,6 +42,7 @@ struct ONNXWeightMapper {
         let quantized = try findQuantizedWeights()
         let parameters = Set(quantized.values.flatMap { [$0.scale] + ($0.zeroPoint.map { [$0] } ?? []) })
         for stored in model.storedTensors {
+            // The reader refused dims that overflow (`ONNXModel.describe`): the count is exact here.
             guard (try? Shape.elementCount(stored.shape)) ?? 0 >= 2 else { continue }
             if let weight = quantized[stored.name] {
                 try importQuantized(weight)
@@ -51,17 +52,24 @@ struct ONNXWeightMapper {
                 result.ignored.append(DroppedTensor(file: file, name: stored.name, rule: .quantizationParameter))
                 continue
             }
-            if let dtype = stored.elementType.dtype {
-                if dtype.isFloatingPoint { try importTensor(stored) }
+            if let dtype = stored.elementType.dtype, dtype.isFloatingPoint {
+                try importTensor(stored)
             } else if Self.unreadableFloatCodes.contains(stored.elementType.code) {
                 unmapped.append(UnmappedTensor(file: file, name: stored.name, dtype: stored.elementType.name, shape: stored.shape,
                                                context: "element type \(stored.elementType.name) is not one the readers convert"))
+            } else if let named = CanonicalNames.resolveParameter(stored.name), CanonicalNames.floatLeaves.contains(CanonicalNames.leaf(named.path)) {
+                // Named as a float parameter but stored as integers, bools or strings: said so, not left for
+                // the model check to call "not supplied".
+                throw ImportError(.wrongElementType, file: file, tensor: stored.name,
+                                  "element type \(stored.elementType.name) \(Shape.text(stored.shape)); the weight \(named.path) "
+                                    + "must be FLOAT, FLOAT16, DOUBLE or BFLOAT16 (or int8/uint8 read through DequantizeLinear or MatMulInteger)")
             }
         }
         try AttentionBiasCaches.recover(in: &result, file: file)
         try StateDictRules.apply(to: &result, file: file, eps: options.batchNormEps)
         StateDictRules.markExporterFoldedConvBN(in: &result)
         try Unmapped.report(unmapped, file: file, into: &result, options: options)
+        result.referencedFiles = model.externalDataFilesRead  // only what was read, after its path was checked
         return result
     }
 

@@ -6,40 +6,44 @@ import SAMTensor
 /// safetensors. All three go through the same mapping: keys are canonical already, possibly under a
 /// wrapper prefix (`model.`, `module.`); BatchNorm is unfused and folded here.
 public enum StateDictImport {
+    /// Lists the file's datasets first and reads only those whose keys map to weights.
     public static func importHDF5(_ path: String, options: ImportOptions = ImportOptions()) throws(ImportError) -> ImportedWeights {
-        let stored: [String: Tensor]
-        do { stored = try HDF5File(path: path).readAll() } catch { throw ImportError(error) }
-        return try importTensors(stored, file: path, options: options)
+        let file: HDF5File
+        do { file = try HDF5File(path: path) } catch { throw ImportError(error) }
+        return try importTensors(StoredTensors(file), file: path, options: options)
     }
 
     /// A `torch.save` checkpoint: its state dict, or the one under "model"/"state_dict" (see `PyTorchCheckpoint`).
     public static func importPyTorch(_ path: String, options: ImportOptions = ImportOptions()) throws(ImportError) -> ImportedWeights {
         let stored: [String: Tensor]
         do { stored = try PyTorchCheckpoint(path: path).readAll() } catch { throw ImportError(error) }
-        return try importTensors(stored, file: path, options: options)
+        return try importTensors(StoredTensors(stored), file: path, options: options)
     }
 
     public static func importSafetensors(_ path: String, options: ImportOptions = ImportOptions()) throws(ImportError) -> ImportedWeights {
         let stored: [String: Tensor]
         do { stored = try SafetensorsFile(path: path).readAll() } catch { throw ImportError(error) }
-        return try importTensors(stored, file: path, options: options)
+        return try importTensors(StoredTensors(stored), file: path, options: options)
     }
 
-    /// Canonical names, wrapper prefixes stripped, BatchNorm folded, attention-bias caches recovered,
-    /// weight-like tensors no rule maps reported.
-    static func importTensors(_ stored: [String: Tensor], file path: String, options: ImportOptions) throws(ImportError) -> ImportedWeights {
+    /// The one place where a state dict's stored names become canonical: wrapper prefixes stripped,
+    /// BatchNorm folded, attention-bias caches recovered, weight-like tensors no rule maps reported.
+    /// A stored tensor is read only once its key has mapped.
+    static func importTensors(_ stored: StoredTensors, file path: String, options: ImportOptions) throws(ImportError) -> ImportedWeights {
         var result = ImportedWeights()
         result.files = [path]
         var unmapped: [UnmappedTensor] = []
-        for key in stored.keys.sorted() {
-            let tensor = stored[key]!
+        for key in stored.keys {
+            let entry = stored.entries[key]!
             guard let resolved = CanonicalNames.resolve(key), resolved.path.contains(".") else {
-                if tensor.isWeightLike {
-                    unmapped.append(UnmappedTensor(file: path, name: key, dtype: tensor.dtype.shortName, shape: tensor.shape,
+                if entry.isWeightLike {
+                    unmapped.append(UnmappedTensor(file: path, name: key, dtype: entry.dtype.shortName, shape: entry.shape,
                                                    context: "no segment names a SAM component or one of its modules"))
                 }
                 continue
             }
+            let tensor: Tensor
+            do { tensor = try stored.read(key) } catch { throw ImportError(error) }
             let (value, narrowed) = tensor.narrowedToFloat32()
             let origin = TensorOrigin(file: path, sources: [key], rule: narrowed ? .narrowFloat64 : .stateDictKey, derivation: .stored)
             try result.insert(resolved.path, value, origin: origin)

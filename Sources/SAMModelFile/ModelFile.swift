@@ -36,12 +36,14 @@ public enum ModelFile {
         do { try SAMWWriter.write(tensors: ordered, metadata: header, to: path, policy: policy) } catch { throw .format(error) }
     }
 
-    /// Maps the file, checks its table, reads its metadata and builds the model strictly
-    /// (every stored weight used, every needed one present with its shape).
-    public static func load(_ path: String) throws(ModelFileError) -> LoadedModel {
+    /// Maps the file, checks its table, reads its metadata, checks both and every tensor's checksum
+    /// (`checkBeforeBuilding`; `verifyingChecksums: false` skips the checksums) and builds the model
+    /// strictly (every stored weight used, every needed one present with its shape).
+    public static func load(_ path: String, verifyingChecksums: Bool = true) throws(ModelFileError) -> LoadedModel {
         let file: SAMWFile
         do { file = try SAMWFile(path: path) } catch { throw .format(error) }
         let metadata = try readMetadata(file)
+        try checkBeforeBuilding(file, metadata: metadata, verifyingChecksums: verifyingChecksums)
         var tensors: [String: Tensor]
         do { tensors = try file.tensors() } catch { throw .format(error) }
         var densePE: FloatTensor? = nil
@@ -59,8 +61,9 @@ public enum ModelFile {
         }
     }
 
-    /// The file's metadata, checked: a schema this code reads, and an encoder family that its
-    /// configuration agrees with (a file claiming one encoder is never built as another).
+    /// The file's metadata, checked: a schema this code reads, a configuration within `ConfigBounds`
+    /// (nothing is allocated from it before), and an encoder family that its configuration agrees
+    /// with (a file claiming one encoder is never built as another).
     public static func readMetadata(_ file: SAMWFile) throws(ModelFileError) -> ModelFileMetadata {
         let metadata: ModelFileMetadata
         do {
@@ -73,6 +76,7 @@ public enum ModelFile {
             throw .metadata(file: file.path, "schema version \(schema) is newer than this reader's "
                 + "\(ModelFileMetadata.currentSchemaVersion); convert the model again or update the toolkit")
         }
+        do { try metadata.config.validate(file: file.path) } catch { throw .metadata(file: file.path, error.message) }
         guard metadata.imageEncoder == metadata.config.imageEncoder.family else {
             throw .metadata(file: file.path, "names image encoder '\(metadata.imageEncoder)' but its configuration is "
                 + "'\(metadata.config.imageEncoder.family)'s")

@@ -2,7 +2,7 @@
 //
 //   sambench run MODEL.samw DROP_DIR [--encoder-runs N] [--decoder-runs N] [--threads T]
 //   sambench sgemm [--size N] [--runs N] [--threads T]
-//   sambench load MODEL.samw [--runs N]
+//   sambench load MODEL.samw [--runs N] [--skip-checksums]
 //   sambench encoder MODEL.samw IMAGE.npy [--runs N] [--threads T]
 //   sambench profile-decoder MODEL.samw DROP_DIR [--runs N] [--depth D]
 //   sambench profile-encoder MODEL.samw DROP_DIR [--runs N] [--depth D]
@@ -144,13 +144,14 @@ case "load":
     // Model load alone, repeated in one process (for profiling what a load costs).
     guard args.count >= 2 else { fail("load needs MODEL.samw") }
     let runs = option(args, "--runs", 10)
+    let verifying = !args.contains("--skip-checksums")  // the CRC-32 check's share of a load
     var times: [Double] = []
     for _ in 0..<runs {
         let t0 = now()
-        do { _ = try ModelFile.load(args[1]) } catch { fail("\(args[1]): \(error)") }
+        do { _ = try ModelFile.load(args[1], verifyingChecksums: verifying) } catch { fail("\(args[1]): \(error)") }
         times.append(now() - t0)
     }
-    emit(["mode": "load", "runs": times, "median_s": median(times)])
+    emit(["mode": "load", "checksums": verifying, "runs": times, "median_s": median(times)])
 
 case "encoder":
     guard args.count >= 3 else { fail("encoder needs MODEL.samw IMAGE.npy") }

@@ -1,5 +1,6 @@
 import Foundation
 import SAMConvert
+import SAMFormats
 import SAMImport
 import SAMModel
 import SAMModelFile
@@ -18,32 +19,38 @@ struct ConversionSummary {
     func print() {
         let config = metadata.config
         let bytes = tensors.values.reduce(0) { $0 + $1.byteCount }
-        Swift.print("wrote \(output) in \(String(format: "%.2f", seconds)) s")
-        Swift.print("  components: \(metadata.components.joined(separator: ", "))")
-        Swift.print("  tensors: \(tensors.count) (\(metadata.weightDType)), \(bytes) bytes of weights")
+        emit("wrote \(output) in \(String(format: "%.2f", seconds)) s")
+        emit("  components: \(metadata.components.joined(separator: ", "))")
+        emit("  tensors: \(tensors.count) (\(metadata.weightDType)), \(bytes) bytes of weights")
         if metadata.components.contains(Sam.imageEncoderKey) {
-            Swift.print("  image encoder: \(config.imageEncoder.summary)")
+            emit("  image encoder: \(config.imageEncoder.summary)")
         }
         if metadata.components.contains("prompt_encoder") {
-            Swift.print("  prompt encoder: dim \(config.promptEncoder.embedDim), grid \(config.promptEncoder.imageEmbeddingSize), "
+            emit("  prompt encoder: dim \(config.promptEncoder.embedDim), grid \(config.promptEncoder.imageEmbeddingSize), "
                         + "input \(config.promptEncoder.inputImageSize), dense PE \(imported.denseImagePE != nil ? "supplied" : "from weights")")
         }
         if metadata.components.contains("mask_decoder") {
             let decoder = config.maskDecoder
-            Swift.print("  mask decoder: dim \(decoder.transformerDim), depth \(decoder.depth), heads \(decoder.numHeads), mlp \(decoder.mlpDim), "
+            emit("  mask decoder: dim \(decoder.transformerDim), depth \(decoder.depth), heads \(decoder.numHeads), mlp \(decoder.mlpDim), "
                         + "\(decoder.numMultimaskOutputs + 1) masks")
         }
-        Swift.print("  points: \(config.minPoints)...\(config.maxPoints) per prompt")
+        emit("  points: \(config.minPoints)...\(config.maxPoints) per prompt")
         for source in metadata.provenance.sources {
             guard let stored = source.weightsStoredAs, stored != ["f32"] else { continue }
-            Swift.print("  \(source.path): weights stored as \(stored.joined(separator: ", "))"
+            emit("  \(source.path): weights stored as \(stored.joined(separator: ", "))"
                         + (stored.contains { $0.contains("(") } ? "; quantized weights were dequantized" : ""))
         }
         if let worst = imported.worstAgreement {
-            Swift.print("  inputs agreed on \(imported.agreements.count) shared tensors; largest difference \(worst.maxAbsDifference) (\(worst.tensor))")
+            emit("  inputs agreed on \(imported.agreements.count) shared tensors; largest difference \(worst.maxAbsDifference) (\(worst.tensor))")
+        }
+        for weight in result.nonFinite {
+            emit("  written with NaN or infinity (--allow-nonfinite): " + weight.description)
         }
         if !imported.unmapped.isEmpty {
-            Swift.print("  left out (--allow-unmapped): " + imported.unmapped.map(\.description).joined(separator: "; "))
+            emit("  left out (--allow-unmapped): " + imported.unmapped.map(\.description).joined(separator: "; "))
         }
     }
+
+    /// Names from the inputs appear in these lines: printed escaped (`TerminalText`).
+    private func emit(_ line: String) { Swift.print(TerminalText.escaped(line)) }
 }

@@ -19,6 +19,7 @@ struct SamConvert: ParsableCommand {
         --out is written through a temporary renamed into place. Without --force nothing may stand at --out, \
         also when a file appears there during the conversion; with --force only a regular file is replaced. \
         A directory, link, device or FIFO at --out, or --out naming one of the inputs, is refused and left as it is.
+        A weight holding NaN or infinity, or beyond f16's range with --dtype f16, is refused naming it unless --allow-nonfinite.
         Exit status: 0 converted, 2 bad input or usage (nothing is written then).
         """,
         version: Converter.version)
@@ -47,6 +48,9 @@ struct SamConvert: ParsableCommand {
     @Flag(name: .customLong("allow-unmapped"), help: "Convert even when an input holds weight-like tensors no rule maps (they are listed and left out).")
     var allowUnmapped = false
 
+    @Flag(name: .customLong("allow-nonfinite"), help: "Write weights holding NaN or infinity (in an input, or beyond f16's range with --dtype f16) instead of refusing them; they are listed.")
+    var allowNonFinite = false
+
     /// ArgumentParser's usage errors exit 64; the tools' contract is 2 for bad input or usage.
     static func main() {
         do {
@@ -74,6 +78,7 @@ struct SamConvert: ParsableCommand {
         request.precision = precision
         request.overwrite = force
         request.allowUnmapped = allowUnmapped
+        request.allowNonFinite = allowNonFinite
         // This process is the tool's own: BLAS on one thread, as its idle threads would spin beside
         // the model check. Freed memory is returned as usual (conversion's peak is what matters).
         Kernels.runBLASOnOneThread()

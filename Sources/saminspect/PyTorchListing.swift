@@ -9,13 +9,13 @@ struct PyTorchListing {
 
     func print() throws(FormatError) {
         let globals = try PyTorchCheckpoint.globalInventory(path: path)
-        Swift.print("\(path): PyTorch checkpoint (torch.save zip)")
-        Swift.print("  globals: " + globals.map { $0.accepted ? $0.name : "\($0.name) (REFUSED)" }.joined(separator: ", "))
+        Console.line("\(path): PyTorch checkpoint (torch.save zip)")
+        Console.line("  globals: " + globals.map { $0.accepted ? $0.name : "\($0.name) (REFUSED)" }.joined(separator: ", "))
         let checkpoint = try PyTorchCheckpoint(path: path)
         let storages = Dictionary(checkpoint.entries.map { ($0.storage.key, $0.storage) }, uniquingKeysWith: { first, _ in first })
         let storageBytes = storages.values.reduce(0) { $0 + $1.elementCount * $1.elementType.byteSize }
         let place = checkpoint.wrapperKey.map { "under '\($0)'" } ?? "at the top level"
-        Swift.print("  \(checkpoint.entries.count) tensors \(place) in archive '\(checkpoint.archiveName)', "
+        Console.line("  \(checkpoint.entries.count) tensors \(place) in archive '\(checkpoint.archiveName)', "
                     + "\(storages.count) storages, \(storageBytes) bytes")
         let width = min(checkpoint.entries.map(\.key.count).max() ?? 0, 72)
         for entry in checkpoint.entries {
@@ -24,10 +24,10 @@ struct PyTorchListing {
                 + TensorListing.pad(Shape.text(entry.shape), 18) + "  storage \(entry.storage.key) @\(entry.storageOffset)"
             if !entry.isContiguous { line += " stride \(Shape.text(entry.strides))" }
             if withStats { line += "  " + TensorListing.statsText(try checkpoint.tensor(named: entry.key)) }
-            Swift.print(line)
+            Console.line(line)
         }
         if !checkpoint.ignoredKeys.isEmpty {
-            Swift.print("  not tensors (left out): " + checkpoint.ignoredKeys.joined(separator: ", "))
+            Console.line("  not tensors (left out): " + checkpoint.ignoredKeys.joined(separator: ", "))
         }
     }
 }

@@ -10,18 +10,18 @@ struct SAMWListing {
     func print() throws(FormatError) {
         try file.verifyChecksums()
         let bytes = file.entries.reduce(0) { $0 + $1.length }
-        Swift.print("\(file.path): .samw model, \(file.entries.count) tensors, \(bytes) bytes of data, checksums verified")
+        Console.line("\(file.path): .samw model, \(file.entries.count) tensors, \(bytes) bytes of data, checksums verified")
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         if let json = try? encoder.encode(file.metadata), let text = String(data: json, encoding: .utf8) {
-            Swift.print("  metadata: " + text)
+            Console.line("  metadata: " + text)
         }
         let width = min(file.entries.map(\.name.count).max() ?? 0, 72)
         for entry in file.entries {
             var line = "  " + TensorListing.pad(entry.name, width) + "  " + TensorListing.pad(entry.dtype, 5)
                 + TensorListing.pad(Shape.text(entry.shape), 18) + "  @\(entry.offset) +\(entry.length) B"
             if withStats { line += "  " + TensorListing.statsText(try file.tensor(named: entry.name)) }
-            Swift.print(line)
+            Console.line(line)
         }
     }
 }

@@ -8,15 +8,15 @@ struct SafetensorsListing {
 
     func print() throws(FormatError) {
         let bytes = file.entries.reduce(0) { $0 + $1.end - $1.begin }
-        Swift.print("\(file.path): safetensors, \(file.entries.count) tensors, \(bytes) bytes of data from byte \(file.dataStart)")
-        for (key, value) in file.metadata.sorted(by: { $0.key < $1.key }) { Swift.print("  metadata \(key) = \(value)") }
+        Console.line("\(file.path): safetensors, \(file.entries.count) tensors, \(bytes) bytes of data from byte \(file.dataStart)")
+        for (key, value) in file.metadata.sorted(by: { $0.key < $1.key }) { Console.line("  metadata \(key) = \(value)") }
         let width = min(file.entries.map(\.name.count).max() ?? 0, 72)
         for entry in file.entries {
             let type = entry.elementType == .bfloat16 ? "bf16>f32" : entry.elementType.description
             var line = "  " + TensorListing.pad(entry.name, width) + "  " + TensorListing.pad(type, 9)
                 + TensorListing.pad(Shape.text(entry.shape), 18) + "  data_offsets [\(entry.begin), \(entry.end)]"
             if withStats { line += "  " + TensorListing.statsText(try file.tensor(named: entry.name)) }
-            Swift.print(line)
+            Console.line(line)
         }
     }
 }

@@ -54,7 +54,7 @@ struct SamInspect: ParsableCommand {
     mutating func run() throws {
         var failures = 0
         for (index, file) in files.enumerated() {
-            if index > 0 { print() }
+            if index > 0 { Console.line("") }
             do {
                 try inspect(file)
             } catch let error as FormatError {
@@ -76,7 +76,7 @@ struct SamInspect: ParsableCommand {
         case .safetensors: try SafetensorsListing(file: SafetensorsFile(path: path), withStats: stats).print()
         case .samw: try SAMWListing(file: SAMWFile(path: path), withStats: stats).print()
         case .npy: TensorListing.print(title: "\(path): .npy", tensor: try NPY.read(path))
-        case .png(let header): print("\(path): PNG image \(header)")
+        case .png(let header): Console.line("\(path): PNG image \(header)")
         case .blob:
             let (blobType, blobShape) = try blobLayout(for: path)
             TensorListing.print(title: "\(path): raw blob", tensor: try RawBlob.read(path, dtype: blobType, shape: blobShape))
@@ -106,7 +106,13 @@ struct SamInspect: ParsableCommand {
 
 func printError(_ message: String) {
     var standardError = StandardError()
-    print(message, to: &standardError)
+    print(TerminalText.escaped(message), to: &standardError)
+}
+
+/// Standard output, one line at a time. Names from the files (tensors, datasets, metadata) are in
+/// every line: printed escaped (`TerminalText`), so a name cannot drive the terminal.
+enum Console {
+    static func line(_ text: String) { Swift.print(TerminalText.escaped(text)) }
 }
 
 struct StandardError: TextOutputStream {

@@ -45,6 +45,8 @@ struct SamRun: ParsableCommand {
     @Option(name: .customLong("max-pixels"), help: "Largest image (width x height) to decode; larger ones are refused from the header.")
     var maxPixels: Int = ImageLimits.default.maxPixels
     @Option(help: "Output folder.") var out: String = "samrun-out"
+    @Flag(name: .customLong("skip-checksums"), help: "Do not verify the model's weight checksums at load (saves about 0.5 ms per MB of weights).")
+    var skipChecksums = false
     @Flag(help: "Time the image encoder per module (from the model's module observer); prints a table and adds \"profile\" to result.json.")
     var profile = false
     @Option(name: .customLong("profile-depth"), help: "Dot-separated path components to aggregate --profile by (5: image_encoder.layers.0.blocks.0).")
@@ -77,7 +79,8 @@ struct SamRun: ParsableCommand {
         do {
             try segment()
         } catch {
-            FileHandle.standardError.write(Data("samrun: \(error)\n".utf8))
+            // Names from the model, the image or the prompt files may be in the message: printed escaped.
+            FileHandle.standardError.write(Data("samrun: \(TerminalText.escaped(String(describing: error), keepingNewlines: true))\n".utf8))
             throw ExitCode(2)
         }
     }
@@ -104,7 +107,7 @@ struct SamRun: ParsableCommand {
         _ = try RunFailure.wrap { try StagedFolder.check(folder: out, ownedNames: RunOutputs.ownedNames, policy: policy) }
 
         let started = Date()
-        let predictor = try RunFailure.wrap { try SegmentAnything(modelPath: model) }
+        let predictor = try RunFailure.wrap { try SegmentAnything(modelPath: model, verifyingChecksums: !skipChecksums) }
         let loaded = Date()
         let photo = try RunFailure.wrap { try ImageIO.read(image, limits: ImageLimits(maxPixels: maxPixels)) }
         let decodedImage = Date()

@@ -100,19 +100,20 @@ struct SamVerify: ParsableCommand {
         do {
             try ReportFiles.checkOutputs(json: json, junit: junit, inputs: inputs)
             report = try Verifier.verify(modelPath: model, referencesPath: references, options: options) { message in
-                if !quiet { FileHandle.standardError.write(Data("samverify: \(message)\n".utf8)) }
+                if !quiet { FileHandle.standardError.write(Data("samverify: \(TerminalText.escaped(message, keepingNewlines: true))\n".utf8)) }
             }
         } catch {
-            FileHandle.standardError.write(Data("samverify: \(error.message)\n".utf8))
+            FileHandle.standardError.write(Data("samverify: \(TerminalText.escaped(error.message, keepingNewlines: true))\n".utf8))
             ReportFiles.writeError(error, json: json, junit: junit, inputs: inputs)
             return error.exitCode
         }
-        print(TableReport.render(report), terminator: "")
+        // Case and file names from the reference set are in the table: printed escaped.
+        print(TerminalText.escaped(TableReport.render(report), keepingNewlines: true), terminator: "")
         do {
             if let json { try ReportFiles.writeJSON(report, to: json, inputs: inputs) }
             if let junit { try ReportFiles.writeJUnit(report, to: junit, inputs: inputs) }
         } catch {
-            FileHandle.standardError.write(Data("samverify: \(error.message)\n".utf8))
+            FileHandle.standardError.write(Data("samverify: \(TerminalText.escaped(error.message, keepingNewlines: true))\n".utf8))
             return error.exitCode
         }
         return report.exitCode

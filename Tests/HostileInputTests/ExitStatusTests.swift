@@ -1,5 +1,6 @@
 import Foundation
 import SAMFormats
+import SAMTensor
 import SAMTestSupport
 import Testing
 
@@ -83,13 +84,18 @@ struct ExitStatusTests {
                                       "--out", path])
         #expect(run.status == 0)
         let file = try SAMWFile(path: path)
-        let entry = try #require(file.entry(named: "mask_decoder.iou_prediction_head.layers.2.bias"))
-        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-        var value = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: entry.offset, as: Float.self) } + 10
-        bytes.replaceSubrange(entry.offset..<(entry.offset + 4), with: Data(bytes: &value, count: 4))
-        // The table's CRC-32 would flag the edit; samverify loads without checking checksums (saminspect checks them).
+        let name = "mask_decoder.iou_prediction_head.layers.2.bias"
+        // Written again through the .samw writer, so the table's CRC-32 matches the edited weight
+        // (a load checks it: an edited byte alone is a damaged file, exit 2, not a mismatch).
+        let tensors = try file.names.map { entry in
+            let tensor = try file.tensor(named: entry)
+            guard entry == name else { return (name: entry, tensor: tensor) }
+            var values = tensor.floats()
+            values[0] += 10
+            return (name: entry, tensor: Tensor(shape: tensor.shape, floats: values))
+        }
         let edited = folder + "/perturbed-edited.samw"
-        try bytes.write(to: URL(fileURLWithPath: edited))
+        try SAMWWriter.write(tensors: tensors, metadata: file.metadata, to: edited)
         return edited
     }
 }

@@ -70,8 +70,14 @@ public struct CommandLineTool: Sendable {
 import Glibc
 
 extension CommandLineTool {
-    /// A run measured by the kernel: wall time, the child's own peak resident memory (wait4's
-    /// rusage), and whether it had to be killed at `timeout` seconds (a tool blocked on a FIFO).
+    /// A run measured by the kernel: wall time, the child's own peak resident memory, and whether it
+    /// had to be killed at `timeout` seconds (a tool blocked on a FIFO).
+    ///
+    /// The peak is the largest `VmHWM` read from /proc/PID/status while the child runs (every 2 ms),
+    /// not wait4's `ru_maxrss`: Linux folds the memory the process had before `execve` into that
+    /// figure, and a spawned child's pre-exec memory is this test process's (posix_spawn shares it),
+    /// so `ru_maxrss` reports the test runner's size. wait4's figure is the fallback when the child
+    /// ends before a first reading.
     public struct MeasuredRun: Sendable {
         public var status: Int32
         public var stderr: String
@@ -104,7 +110,9 @@ extension CommandLineTool {
         var status: Int32 = 0
         var usage = rusage()
         var timedOut = false
+        var peakKilobytes = 0
         while true {
+            peakKilobytes = max(peakKilobytes, Self.highWaterKilobytes(of: pid))
             let waited = wait4(pid, &status, WNOHANG, &usage)
             if waited == pid { break }
             if waited < 0 && errno != EINTR { throw SpawnFailed(description: "wait4: \(String(cString: strerror(errno)))") }
@@ -117,9 +125,17 @@ extension CommandLineTool {
         let seconds = Date().timeIntervalSince(started)
         let signalled = status & 0x7F != 0
         let stderr = (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? ""
+        let kilobytes = peakKilobytes > 0 ? peakKilobytes : usage.ru_maxrss
         return MeasuredRun(status: signalled ? status & 0x7F : (status >> 8) & 0xFF, stderr: stderr, seconds: seconds,
-                           maxResidentMegabytes: Double(usage.ru_maxrss) / 1024, timedOut: timedOut,
+                           maxResidentMegabytes: Double(kilobytes) / 1024, timedOut: timedOut,
                            crashed: signalled && !timedOut)
+    }
+
+    /// `VmHWM` of a running process in kB (0 when it is gone or not yet readable).
+    static func highWaterKilobytes(of pid: pid_t) -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
+        return Int(line.split(separator: " ").dropFirst().first { Int($0) != nil } ?? "") ?? 0
     }
 }
 #endif

@@ -2,15 +2,21 @@ import CHDF5
 
 /// Attributes of an HDF5 object, rendered as text: strings as they are, numbers as a list.
 enum HDF5Attributes {
-    static func read(of object: hid_t) -> [String: String] {
-        final class Names { var values: [String] = [] }
-        let names = Names()
+    /// The first `limit` attributes by name (an object may carry millions; the rest are not read).
+    static func read(of object: hid_t, limit: Int) -> [String: String] {
+        final class Names {
+            var values: [String] = []
+            let limit: Int
+            init(limit: Int) { self.limit = limit }
+        }
+        let names = Names(limit: limit)
         var index: hsize_t = 0
         let status = withExtendedLifetime(names) {
             H5Aiterate2(object, H5_INDEX_NAME, H5_ITER_INC, &index, { _, name, _, context in
                 guard let name, let context else { return 0 }
-                Unmanaged<Names>.fromOpaque(context).takeUnretainedValue().values.append(String(cString: name))
-                return 0
+                let names = Unmanaged<Names>.fromOpaque(context).takeUnretainedValue()
+                names.values.append(String(cString: name))
+                return names.values.count >= names.limit ? 1 : 0  // positive: stop, not an error
             }, Unmanaged.passUnretained(names).toOpaque())
         }
         guard status >= 0 else { return [:] }

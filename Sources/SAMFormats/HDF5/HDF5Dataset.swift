@@ -12,6 +12,8 @@ public struct HDF5Dataset: Sendable, Equatable {
     public let shape: [Int]
     /// Attributes rendered as text (numbers or strings), by name.
     public let attributes: [String: String]
+    /// How its bytes are kept in the file (checked while listing; read only by `HDF5File.tensor`).
+    public let storage: HDF5Storage
 
     static func key(forPath path: String) -> String {
         String(path.drop(while: { $0 == "/" })).replacingSlashesWithDots()

@@ -1,80 +1,93 @@
 import CHDF5
 import SAMTensor
 
-/// An HDF5 file read through libhdf5: every dataset, flat or nested in groups, with its dtype, shape
-/// and attributes. Calls only unnumbered functions that are stable across 1.10-1.14, or the numbered
-/// ones (H5Dopen2, H5Aiterate2, H5Aopen ...), never the version-switched macros.
+/// An HDF5 file read through libhdf5: every dataset, flat or nested in groups, with its dtype, shape,
+/// storage and attributes, listed first; a dataset's bytes are read only when asked for (`tensor`).
+/// Calls only unnumbered functions that are stable across 1.10-1.14, the numbered ones (H5Dopen2,
+/// H5Aiterate2, H5Aopen ...), or `CHDF5`'s shims where a signature changed between versions.
+///
+/// The data stays in the file given: external links are never followed (a path through one fails),
+/// external storage and virtual datasets are refused while listing. The walk visits each group once
+/// however many hard or soft links lead to it (cycles, shared subtrees), and stops at `HDF5Limits`.
 public final class HDF5File {
     public let path: String
     /// Every dataset, in sorted path order.
     public private(set) var datasets: [HDF5Dataset] = []
-    private let file: hid_t
-    private let fileSize: Int
+    /// Attributes on the root group (exporters put provenance there, e.g. `source`).
+    public private(set) var rootAttributes: [String: String] = [:]
+    public let limits: HDF5Limits
+    let file: hid_t
+    /// Link access for every object opened (and dataset access for datasets): both refuse to traverse external links.
+    let linkAccess: hid_t
+    let datasetAccess: hid_t
+    let fileSize: Int
 
     /// Largest dataset the reader will allocate for; anything larger is treated as corrupt.
-    static let maximumDatasetBytes = 16 << 30
+    public static var maximumDatasetBytes: Int { HDF5Limits.default.maximumDatasetBytes }
 
-    public init(path: String) throws(FormatError) {
+    public init(path: String, limits: HDF5Limits = .default) throws(FormatError) {
         self.path = path
+        self.limits = limits
         _ = H5open()
         shim_H5_silence_errors()
-        // Check the file first so a missing file is not reported as "not HDF5".
+        // Check the file first (a regular file, never waited on) so a missing file is not reported as "not HDF5".
         fileSize = try MappedFile(path: path).count
         let signature = H5Fis_hdf5(path)
         guard signature > 0 else {
             throw FormatError(.corrupt, file: path, "not an HDF5 file (no HDF5 signature)")
         }
+        let access = shim_H5_access_within_file(shim_H5P_LINK_ACCESS())
+        let datasetAccess = shim_H5_access_within_file(shim_H5P_DATASET_ACCESS())
+        guard access >= 0, datasetAccess >= 0 else {
+            if access >= 0 { H5Pclose(access) }
+            if datasetAccess >= 0 { H5Pclose(datasetAccess) }
+            throw FormatError(.unreadable, file: path, "libhdf5 cannot make an access property list")
+        }
         let handle = H5Fopen(path, shim_H5F_ACC_RDONLY(), shim_H5P_DEFAULT())
         guard handle >= 0 else {
-            if shim_H5_error_stack_reports_truncation() != 0 {
+            let truncated = shim_H5_error_stack_reports_truncation() != 0  // before any other call clears the stack
+            H5Pclose(access)
+            H5Pclose(datasetAccess)
+            if truncated {
                 throw FormatError(.truncated, file: path, "the file ends before the data its superblock declares")
             }
             throw FormatError(.corrupt, file: path, "libhdf5 cannot open it (corrupt)")
         }
         file = handle
-        var found: [HDF5Dataset] = []
-        try collectDatasets(in: "/", into: &found)
-        datasets = found.sorted { $0.path < $1.path }
-        rootAttributes = Self.readRootAttributes(of: handle)
+        linkAccess = access
+        self.datasetAccess = datasetAccess
+        let listing = try walkFile()
+        datasets = try Self.checkedKeys(listing.datasets, file: path)
+        rootAttributes = listing.rootAttributes
     }
 
-    /// Attributes on the root group (exporters put provenance there, e.g. `source`).
-    public private(set) var rootAttributes: [String: String] = [:]
-
-    private static func readRootAttributes(of file: hid_t) -> [String: String] {
-        let root = H5Gopen2(file, "/", shim_H5P_DEFAULT())
-        guard root >= 0 else { return [:] }
-        defer { H5Gclose(root) }
-        return HDF5Attributes.read(of: root)
+    deinit {
+        H5Fclose(file)
+        H5Pclose(linkAccess)
+        H5Pclose(datasetAccess)
     }
-
-    deinit { H5Fclose(file) }
 
     /// The dataset whose state-dict key (dots) or HDF5 path is `name`.
     public func dataset(named name: String) -> HDF5Dataset? {
-        datasets.first { $0.key == name || $0.path == name || $0.path == "/" + name }
+        if let index = keyIndex[name] { return datasets[index] }
+        return datasets.first { $0.path == name || $0.path == "/" + name }
     }
 
-    /// Reads one dataset's elements.
+    private lazy var keyIndex: [String: Int] = Dictionary(datasets.enumerated().map { ($0.element.key, $0.offset) },
+                                                          uniquingKeysWith: { first, _ in first })
+
+    /// Reads one dataset's elements (the listing has checked its size and storage).
     public func tensor(_ dataset: HDF5Dataset) throws(FormatError) -> Tensor {
-        let id = H5Dopen2(file, dataset.path, shim_H5P_DEFAULT())
+        let id = H5Dopen2(file, dataset.path, datasetAccess)
         guard id >= 0 else { throw FormatError(.corrupt, file: path, tensor: dataset.key, "cannot open dataset") }
         defer { H5Dclose(id) }
         let byteCount: Int
         do { byteCount = try Shape.byteCount(dataset.shape, dataset.dtype) } catch {
             throw FormatError(.corrupt, file: path, tensor: dataset.key, "\(error)")
         }
-        guard byteCount <= Self.maximumDatasetBytes else {
-            throw FormatError(.corrupt, file: path, tensor: dataset.key, "declares \(byteCount) bytes, more than the reader accepts")
-        }
-        // Uncompressed data is stored whole in the file: a dataset larger than the file is corrupt,
-        // and is refused before the buffer is allocated.
-        let creation = H5Dget_create_plist(id)
-        let filters = creation >= 0 ? H5Pget_nfilters(creation) : 0
-        if creation >= 0 { H5Pclose(creation) }
-        if filters == 0 && byteCount > fileSize {
-            throw FormatError(.truncated, file: path, tensor: dataset.key,
-                              "declares \(byteCount) bytes of uncompressed data, the file has \(fileSize)")
+        guard byteCount <= limits.maximumDatasetBytes else {
+            throw FormatError(.limitExceeded, file: path, tensor: dataset.key,
+                              "declares \(byteCount) bytes, more than the \(limits.maximumDatasetBytes) the reader accepts")
         }
         let memoryType = try Self.memoryType(for: dataset.dtype, dataset: id, file: path, key: dataset.key)
         defer { H5Tclose(memoryType) }
@@ -97,67 +110,24 @@ public final class HDF5File {
         return try tensor(dataset)
     }
 
-    /// Every dataset read, by state-dict key. Two datasets mapping to one key is an error.
+    /// Every dataset read, by state-dict key.
     public func readAll() throws(FormatError) -> [String: Tensor] {
         var result: [String: Tensor] = [:]
-        for dataset in datasets {
-            if result[dataset.key] != nil {
-                throw FormatError(.corrupt, file: path, tensor: dataset.key, "two datasets map to this key (flat and nested)")
-            }
-            result[dataset.key] = try tensor(dataset)
-        }
+        for dataset in datasets { result[dataset.key] = try tensor(dataset) }
         return result
     }
 
-    // MARK: - Walking the groups
-
-    private func collectDatasets(in groupPath: String, into found: inout [HDF5Dataset]) throws(FormatError) {
-        let group = H5Gopen2(file, groupPath, shim_H5P_DEFAULT())
-        guard group >= 0 else { throw FormatError(.corrupt, file: path, "cannot open group \(groupPath)") }
-        defer { H5Gclose(group) }
-        var info = H5G_info_t()
-        guard H5Gget_info(group, &info) >= 0 else { throw FormatError(.corrupt, file: path, "cannot list group \(groupPath)") }
-        for index in 0..<info.nlinks {
-            let name = try linkName(group: group, index: index, groupPath: groupPath)
-            let childPath = groupPath == "/" ? "/" + name : groupPath + "/" + name
-            let object = H5Oopen(group, name, shim_H5P_DEFAULT())
-            guard object >= 0 else {
-                throw FormatError(.corrupt, file: path, tensor: HDF5Dataset.key(forPath: childPath), "cannot open object (dangling link or corrupt file)")
-            }
-            defer { H5Oclose(object) }
-            switch H5Iget_type(object) {
-            case H5I_GROUP: try collectDatasets(in: childPath, into: &found)
-            case H5I_DATASET: found.append(try describeDataset(object, path: childPath))
-            default: continue  // named datatypes carry no tensor
+    /// Two datasets whose paths give one state-dict key (`/a.b` and `/a/b`) are an error naming both.
+    static func checkedKeys(_ found: [HDF5Dataset], file: String) throws(FormatError) -> [HDF5Dataset] {
+        let sorted = found.sorted { $0.path < $1.path }
+        var seen: [String: String] = [:]
+        for dataset in sorted {
+            if let other = seen.updateValue(dataset.path, forKey: dataset.key) {
+                throw FormatError(.duplicateName, file: file, tensor: dataset.key,
+                                  "two datasets map to this key: \(TerminalText.escaped(other)) and \(TerminalText.escaped(dataset.path))")
             }
         }
-    }
-
-    private func linkName(group: hid_t, index: hsize_t, groupPath: String) throws(FormatError) -> String {
-        let length = H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, index, nil, 0, shim_H5P_DEFAULT())
-        guard length >= 0 else { throw FormatError(.corrupt, file: path, "cannot read link \(index) of \(groupPath)") }
-        var buffer = [CChar](repeating: 0, count: Int(length) + 1)
-        _ = H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, index, &buffer, buffer.count, shim_H5P_DEFAULT())
-        return String(decoding: buffer.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    private func describeDataset(_ id: hid_t, path datasetPath: String) throws(FormatError) -> HDF5Dataset {
-        let key = HDF5Dataset.key(forPath: datasetPath)
-        let space = H5Dget_space(id)
-        guard space >= 0 else { throw FormatError(.corrupt, file: path, tensor: key, "no dataspace") }
-        defer { H5Sclose(space) }
-        let rank = H5Sget_simple_extent_ndims(space)
-        guard rank >= 0, rank <= 32 else { throw FormatError(.corrupt, file: path, tensor: key, "dataspace rank \(rank)") }
-        var dims = [hsize_t](repeating: 0, count: Int(rank))
-        if rank > 0 { H5Sget_simple_extent_dims(space, &dims, nil) }
-        let shape = dims.map { $0 > hsize_t(Int.max) ? -1 : Int($0) }
-        let type = H5Dget_type(id)
-        guard type >= 0 else { throw FormatError(.corrupt, file: path, tensor: key, "no datatype") }
-        defer { H5Tclose(type) }
-        let dtype = try Self.dtype(of: type, file: path, key: key)
-        if shape.contains(-1) { throw FormatError(.corrupt, file: path, tensor: key, "dimension too large") }
-        return HDF5Dataset(path: datasetPath, key: key, dtype: dtype, shape: shape,
-                           attributes: HDF5Attributes.read(of: id))
+        return sorted
     }
 
     // MARK: - Types

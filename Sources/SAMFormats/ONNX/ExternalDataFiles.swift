@@ -33,12 +33,23 @@ final class ExternalDataFiles: @unchecked Sendable {
         return (try file.slice(offset: offset, length: length, tensor: tensor), file)
     }
 
+    /// `folder/location` of every file mapped so far (each passed `safePath`), sorted.
+    var pathsRead: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return mapped.keys.sorted().map { folder == "." ? $0 : folder + "/" + $0 }
+    }
+
     private func mappedFile(_ location: String, tensor: String) throws(FormatError) -> MappedFile {
         lock.lock()
         defer { lock.unlock() }
         if let file = mapped[location] { return file }
         let resolved = try safePath(location, tensor: tensor)
-        let file = try MappedFile(path: resolved)
+        let file: MappedFile
+        do { file = try MappedFile(path: resolved) } catch {
+            // Named as the model's: the message says which model and tensor pulled the file in.
+            throw FormatError(error.code, file: modelPath, tensor: tensor, "external data \(resolved): \(error.message)")
+        }
         mapped[location] = file
         return file
     }

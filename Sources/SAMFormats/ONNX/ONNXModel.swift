@@ -30,6 +30,13 @@ public final class ONNXModel: @unchecked Sendable {
         self.path = path
         let file = try MappedFile(path: path)
         guard file.count > 0 else { throw FormatError(.corrupt, file: path, "empty file, not an ONNX model") }
+        // libprotobuf-c unpacks recursively: nesting is bounded here first, or a deep file overflows its stack.
+        if case .tooDeep(let message) = ProtobufNesting.measure(file.bytes, root: onnx__model_proto__descriptor) {
+            throw FormatError(.limitExceeded, file: path,
+                              "protobuf messages nest deeper than \(ProtobufNesting.maximumDepth) levels (reached inside \(message): "
+                                + "subgraphs of If/Loop/Scan attributes, or types inside types); the reader accepts "
+                                + "\(ProtobufNesting.maximumDepth), as protobuf's own parsers do")
+        }
         guard let unpacked = onnx__model_proto__unpack(nil, file.count, file.bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)) else {
             throw FormatError(.corrupt, file: path, "not a valid ONNX protobuf (truncated or corrupt)")
         }
@@ -52,8 +59,10 @@ public final class ONNXModel: @unchecked Sendable {
 
         var protos: [String: UnsafeMutablePointer<Onnx__TensorProto>] = [:]
         var initializers: [ONNXInitializer] = []
-        for proto in messages(graphProto.pointee.initializer, graphProto.pointee.n_initializer) {
+        var names = StoredNames(file: path)
+        for (index, proto) in messages(graphProto.pointee.initializer, graphProto.pointee.n_initializer).enumerated() {
             let description = try Self.describe(proto, name: string(proto.pointee.name), file: path)
+            try names.claim(description.name, by: "initializer \(index)")
             initializers.append(description)
             protos[description.name] = proto
         }
@@ -77,9 +86,11 @@ public final class ONNXModel: @unchecked Sendable {
             if parsed.opType == "Constant", parsed.domain.isEmpty || parsed.domain == "ai.onnx",
                let output = parsed.outputs.first {
                 if let value = attributeProtos[index]?["value"] {
+                    try names.claim(output, by: "the Constant node \(index)")
                     constants.append(try Self.describe(value, name: output, file: path))
                     protos[output] = value
                 } else if let (attribute, tensor) = Self.constantFromListAttribute(parsed) {
+                    try names.claim(output, by: "the Constant node \(index)")
                     constants.append(ONNXInitializer(name: output, elementType: ONNXElementType(code: tensor.dtype == .float32 ? 1 : 7),
                                                      shape: tensor.shape, location: .constantAttribute(attribute)))
                     attributeConstants[output] = tensor
@@ -97,6 +108,10 @@ public final class ONNXModel: @unchecked Sendable {
 
     /// Every stored tensor: initializers, then Constant values.
     public var storedTensors: [ONNXInitializer] { graph.initializers + graph.constants }
+
+    /// The external-data files tensors have been read from so far, as paths beside the model
+    /// (`folder/location`), sorted: only locations that passed the path checks and were opened.
+    public var externalDataFilesRead: [String] { externalData.pathsRead }
 
     /// Reads the initializer or Constant output called `name`.
     public func tensor(named name: String) throws(FormatError) -> Tensor {
@@ -139,6 +154,21 @@ extension ONNXModel {
     private static func int64Tensor(_ values: [Int64], shape: [Int]) -> Tensor {
         let storage = values.withUnsafeBytes { TensorStorage(copying: $0) }
         return Tensor(dtype: .int64, shape: shape, checkedStorage: storage)
+    }
+}
+
+/// The names of a graph's stored tensors, which must be unique (ONNX graphs are in SSA form): a
+/// second initializer or Constant of one name is an error naming both, never a silent choice.
+struct StoredNames {
+    let file: String
+    private var owners: [String: String] = [:]
+
+    init(file: String) { self.file = file }
+
+    mutating func claim(_ name: String, by owner: String) throws(FormatError) {
+        if let first = owners.updateValue(owner, forKey: name) {
+            throw FormatError(.duplicateName, file: file, tensor: name, "defined twice: by \(first) and by \(owner)")
+        }
     }
 }
 

@@ -7,8 +7,11 @@ extension ONNXModel {
     static func describe(_ proto: UnsafeMutablePointer<Onnx__TensorProto>, name: String, file: String) throws(FormatError) -> ONNXInitializer {
         let tensor = proto.pointee
         let dims = array(tensor.dims, tensor.n_dims)
-        guard dims.allSatisfy({ $0 >= 0 && $0 <= Int64(Int32.max) * 64 }) else {
-            throw FormatError(.corrupt, file: file, tensor: name, "invalid dims \(dims)")
+        guard dims.allSatisfy({ $0 >= 0 }) else {
+            throw FormatError(.corrupt, file: file, tensor: name, "negative dims \(dims)")
+        }
+        guard dims.allSatisfy({ $0 <= Int64(Int32.max) * 64 }), (try? Shape.elementCount(dims.map { Int($0) })) != nil else {
+            throw FormatError(.corrupt, file: file, tensor: name, "dims \(dims) overflow: their product is not a count of elements")
         }
         let elementType = ONNXElementType(code: tensor.has_data_type != 0 ? tensor.data_type : 0)
         let location: ONNXDataLocation

@@ -94,13 +94,26 @@ public final class SAMWFile: @unchecked Sendable {
 
     /// Recomputes every tensor's CRC-32; throws on the first that differs (bit rot, tampering).
     public func verifyChecksums() throws(FormatError) {
-        for entry in entries {
-            let bytes = try file.slice(offset: entry.offset, length: entry.length, tensor: entry.name)
-            let actual = CRC32.checksum(bytes)
-            guard actual == entry.crc32 else {
-                throw FormatError(.corrupt, file: path, tensor: entry.name,
-                                  "checksum \(String(actual, radix: 16)) does not match the table's \(String(entry.crc32, radix: 16))")
+        try verifyChecksums(of: names)
+    }
+
+    /// Recomputes the CRC-32 of the tensors named, on every core (large tensors in pieces joined with
+    /// zlib's `crc32_combine`), and throws naming the first whose checksum differs from the table's.
+    /// Measured with `sambench load` on 2 cores (busy): 27 ms for MobileSAM's 39 MB, 150-180 ms for a
+    /// ViT-B-sized 372 MB file; about 0.5 ms per MB.
+    public func verifyChecksums<Names: Sequence>(of names: Names) throws(FormatError) where Names.Element == String {
+        var checked: [SAMWEntry] = []
+        for name in names {
+            guard let entry = entry(named: name) else {
+                throw FormatError(.missingTensor, file: path, tensor: name, "not in the tensor table")
             }
+            checked.append(entry)
+        }
+        let actual = SAMWChecksums.compute(checked.map { UnsafeRawBufferPointer(rebasing: file.bytes[$0.offset..<($0.offset + $0.length)]) })
+        for (entry, crc) in zip(checked, actual) where crc != entry.crc32 {
+            throw FormatError(.corrupt, file: path, tensor: entry.name,
+                              "checksum \(String(crc, radix: 16)) does not match the table's \(String(entry.crc32, radix: 16)) "
+                                + "(the file was damaged or edited after it was written)")
         }
     }
 }

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import CLibCrypto
 
 /// SHA-256 (FIPS 180-4) from OpenSSL's libcrypto, for provenance: a .samw records the digest of
@@ -26,17 +31,52 @@ public enum SHA256 {
             precondition(EVP_DigestUpdate(context, bytes.baseAddress.map { $0 + offset }, length) == 1, "libcrypto: SHA-256 failed")
             offset += length
         } while offset < bytes.count
+        return finish(context)
+    }
+
+    /// The digest of a whole file (read in steps, never held whole).
+    public static func hex(ofFile path: String) throws(FormatError) -> String {
+        try digest(ofFile: path, shouldStop: { false })!.hex
+    }
+
+    /// The digest and size of a regular file, read 16 MB at a time into one buffer (`shouldStop`
+    /// asked before each step; nil when it said stop). Reading, not mapping: a multi-GB input's
+    /// pages stay in the page cache instead of in this process's resident memory.
+    public static func digest(ofFile path: String, shouldStop: () -> Bool) throws(FormatError) -> (hex: String, bytes: Int)? {
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw FormatError(.unreadable, file: path, "cannot open: \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            throw FormatError(.unreadable, file: path, "cannot stat: \(String(cString: strerror(errno)))")
+        }
+        if let kind = OutputRule.kind(status.st_mode) { throw FormatError(.unreadable, file: path, "not a regular file (\(kind))") }
+        guard let context = EVP_MD_CTX_new() else { preconditionFailure("libcrypto: cannot allocate a digest context") }
+        defer { EVP_MD_CTX_free(context) }
+        precondition(EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1, "libcrypto: SHA-256 unavailable")
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 16 << 20, alignment: 64)
+        defer { buffer.deallocate() }
+        var total = 0
+        while true {
+            if shouldStop() { return nil }
+            let count = read(descriptor, buffer, 16 << 20)
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw FormatError(.unreadable, file: path, "cannot read: \(String(cString: strerror(errno)))") }
+            if count == 0 { break }
+            precondition(EVP_DigestUpdate(context, buffer, count) == 1, "libcrypto: SHA-256 failed")
+            total += count
+        }
+        return (finish(context), total)
+    }
+
+    private static func finish(_ context: OpaquePointer) -> String {
         var digest = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
         let finished = digest.withUnsafeMutableBufferPointer { EVP_DigestFinal_ex(context, $0.baseAddress, &length) }
         precondition(finished == 1 && length == 32, "libcrypto: SHA-256 failed")
         let digits = Array("0123456789abcdef")
         return String(digest.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0xF)]] })
-    }
-
-    /// The digest of a whole file (mapped, not read into memory).
-    public static func hex(ofFile path: String) throws(FormatError) -> String {
-        let file = try MappedFile(path: path)
-        return hex(file.bytes)
     }
 }

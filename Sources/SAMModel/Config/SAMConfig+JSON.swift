@@ -8,25 +8,28 @@ public struct ConfigError: Error, CustomStringConvertible, Equatable {
 }
 
 extension SAMConfig {
+    /// A config.json is a few hundred bytes; anything past this is not one.
+    public static let maximumFileBytes = 1 << 20
+
     /// Reads a config.json in this type's own key names (what `converters/export_reference.py` writes;
-    /// keys it does not know, such as derived geometry, are ignored).
+    /// keys it does not know, such as derived geometry, are ignored), then checks its sizes
+    /// (`validate`). Only a regular file is read: a FIFO or a device is refused at once.
     public init(contentsOf path: String) throws(ConfigError) {
-        let data: Data
-        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw ConfigError(file: path, message: "cannot read: \(error.localizedDescription)")
-        }
+        let data = try ConfigFile.contents(of: path, limit: Self.maximumFileBytes)
         do { self = try JSONDecoder().decode(SAMConfig.self, from: data) } catch {
             throw ConfigError(file: path, message: "not a SAM config: \(error)")
         }
         // ref: segment_anything/modeling/sam.py Sam.__init__ pixel_mean / pixel_std: a model-level
         // setting upstream (and at the top of converters' config.json); the runtime keeps it with
         // the image encoder whose input it makes.
-        guard let statistics = try? JSONDecoder().decode(PixelStatistics.self, from: data),
-              let mean = statistics.pixelMean, let std = statistics.pixelStd else { return }
-        guard mean.count == 3, std.count == 3, mean.allSatisfy(\.isFinite), std.allSatisfy({ $0.isFinite && $0 > 0 }) else {
-            throw ConfigError(file: path, message: "pixelMean and pixelStd need 3 finite values each, std positive")
+        if let statistics = try? JSONDecoder().decode(PixelStatistics.self, from: data),
+           let mean = statistics.pixelMean, let std = statistics.pixelStd {
+            guard mean.count == 3, std.count == 3, mean.allSatisfy(\.isFinite), std.allSatisfy({ $0.isFinite && $0 > 0 }) else {
+                throw ConfigError(file: path, message: "pixelMean and pixelStd need 3 finite values each, std positive")
+            }
+            imageEncoder.preprocessing = ImagePreprocessing(resize: imageEncoder.preprocessing.resize, pixelMean: mean, pixelStd: std)
         }
-        imageEncoder.preprocessing = ImagePreprocessing(resize: imageEncoder.preprocessing.resize, pixelMean: mean, pixelStd: std)
+        try validate(file: path)
     }
 
     /// The top-level `pixelMean` / `pixelStd` of a config.json, when it has them.

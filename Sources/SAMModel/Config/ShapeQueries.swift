@@ -11,4 +11,11 @@ enum ShapeQueries {
         while indices.contains(count) { count += 1 }
         return count
     }
+
+    /// The shape stored under `key` when it has `rank` dimensions; nil otherwise (a state dict is
+    /// input: a weight of the wrong rank is reported by the strict build, never indexed out of range here).
+    static func shape(_ key: String, rank: Int, in shapes: [String: [Int]]) -> [Int]? {
+        guard let shape = shapes[key], shape.count == rank else { return nil }
+        return shape
+    }
 }

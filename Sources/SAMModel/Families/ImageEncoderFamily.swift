@@ -29,6 +29,13 @@ public protocol ImageEncoderConfiguration: Codable, Sendable, Equatable {
     var preprocessing: ImagePreprocessing { get set }
     /// One line for listings ("TinyViT 1024x1024, dims [64, 128, 160, 320] ...").
     var summary: String { get }
+    /// Adds a line for every size out of the family's bounds (`SAMConfig.problems` checks the shared ones).
+    func checkBounds(_ check: inout ConfigProblems)
+}
+
+extension ImageEncoderConfiguration {
+    /// A family without bounds of its own is held to the shared ones only.
+    public func checkBounds(_ check: inout ConfigProblems) {}
 }
 
 /// A runnable image encoder: normalised, padded images [B, 3, S, S] in, embeddings [B, C, g, g] out.

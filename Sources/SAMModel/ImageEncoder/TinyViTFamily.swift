@@ -19,35 +19,35 @@ public enum TinyViTFamily: ImageEncoderFamily {
         let stages = ShapeQueries.childCount("\(prefix).layers", in: shapes)
         guard stages > 0 else { return nil }
         let base = base ?? .mobileSAM
-        func shape(_ key: String) -> [Int]? { shapes[key] }
+        func shape(_ key: String, rank: Int) -> [Int]? { ShapeQueries.shape(key, rank: rank, in: shapes) }
         var tiny = base
         if let imageSize = facts.imageSize { tiny.imageSize = imageSize }
         tiny.depths = (0..<stages).map { ShapeQueries.childCount("\(prefix).layers.\($0).blocks", in: shapes) }
-        if let patch = shape("\(prefix).patch_embed.seq.2.c.weight") { tiny.embedDims = [patch[0]] }
+        if let patch = shape("\(prefix).patch_embed.seq.2.c.weight", rank: 4) { tiny.embedDims = [patch[0]] }
         for stage in 1..<max(stages, 1) {
-            if let merge = shape("\(prefix).layers.\(stage - 1).downsample.conv3.c.weight") { tiny.embedDims.append(merge[0]) }
+            if let merge = shape("\(prefix).layers.\(stage - 1).downsample.conv3.c.weight", rank: 4) { tiny.embedDims.append(merge[0]) }
         }
         var heads = base.numHeads, windows = base.windowSizes
         heads = Array(heads.prefix(stages)) + Array(repeating: heads.last ?? 1, count: max(0, stages - heads.count))
         windows = Array(windows.prefix(stages)) + Array(repeating: windows.last ?? 7, count: max(0, stages - windows.count))
         for stage in 1..<max(stages, 1) {
-            guard let biases = shape("\(prefix).layers.\(stage).blocks.0.attn.attention_biases"), biases.count == 2 else { continue }
+            guard let biases = shape("\(prefix).layers.\(stage).blocks.0.attn.attention_biases", rank: 2), biases.count == 2 else { continue }
             heads[stage] = biases[0]
             let side = Int(Double(biases[1]).squareRoot().rounded())
             if side * side == biases[1] { windows[stage] = side }
         }
         tiny.numHeads = heads
         tiny.windowSizes = windows
-        if stages > 1, let fc1 = shape("\(prefix).layers.1.blocks.0.mlp.fc1.weight"), fc1[1] > 0 {
+        if stages > 1, let fc1 = shape("\(prefix).layers.1.blocks.0.mlp.fc1.weight", rank: 2), fc1[1] > 0 {
             tiny.mlpRatio = Double(fc1[0]) / Double(fc1[1])
         }
-        if let conv1 = shape("\(prefix).layers.0.blocks.0.conv1.c.weight"), conv1[1] > 0 {
+        if let conv1 = shape("\(prefix).layers.0.blocks.0.conv1.c.weight", rank: 4), conv1[1] > 0 {
             tiny.mbconvExpandRatio = Double(conv1[0]) / Double(conv1[1])
         }
-        if stages > 1, let local = shape("\(prefix).layers.1.blocks.0.local_conv.c.weight"), local.count == 4 {
+        if stages > 1, let local = shape("\(prefix).layers.1.blocks.0.local_conv.c.weight", rank: 4), local.count == 4 {
             tiny.localConvSize = local[2]
         }
-        if let neck = shape("\(prefix).neck.0.weight") { tiny.neckDim = neck[0] }
+        if let neck = shape("\(prefix).neck.0.weight", rank: 4) { tiny.neckDim = neck[0] }
         if let mergeStrides = facts.mergeStrides {
             tiny.mergeStrides = mergeStrides
         } else if tiny.embedDims.count == stages, tiny.embedDims != base.embedDims {

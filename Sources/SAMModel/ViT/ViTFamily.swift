@@ -32,10 +32,11 @@ public enum ViTFamily: ImageEncoderFamily {
         } else if let imageSize = facts.imageSize {
             config.imageSize = imageSize
         }
-        if let lin1 = shapes["\(prefix).blocks.0.mlp.lin1.weight"], dim > 0 { config.mlpRatio = Double(lin1[0]) / Double(dim) }
-        if let neck = shapes["\(prefix).neck.0.weight"] { config.neckDim = neck[0] }
+        if let lin1 = ShapeQueries.shape("\(prefix).blocks.0.mlp.lin1.weight", rank: 2, in: shapes), dim > 0 { config.mlpRatio = Double(lin1[0]) / Double(dim) }
+        if let neck = ShapeQueries.shape("\(prefix).neck.0.weight", rank: 4, in: shapes) { config.neckDim = neck[0] }
         let tables = (0..<depth).map { shapes["\(prefix).blocks.\($0).attn.rel_pos_h"] }
         config.useRelativePositions = tables.allSatisfy { $0 != nil }
+        guard tables.allSatisfy({ $0 == nil || $0?.count == 2 }) else { return config }  // the strict build names the wrong rank
         if config.useRelativePositions, let first = tables[0], first.count == 2, first[1] > 0, dim % first[1] == 0 {
             config.numHeads = dim / first[1]
             let grid = config.gridSize

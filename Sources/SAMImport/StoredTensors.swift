@@ -1,0 +1,44 @@
+import SAMFormats
+import SAMTensor
+
+/// The tensors one state-dict file stores, listed by key with dtype and shape before any is read:
+/// the import reads a tensor's bytes only when its key maps to a weight, so a large dataset the
+/// model does not use costs nothing.
+public struct StoredTensors {
+    public struct Entry: Sendable, Equatable {
+        public let dtype: DType
+        public let shape: [Int]
+
+        public init(dtype: DType, shape: [Int]) {
+            self.dtype = dtype
+            self.shape = shape
+        }
+
+        /// A float tensor that can hold weights (at least two elements).
+        var isWeightLike: Bool { dtype.isFloatingPoint && ((try? Shape.elementCount(shape)) ?? 2) >= 2 }
+    }
+
+    public let entries: [String: Entry]
+    private let reader: (String) throws(FormatError) -> Tensor
+
+    public init(entries: [String: Entry], read: @escaping (String) throws(FormatError) -> Tensor) {
+        self.entries = entries
+        reader = read
+    }
+
+    /// Tensors already in memory (or mapped): reading is a lookup.
+    public init(_ tensors: [String: Tensor]) {
+        entries = tensors.mapValues { Entry(dtype: $0.dtype, shape: $0.shape) }
+        reader = { (key: String) throws(FormatError) -> Tensor in tensors[key]! }
+    }
+
+    /// An HDF5 file's datasets, read on demand.
+    public init(_ file: HDF5File) {
+        entries = Dictionary(file.datasets.map { ($0.key, Entry(dtype: $0.dtype, shape: $0.shape)) }, uniquingKeysWith: { first, _ in first })
+        reader = { (key: String) throws(FormatError) -> Tensor in try file.tensor(named: key) }
+    }
+
+    public var keys: [String] { entries.keys.sorted() }
+
+    public func read(_ key: String) throws(FormatError) -> Tensor { try reader(key) }
+}

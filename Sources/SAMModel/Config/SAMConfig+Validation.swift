@@ -1,0 +1,92 @@
+/// A configuration's sizes, checked before anything is built or allocated from them. A config.json
+/// or a `.samw`'s stored configuration is input: `imageEmbeddingSize` 2^31 would allocate its dense
+/// positional encoding before any weight is compared with it, `maxPoints` Int.max overflows the
+/// decoder's token range, a patch size of 0 divides by zero. Every bound leaves wide room around the
+/// published models (SAM, MobileSAM: a 1024 input, a 64x64x256 embedding, 2 decoder layers of 8 heads).
+public enum ConfigBounds {
+    public static let imageSize = 1...4096
+    public static let embeddingGridSize = 1...256
+    public static let channels = 1...4096
+    public static let hiddenWidth = 1...65_536
+    public static let heads = 1...256
+    public static let layers = 1...128
+    public static let headLayers = 1...16
+    public static let multimaskOutputs = 1...16
+    public static let maxPoints = 1...65_536
+    /// Elements of the dense positional encoding [C, g, g] built from the configuration (SAM's: 2^20).
+    public static let densePositionalEncodingElements = 1 << 26
+}
+
+/// Collects "field value is not in range" lines.
+public struct ConfigProblems {
+    public private(set) var lines: [String] = []
+
+    public init() {}
+
+    public mutating func require(_ field: String, _ value: Int, in range: ClosedRange<Int>) {
+        if !range.contains(value) { lines.append("\(field) \(value) is not in \(range.lowerBound)...\(range.upperBound)") }
+    }
+
+    public mutating func require(_ field: String, _ value: Double, in range: ClosedRange<Double>) {
+        if !value.isFinite || !range.contains(value) { lines.append("\(field) \(value) is not in \(range.lowerBound)...\(range.upperBound)") }
+    }
+
+    public mutating func require(_ condition: Bool, _ line: @autoclosure () -> String) {
+        if !condition { lines.append(line()) }
+    }
+}
+
+extension SAMConfig {
+    /// Every size out of bounds or inconsistent, one line each; empty when the configuration is usable.
+    public var problems: [String] {
+        var check = ConfigProblems()
+        let encoder = imageEncoder
+        check.require("imageEncoder.imageSize", encoder.imageSize, in: ConfigBounds.imageSize)
+        check.require("imageEncoder.embeddingDim", encoder.embeddingDim, in: ConfigBounds.channels)
+        encoder.base.checkBounds(&check)
+        if check.lines.isEmpty {  // the grid is computed from sizes just checked (a patch size of 0 would divide by zero)
+            check.require("imageEncoder embedding grid", encoder.embeddingGridSize, in: ConfigBounds.embeddingGridSize)
+        }
+
+        let prompt = promptEncoder
+        check.require("promptEncoder.embedDim", prompt.embedDim, in: ConfigBounds.channels)
+        check.require("promptEncoder.imageEmbeddingSize", prompt.imageEmbeddingSize, in: ConfigBounds.embeddingGridSize)
+        check.require("promptEncoder.inputImageSize", prompt.inputImageSize, in: ConfigBounds.imageSize)
+        check.require("promptEncoder.maskInChannels", prompt.maskInChannels, in: ConfigBounds.channels)
+        if ConfigBounds.channels.contains(prompt.embedDim), ConfigBounds.embeddingGridSize.contains(prompt.imageEmbeddingSize) {
+            let elements = prompt.embedDim * prompt.imageEmbeddingSize * prompt.imageEmbeddingSize
+            check.require(elements <= ConfigBounds.densePositionalEncodingElements,
+                          "the dense positional encoding [\(prompt.embedDim), \(prompt.imageEmbeddingSize), \(prompt.imageEmbeddingSize)] "
+                            + "would hold \(elements) elements, more than \(ConfigBounds.densePositionalEncodingElements)")
+        }
+
+        let decoder = maskDecoder
+        check.require("maskDecoder.transformerDim", decoder.transformerDim, in: ConfigBounds.channels)
+        check.require("maskDecoder.depth", decoder.depth, in: ConfigBounds.layers)
+        check.require("maskDecoder.numHeads", decoder.numHeads, in: ConfigBounds.heads)
+        check.require("maskDecoder.mlpDim", decoder.mlpDim, in: ConfigBounds.hiddenWidth)
+        check.require("maskDecoder.attentionDownsampleRate", decoder.attentionDownsampleRate, in: 1...max(1, decoder.transformerDim))
+        check.require("maskDecoder.numMultimaskOutputs", decoder.numMultimaskOutputs, in: ConfigBounds.multimaskOutputs)
+        check.require("maskDecoder.iouHeadDepth", decoder.iouHeadDepth, in: ConfigBounds.headLayers)
+        check.require("maskDecoder.iouHeadHiddenDim", decoder.iouHeadHiddenDim, in: ConfigBounds.hiddenWidth)
+        if decoder.attentionDownsampleRate >= 1, decoder.numHeads >= 1 {
+            // ref: transformer.py Attention.__init__ — assert self.internal_dim % num_heads == 0
+            let internalDim = decoder.transformerDim / decoder.attentionDownsampleRate
+            check.require(decoder.transformerDim % decoder.attentionDownsampleRate == 0 && internalDim % decoder.numHeads == 0,
+                          "maskDecoder: transformerDim \(decoder.transformerDim) / attentionDownsampleRate \(decoder.attentionDownsampleRate) "
+                            + "does not split into \(decoder.numHeads) heads")
+        }
+
+        check.require("maxPoints", maxPoints, in: ConfigBounds.maxPoints)
+        check.require("minPoints", minPoints, in: 0...max(0, min(maxPoints, ConfigBounds.maxPoints.upperBound)))
+        return check.lines
+    }
+
+    /// Throws naming `file` and every problem when the configuration is not usable.
+    public func validate(file: String) throws(ConfigError) {
+        let found = problems
+        guard found.isEmpty else {
+            throw ConfigError(file: file, message: "configuration out of bounds: " + found.joined(separator: "; "))
+        }
+    }
+}
