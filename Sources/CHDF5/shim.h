@@ -59,6 +59,16 @@ static inline hid_t shim_H5_access_within_file(hid_t list_class) {
     return lapl;
 }
 
+/// A file-access property list that takes no file lock: files are only read (or, in tests, written
+/// by one builder at a time), and a lock taken by a process that then starts another process is
+/// inherited and held by that child for as long as it runs, so later opens of the file fail.
+static inline hid_t shim_H5_file_access_without_locking(void) {
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0) { return fapl; }
+    if (H5Pset_file_locking(fapl, 0, 1) < 0) { H5Pclose(fapl); return -1; }
+    return fapl;
+}
+
 /// An object's identity inside its file (its header's address in 1.10, its token from 1.12), its
 /// type (H5O_type_t) and attribute count, so a walk can visit each group once however many links
 /// lead to it. H5Oget_info's signature changed in 1.12; this hides which one is called.

@@ -5,17 +5,14 @@ import Foundation
 /// filtered, unwritten), and every kind of link and foreign storage a reader must refuse. Hostile
 /// files that would be large on disk are made here from a few calls instead of being committed.
 ///
-/// The system libhdf5 is built without thread safety and tests run in parallel: a builder holds
+/// libhdf5 may be built without thread safety and tests run in parallel: a builder holds
 /// `libraryLock` from creation to `close()`, and test code reading with `HDF5File` meanwhile takes
 /// it through `withLibrary`.
 public final class HDF5Builder {
-    public static let libraryLock: NSRecursiveLock = {
-        // libhdf5 flocks the files it opens; a tool spawned by a parallel test inherits the descriptor
-        // (Foundation's Process does not close it) and with it the lock, for as long as it runs. Files
-        // made here are read by other processes only after they are closed: no locks are needed.
-        setenv("HDF5_USE_FILE_LOCKING", "FALSE", 1)
-        return NSRecursiveLock()
-    }()
+    // Files are opened without libhdf5's file locks (as the reader opens them): a tool spawned by a
+    // parallel test inherits open descriptors (Foundation's Process does not close them) and would
+    // hold their locks for as long as it runs.
+    public static let libraryLock = NSRecursiveLock()
 
     /// Runs `body` while no builder is writing.
     public static func withLibrary<T>(_ body: () throws -> T) rethrows -> T {
@@ -39,7 +36,7 @@ public final class HDF5Builder {
         Self.libraryLock.lock()
         _ = H5open()
         shim_H5_silence_errors()
-        let access = H5Pcreate(shim_H5P_FILE_ACCESS())
+        let access = shim_H5_file_access_without_locking()
         defer { H5Pclose(access) }
         if latestFormat { H5Pset_libver_bounds(access, shim_H5F_LIBVER_LATEST(), shim_H5F_LIBVER_LATEST()) }
         file = H5Fcreate(path, shim_H5F_ACC_TRUNC(), shim_H5P_DEFAULT(), access)
@@ -55,7 +52,9 @@ public final class HDF5Builder {
         Self.libraryLock.lock()
         _ = H5open()
         shim_H5_silence_errors()
-        file = H5Fopen(path, shim_H5F_ACC_RDWR(), shim_H5P_DEFAULT())
+        let access = shim_H5_file_access_without_locking()
+        defer { H5Pclose(access) }
+        file = H5Fopen(path, shim_H5F_ACC_RDWR(), access)
         guard file >= 0 else {
             Self.libraryLock.unlock()
             throw Failure(description: "cannot open \(path) to add to it")

@@ -43,7 +43,9 @@ public final class HDF5File {
             if datasetAccess >= 0 { H5Pclose(datasetAccess) }
             throw FormatError(.unreadable, file: path, "libhdf5 cannot make an access property list")
         }
-        let handle = H5Fopen(path, shim_H5F_ACC_RDONLY(), shim_H5P_DEFAULT())
+        let fileAccess = shim_H5_file_access_without_locking()
+        let handle = fileAccess < 0 ? fileAccess : H5Fopen(path, shim_H5F_ACC_RDONLY(), fileAccess)
+        if fileAccess >= 0 { H5Pclose(fileAccess) }
         guard handle >= 0 else {
             let truncated = shim_H5_error_stack_reports_truncation() != 0  // before any other call clears the stack
             H5Pclose(access)
