@@ -20,6 +20,15 @@ extension PictureReport {
             }
             body.append("</ul>")
         }
+        if let determinism = report.determinism {
+            body.append("<h2>Determinism <span class=\"\(determinism.status == .pass ? "pass" : "fail")\">"
+                        + "\(escape(determinism.status.rawValue))</span></h2><p>\(escape(determinism.rule))</p><ul>")
+            for difference in determinism.differences {
+                body.append("<li>\(escape(difference.status.rawValue)): \(escape(difference.configuration)) vs "
+                            + "\(escape(difference.against)) [\(escape(difference.kind))]: \(escape(difference.note))</li>")
+            }
+            body.append("</ul>")
+        }
         for (index, entry) in pictures.enumerated() {
             guard let result = report.cases.first(where: { $0.name == entry.name }) else { continue }
             body.append("<section id=\"case-\(index)\"><h2>\(escape(result.name)) <span class=\"\(result.status == .pass ? "pass" : "fail")\">"
