@@ -14,7 +14,7 @@ CPU_FLAGS    ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma 
                   && echo "-Xswiftc -target-cpu -Xswiftc haswell -Xswiftc -DSAM_FMA")
 RELEASE      := -c release $(CPU_FLAGS)
 
-.PHONY: setup build test test-blas-paths test-release-tools check-dependency check-drops verify demo references venv \
+.PHONY: setup build test test-blas-paths test-release-tools check-dependency check-drops verify verify-fuzz demo references venv \
         regen-onnx-proto clean bench bench-venv fuzz test-asan
 
 setup:
@@ -53,7 +53,9 @@ check-drops: setup
 	OPENBLAS_CORETYPE=Haswell $(SWIFT) test $(RELEASE) -Xswiftc -enable-testing --filter SAMKernelsTests
 
 # samverify on the committed tiny set and on a full-size reference set as it is, each model converted
-# from the set's own mobile_sam.h5 into a temporary .samw; JSON and JUnit reports go to out/verify/.
+# from the set's own mobile_sam.h5 into a temporary .samw; JSON and JUnit reports go to out/verify/, the
+# full-size set's pictures to out/verify/drop-report/. The full-size run also reruns every case with 1, 2
+# and all worker threads and on OpenBLAS's other kernels (--determinism).
 # Both always run; the target fails if either does (or if the drop is missing).
 verify: setup
 	$(SWIFT) build $(RELEASE)
@@ -65,10 +67,30 @@ verify: setup
 	$(RELEASE_BIN)/samverify "$$tmp/tiny.samw" --references reference_outputs/tiny --max-atol 1e-4 --max-rtol 1e-4 \
 	    --json out/verify/tiny.json --junit out/verify/tiny.xml || status=$$?; \
 	$(RELEASE_BIN)/samconvert "$(DROP)/mobile_sam.h5" --out "$$tmp/drop.samw" >/dev/null || exit 2; \
-	$(RELEASE_BIN)/samverify "$$tmp/drop.samw" --references "$(DROP)" --max-atol 1e-4 --max-rtol 1e-4 \
-	    --json out/verify/drop.json --junit out/verify/drop.xml || status=$$?; \
+	env -u OPENBLAS_CORETYPE $(RELEASE_BIN)/samverify "$$tmp/drop.samw" --references "$(DROP)" --max-atol 1e-4 --max-rtol 1e-4 \
+	    --determinism --report out/verify/drop-report --json out/verify/drop.json --junit out/verify/drop.xml || status=$$?; \
 	if [ $$status -ne 0 ]; then echo "verify: samverify failed (exit $$status); reports in out/verify/" >&2; fi; \
 	exit $$status
+
+# FUZZ_COUNT seeded random prompts (FUZZ_SEED) on the full-size set's image, with PyTorch's outputs
+# (converters/export_fuzz.py, from the set's own mobile_sam.h5 and image embeddings; ~200 MB, a few minutes
+# on 2 cores, made in a temporary folder and removed), then samverify on them with the model converted from
+# the same weights. Reports in out/verify/fuzz.json and fuzz.xml. The committed tiny sets' fuzzed prompts
+# (reference_outputs/tiny_fuzz, vit_tiny_fuzz) run in `make test`. Not in CI: it needs the converters'
+# Python environment (torch), which `make test` and CI never install.
+FUZZ_COUNT ?= 200
+FUZZ_SEED  ?= 0
+verify-fuzz: setup venv
+	$(SWIFT) build $(RELEASE)
+	@test -d "$(DROP)" || { echo "verify-fuzz: drop folder $(DROP) is missing" >&2; exit 1; }
+	@mkdir -p out/verify
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT; \
+	$(PYTHON) converters/export_fuzz.py --source "$(DROP)" --config full --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) \
+	    --out "$$tmp/fuzz" >/dev/null || exit 2; \
+	$(RELEASE_BIN)/samconvert "$(DROP)/mobile_sam.h5" --out "$$tmp/drop.samw" >/dev/null || exit 2; \
+	env -u OPENBLAS_CORETYPE $(RELEASE_BIN)/samverify "$$tmp/drop.samw" --references "$$tmp/fuzz" --max-atol 1e-4 --max-rtol 1e-4 \
+	    --quiet --json out/verify/fuzz.json --junit out/verify/fuzz.xml > "$$tmp/table.txt"; status=$$?; \
+	tail -n 1 "$$tmp/table.txt"; exit $$status
 
 # The main job on bundled data: convert the committed tiny model (HDF5 state dict, BatchNorm
 # unfused) into a native .samw, then segment the bundled photo from a point prompt.
@@ -85,10 +107,12 @@ venv:
 	$(PYTHON) -m pip install -q -r converters/requirements.txt
 
 # The committed tiny set: weights, references, every ONNX export style (reference_outputs/tiny/exports,
-# converters/export_styles.py, which export.py runs), then the format fixtures.
+# converters/export_styles.py, which export.py runs), the ViT set, both sets' fuzzed prompts, then the format fixtures.
 references: venv
 	$(PYTHON) converters/export.py --model vit_t --seed 0 --config tiny --out reference_outputs/tiny
 	$(PYTHON) converters/export_reference.py --config vit_tiny --seed 0 --out reference_outputs/vit_tiny
+	$(PYTHON) converters/export_fuzz.py --source reference_outputs/tiny --count 200 --seed 0 --near-ties 2 --out reference_outputs/tiny_fuzz
+	$(PYTHON) converters/export_fuzz.py --source reference_outputs/vit_tiny --count 64 --seed 0 --out reference_outputs/vit_tiny_fuzz
 	$(PYTHON) converters/make_format_fixtures.py --out Tests/SAMFormatsTests/Fixtures
 
 # Native runtime vs onnxruntime on a full-size reference set (DROP), 2 threads each, interleaved

@@ -89,7 +89,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
-        .target(name: "SAMVerify", dependencies: ["SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor"]),
+        .target(name: "SAMVerify", dependencies: ["SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor", "SAMImage", "SAMParallel", "SAMBLAS"]),
         .executableTarget(name: "samverify", dependencies: ["SAMVerify", "SAMModelFile", "SAMModel", "SAMKernels", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         .executableTarget(name: "sambench", dependencies: ["SAMModelFile", "SAMModel", "SAMImage", "SAMFormats", "SAMTensor", "SAMBLAS", "SAMPipeline", "SAMKernels"]),
@@ -114,6 +114,6 @@ let package = Package(
         .testTarget(name: "SAMImportTests", dependencies: ["SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "HostileInputTests", dependencies: ["SAMFormats", "SAMTensor", "SAMTestSupport", "CHDF5"], exclude: ["Corpus"]),
-        .testTarget(name: "SAMVerifyTests", dependencies: ["SAMVerify", "SAMConvert", "SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor", "SAMTestSupport"]),
+        .testTarget(name: "SAMVerifyTests", dependencies: ["SAMVerify", "SAMConvert", "SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor", "SAMImage", "SAMTestSupport"]),
     ]
 )

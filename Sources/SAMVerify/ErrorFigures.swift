@@ -21,6 +21,9 @@ public struct ErrorFigures: Codable, Sendable, Equatable {
     public var maxRel: Double
     public var meanRel: Double
     public var medianRel: Double
+    /// The largest relative error among elements whose reference is at least 1 in magnitude, where rtol
+    /// can widen the bar beyond atol (nil when there is none): what `--calibrate` bases rtol on.
+    public var maxRelAtLeastOne: Double?
 
     /// The smallest atol that would pass every finite element, with rtol at the value used.
     public var minPassingAtol: Double
@@ -46,6 +49,7 @@ public struct ErrorFigures: Codable, Sendable, Equatable {
         var failing = 0, nonFinite = 0
         var firstNonFinite: Int?, firstFailing: Int?
         var maxAbs = 0.0, worst: Int?, sumAbs = 0.0, sumRel = 0.0, maxRel = 0.0
+        var maxRelLarge: Double?
         var minAtol = 0.0, minRtol = 0.0
         for index in 0..<n {
             let o = output[index], r = reference[index]
@@ -66,6 +70,7 @@ public struct ErrorFigures: Codable, Sendable, Equatable {
             sumRel += rel
             if worst == nil || error > maxAbs { maxAbs = error; worst = index }
             if rel > maxRel { maxRel = rel }
+            if magnitude >= 1 { maxRelLarge = max(maxRelLarge ?? 0, rel) }
             // Passing needs error <= atol or error <= rtol * |reference|.
             if error > tolerance.rtol * magnitude { minAtol = max(minAtol, error) }
             if error > tolerance.atol { minRtol = max(minRtol, rel) }
@@ -86,6 +91,7 @@ public struct ErrorFigures: Codable, Sendable, Equatable {
         self.maxRel = maxRel
         self.meanRel = finite > 0 ? sumRel / Double(finite) : 0
         self.medianRel = Self.median(&relative)
+        self.maxRelAtLeastOne = maxRelLarge
         self.minPassingAtol = minAtol
         self.minPassingRtol = minRtol
         // The worst finite element; with none finite, the first non-finite one.

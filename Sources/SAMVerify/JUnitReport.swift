@@ -1,15 +1,19 @@
 import Foundation
 import SAMFormats
 
-/// JUnit XML for CI: one testsuite per run, one testcase per case and output. A failure carries the
-/// figures and the case's first diverging module; bad input is an error; not applicable is skipped.
+/// JUnit XML for CI: one testsuite per run, one testcase per case and output, one `task` testcase per
+/// case with a task-level check, one per determinism configuration. A failure carries the figures and
+/// the case's first diverging module; bad input is an error; not applicable is skipped.
 public enum JUnitReport {
     public static func render(_ report: VerificationReport) -> String {
-        let counts = report.counts
+        let counts = report.counts, tasks = report.taskCounts
+        let determinism = report.determinism?.differences ?? []
         let time = report.cases.reduce(0) { $0 + $1.seconds }
         var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
-        let suiteAttributes = "tests=\"\(counts.checks)\" failures=\"\(counts.failed)\" errors=\"\(counts.badInput)\" "
-            + "skipped=\"\(counts.notApplicable)\" time=\"\(seconds(time))\""
+        let failures = counts.failed + tasks.failed + determinism.filter { $0.status == .fail }.count
+        let suiteAttributes = "tests=\"\(counts.checks + tasks.cases + determinism.count)\" failures=\"\(failures)\" "
+            + "errors=\"\(counts.badInput + tasks.badInput)\" skipped=\"\(counts.notApplicable + tasks.notApplicable)\" "
+            + "time=\"\(seconds(time))\""
         xml += "<testsuites name=\"samverify\" \(suiteAttributes)>\n"
         xml += "  <testsuite name=\"\(escape("samverify: \(report.references.given)"))\" \(suiteAttributes)>\n"
         xml += "    <properties>\n"
@@ -25,6 +29,10 @@ public enum JUnitReport {
         }
         let manifest: String = report.manifestTolerances.isEmpty ? "none" : report.manifestTolerances.map(\.description).joined(separator: "; ")
         properties.append(("manifest_tolerances", manifest))
+        properties.append(("task_thresholds", report.taskThresholds.description))
+        properties.append(("task_min_mask_iou", String(report.taskThresholds.minMaskIoU)))
+        properties.append(("task_require_best_mask", String(report.taskThresholds.requireBestMask)))
+        properties.append(("task_masks", report.taskThresholds.masks.rawValue))
         for (name, value) in properties {
             xml += "      <property name=\"\(escape(name))\" value=\"\(escape(value))\"/>\n"
         }
@@ -47,8 +55,43 @@ public enum JUnitReport {
             }
             xml += "    </testcase>\n"
         }
+        for result in report.cases {
+            guard let task = result.task else { continue }
+            xml += "    <testcase classname=\"samverify.\(escape(result.name))\" name=\"task\" time=\"0.000\""
+            switch task.status {
+            case .pass:
+                xml += "/>\n"
+                continue
+            case .notApplicable:
+                xml += ">\n      <skipped message=\"\(escape("not applicable: " + (task.problem ?? "")))\"/>\n"
+            case .badInput:
+                xml += ">\n      <error type=\"bad_input\" message=\"\(escape(task.problem ?? "bad input"))\"/>\n"
+            case .fail:
+                let tensors = result.outputs.allSatisfy { $0.status == .pass }
+                let message = (tensors ? "every tensor within tolerance, but " : "") + (task.failures.first ?? "task level failure")
+                xml += ">\n      <failure type=\"task_mismatch\" message=\"\(escape(message))\">"
+                    + escape(taskDetails(result, task)) + "</failure>\n"
+            }
+            xml += "    </testcase>\n"
+        }
+        for difference in determinism {
+            xml += "    <testcase classname=\"samverify.determinism\" name=\"\(escape(difference.configuration))\" time=\"0.000\""
+            if difference.status == .pass {
+                xml += "/>\n"
+                continue
+            }
+            xml += ">\n      <failure type=\"nondeterministic\" message=\"\(escape(difference.note))\"/>\n    </testcase>\n"
+        }
         xml += "  </testsuite>\n</testsuites>\n"
         return xml
+    }
+
+    /// The task-level figures and every threshold missed, as plain text.
+    static func taskDetails(_ result: CaseResult, _ task: TaskParity) -> String {
+        var lines = ["case \(result.name), task level: \(task.run)", "thresholds: \(task.thresholds)", task.summary]
+        if let margin = task.smallestReferenceMargin { lines.append("smallest reference best-mask margin \(formatFigure(margin))") }
+        lines += task.failures
+        return lines.joined(separator: "\n")
     }
 
     static func failureMessage(_ check: OutputCheck) -> String {

@@ -80,6 +80,8 @@ public struct ModuleCheck: Codable, Sendable, Equatable {
     public var shape: [Int]
     public var referenceShape: [Int]?
     public var figures: ErrorFigures?
+    /// The tolerance this module was held to: the case's, or the manifest's `tolerances.modules.<module>`.
+    public var tolerance: Tolerance?
 
     /// "module" or "module#k".
     public var label: String { call == 0 ? module : "\(module)#\(call)" }
@@ -134,14 +136,23 @@ final class ModuleWalk {
     let references: ReferenceSet
     var root: String { references.root }
     let tolerance: Tolerance
+    /// Per-module overrides of `tolerance` (`tolerances.modules` of a calibrated manifest).
+    let moduleTolerances: [String: ToleranceOverride]
     private(set) var checks: [ModuleCheck] = []
     private var calls: [String: Int] = [:]
     private var observed = 0
 
-    init(dumps: ModuleDumps, references: ReferenceSet, tolerance: Tolerance) {
+    init(dumps: ModuleDumps, references: ReferenceSet, tolerance: Tolerance, moduleTolerances: [String: ToleranceOverride] = [:]) {
         self.dumps = dumps
         self.references = references
         self.tolerance = tolerance
+        self.moduleTolerances = moduleTolerances
+    }
+
+    /// The tolerance module `path` is held to.
+    func tolerance(for path: String) -> Tolerance {
+        guard let override = moduleTolerances[path] else { return tolerance }
+        return Tolerance(atol: override.atol ?? tolerance.atol, rtol: override.rtol ?? tolerance.rtol)
     }
 
     var observer: ModuleObserver { { [self] path, output in observe(path, output) } }
@@ -151,8 +162,9 @@ final class ModuleWalk {
         calls[path] = call + 1
         observed += 1
         guard let (order, file) = dumps.lookup(module: path, call: call, root: root) else { return }
+        let tolerance = tolerance(for: path)
         var check = ModuleCheck(module: path, call: call, file: file, order: order ?? observed, status: .pass,
-                                shape: output.shape)
+                                shape: output.shape, tolerance: tolerance)
         defer { checks.append(check) }
         let reference: Tensor
         // The manifest names the file: it must stay inside the set (no absolute path, `..` or link out).
@@ -199,7 +211,7 @@ final class ModuleWalk {
             result.figures = check.figures
             result.problem = check.problem
             result.modulesPassingBefore = ordered[..<first].filter { $0.status == .pass }.count
-            result.note = "first module in execution order whose output fails \(tolerance): \(check.label) "
+            result.note = "first module in execution order whose output fails \(check.tolerance ?? tolerance): \(check.label) "
                 + "(\(result.modulesPassingBefore) dumped module\(result.modulesPassingBefore == 1 ? "" : "s") before it pass)"
         } else if ordered.isEmpty {
             result.note = "the native run reported no module that has a dump in \(dumps.source)"

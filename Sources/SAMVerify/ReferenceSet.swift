@@ -10,12 +10,15 @@ import SAMFormats
 ///     references/<case>/onnx_*.npy           official decoder inputs and outputs
 ///     references/<case>/split_*.npy          split prompt-encoder + mask-decoder inputs and outputs
 ///     references/modules/<path>.npy          per-module dumps of the encoder (listed in the manifest)
+///     image.png, references/decoded_image.npy, references/resized_image.npy
+///                                            the photo and its preprocessing stages -> case "preprocess"
 ///     references/<case>/modules/<path>.npy   per-module dumps of a case's official decoder run
 ///
 /// Cases are recognised from the files, so a drop needs nothing added; `--references` may name the
 /// set's folder or its `references/` folder.
 public struct ReferenceSet: Sendable {
     public static let imageEncoderCase = "image_encoder"
+    public static let preprocessCase = "preprocess"
 
     /// The folder holding `references/` and (when there is one) `manifest.json`.
     public let root: String
@@ -29,6 +32,19 @@ public struct ReferenceSet: Sendable {
     public let cases: [ReferenceCase]
     /// `manifest.tolerances` {atol, rtol}: for every case.
     public let setTolerance: ToleranceOverride
+    /// `manifest.tolerances.outputs.<output>` {atol, rtol}: for an output of every case.
+    public let setOutputTolerances: [String: ToleranceOverride]
+    /// `manifest.tolerances.modules.<module>` {atol, rtol}: for a module's dump in the first-divergence walk.
+    public let moduleTolerances: [String: ToleranceOverride]
+    /// Where the tolerances and task thresholds were read: "manifest", or "tolerance file" (`--tolerances`,
+    /// which replaces what the manifest says about them).
+    public let toleranceSource: String
+    /// `manifest.task_thresholds`, or the defaults.
+    public let taskThresholds: TaskThresholds
+    /// `manifest.mask_threshold` (logits above it are inside a mask), else 0 as upstream's `Sam.mask_threshold`.
+    public let maskThreshold: Float
+    /// The photo the references were made from (relative to `root`: `image.png`, `image.jpg`), when the set has it.
+    public let photo: String?
 
     public var caseNames: [String] { cases.map(\.name) }
 
@@ -75,14 +91,24 @@ public struct ReferenceSet: Sendable {
     /// Every tolerance the manifest sets, set-wide first, then by case and output.
     public var manifestTolerances: [ManifestTolerance] {
         var found: [ManifestTolerance] = []
-        if !setTolerance.isEmpty { found.append(ManifestTolerance(scope: "manifest", setTolerance)) }
+        let source = toleranceSource
+        if !setTolerance.isEmpty { found.append(ManifestTolerance(scope: source, setTolerance)) }
+        for (output, override) in setOutputTolerances.sorted(by: { $0.key < $1.key }) where !override.isEmpty {
+            found.append(ManifestTolerance(scope: "\(source) output \(output)", override))
+        }
         for referenceCase in cases {
             if !referenceCase.tolerance.isEmpty {
-                found.append(ManifestTolerance(scope: "manifest case \(referenceCase.name)", referenceCase.tolerance))
+                found.append(ManifestTolerance(scope: "\(source) case \(referenceCase.name)", referenceCase.tolerance))
             }
             for (output, override) in referenceCase.outputTolerances.sorted(by: { $0.key < $1.key }) where !override.isEmpty {
-                found.append(ManifestTolerance(scope: "manifest case \(referenceCase.name) output \(output)", override))
+                found.append(ManifestTolerance(scope: "\(source) case \(referenceCase.name) output \(output)", override))
             }
+        }
+        if !moduleTolerances.isEmpty {
+            let loosest = moduleTolerances.values.reduce(ToleranceOverride()) { worst, next in
+                ToleranceOverride(atol: max(worst.atol ?? 0, next.atol ?? 0), rtol: max(worst.rtol ?? 0, next.rtol ?? 0))
+            }
+            found.append(ManifestTolerance(scope: "\(source) modules (\(moduleTolerances.count), loosest)", loosest))
         }
         return found
     }
@@ -98,8 +124,10 @@ public struct ReferenceSet: Sendable {
         return parts.joined(separator: "; ")
     }
 
-    /// Recognises the layout at `path` (the set's folder or its `references/` folder).
-    public static func open(_ path: String) throws(VerifyError) -> ReferenceSet {
+    /// Recognises the layout at `path` (the set's folder or its `references/` folder). `tolerancesFile`
+    /// (a manifest `samverify --calibrate` wrote) replaces what the set's manifest says about tolerances and
+    /// task thresholds.
+    public static func open(_ path: String, tolerancesFile: String? = nil) throws(VerifyError) -> ReferenceSet {
         let manager = FileManager.default
         let given = URL(fileURLWithPath: path).standardizedFileURL.path
         guard isDirectory(given) else {
@@ -146,8 +174,16 @@ public struct ReferenceSet: Sendable {
             }
         }
 
-        let tolerances = manifest?["tolerances"]
+        var toleranceSource = "manifest"
+        var tolerances = manifest?["tolerances"]
+        var thresholdsJSON = manifest?["task_thresholds"]
+        if let tolerancesFile {
+            let file = try readJSON(tolerancesFile, label: "--tolerances")
+            (toleranceSource, tolerances, thresholdsJSON) = ("tolerance file", file["tolerances"], file["task_thresholds"])
+        }
+        let fromFile = tolerancesFile != nil
         let caseTolerances = tolerances?["cases"]?.objectValue ?? [:]
+        let taskThresholds = try TaskThresholds(json: thresholdsJSON, source: toleranceSource)
         var manifestCases: [(name: String, entry: JSONValue)] = []
         for entry in manifest?["cases"]?.arrayValue ?? [] {
             if let name = entry["name"]?.stringValue { manifestCases.append((name, entry)) }
@@ -167,8 +203,8 @@ public struct ReferenceSet: Sendable {
                 name: imageEncoderCase, kind: .imageEncoder, folder: folderPrefix, files: topFiles,
                 listedInManifest: entry != nil,
                 problem: nil,  // a missing image_embeddings.npy is reported on its check, naming the file
-                tolerance: Self.caseTolerance(caseTolerances[imageEncoderCase], entry),
-                outputTolerances: Self.outputTolerances(caseTolerances[imageEncoderCase], entry),
+                tolerance: Self.caseTolerance(caseTolerances[imageEncoderCase], fromFile ? nil : entry),
+                outputTolerances: Self.outputTolerances(caseTolerances[imageEncoderCase], fromFile ? nil : entry),
                 dumps: dumps))
         }
 
@@ -199,12 +235,30 @@ public struct ReferenceSet: Sendable {
             cases.append(ReferenceCase(
                 name: name, kind: .decoder, folder: folder, files: decoderFolders[name] ?? [],
                 listedInManifest: entry != nil, problem: problem,
-                tolerance: Self.caseTolerance(caseTolerances[name], entry),
-                outputTolerances: Self.outputTolerances(caseTolerances[name], entry),
+                tolerance: Self.caseTolerance(caseTolerances[name], fromFile ? nil : entry),
+                outputTolerances: Self.outputTolerances(caseTolerances[name], fromFile ? nil : entry),
                 dumps: dumps))
         }
+        // Preprocessing, apart from the model: each stage the set has, from the stage before it.
+        let photo = ["image.png", "image.jpg", "image.jpeg"].first { manager.fileExists(atPath: root + "/" + $0) }
+        let stages = (photo != nil && topFiles.contains("resized_image")) || topFiles.isSuperset(of: ["resized_image", "input_image"])
+            || (photo != nil && topFiles.contains("decoded_image"))
+        if stages {
+            cases.append(ReferenceCase(
+                name: preprocessCase, kind: .preprocess, folder: folderPrefix, files: topFiles, listedInManifest: false,
+                problem: nil, tolerance: Self.caseTolerance(caseTolerances[preprocessCase], nil),
+                outputTolerances: Self.outputTolerances(caseTolerances[preprocessCase], nil), dumps: nil))
+        }
+        let threshold = manifest?["mask_threshold"]?.numberValue ?? 0
+        guard threshold.isFinite else {
+            throw VerifyError(.unreadableReferences, "references: \(manifestPath) mask_threshold must be a finite number")
+        }
         let set = ReferenceSet(root: root, referencesFolder: referencesFolder, referencesPrefix: folderPrefix, manifest: manifest,
-                               cases: cases, setTolerance: ToleranceOverride(json: tolerances), resolvedRoot: resolvedRoot)
+                               cases: cases, setTolerance: ToleranceOverride(json: tolerances),
+                               setOutputTolerances: Self.namedTolerances(tolerances?["outputs"]),
+                               moduleTolerances: Self.namedTolerances(tolerances?["modules"]),
+                               toleranceSource: toleranceSource, taskThresholds: taskThresholds, maskThreshold: Float(threshold),
+                               photo: photo, resolvedRoot: resolvedRoot)
         // Every path the manifest names stays inside the set and names a regular file (or nothing yet).
         for referenceCase in cases {
             for row in referenceCase.dumps?.rows ?? [] {
@@ -221,6 +275,30 @@ public struct ReferenceSet: Sendable {
             }
         }
         return set
+    }
+
+    /// `{<name>: {atol, rtol}}` (set-level outputs or modules).
+    static func namedTolerances(_ json: JSONValue?) -> [String: ToleranceOverride] {
+        var result: [String: ToleranceOverride] = [:]
+        for (name, value) in json?.objectValue ?? [:] {
+            let override = ToleranceOverride(json: value)
+            if !override.isEmpty { result[name] = override }
+        }
+        return result
+    }
+
+    /// A JSON file named on the command line (a regular file, read without blocking).
+    static func readJSON(_ path: String, label: String) throws(VerifyError) -> JSONValue {
+        let data: Data
+        do {
+            let file = try MappedFile(path: path)
+            data = withExtendedLifetime(file) { Data(file.bytes) }
+        } catch {
+            throw VerifyError(.unreadableReferences, "\(label) \(path): cannot read: \(error.message)")
+        }
+        do { return try JSONDecoder().decode(JSONValue.self, from: data) } catch {
+            throw VerifyError(.unreadableReferences, "\(label) \(path) is not valid JSON: \(error)")
+        }
     }
 
     /// `manifest.tolerances.cases.<name>`, then `cases[].tolerances`, then `cases[].atol` / `cases[].rtol`.
@@ -265,6 +343,8 @@ public struct ReferenceCase: Sendable {
     public enum Kind: String, Codable, Sendable {
         case imageEncoder = "image_encoder"
         case decoder
+        /// The photo's decoding, resizing and normalisation, each from the set's previous stage.
+        case preprocess
     }
 
     public let name: String

@@ -51,12 +51,19 @@ public struct CaseResult: Codable, Sendable, Equatable {
     public var note: String?
     public var outputs: [OutputCheck]
     public var divergence: Divergence?
+    /// The task-level check: the thresholded full-size masks, native against reference (decoder cases'
+    /// official path; the image encoder's end to end). nil for the preprocessing case.
+    public var task: TaskParity?
+    /// Every dumped module's figures (`VerifyOptions.measureModules`, what `--calibrate` measures).
+    public var modules: [ModuleCheck]?
     public var seconds: Double
 
-    static func aggregate(_ checks: [OutputCheck]) -> CheckStatus {
+    /// bad_input if any check or the task is, else fail if any check or the task fails, else as before
+    /// from the checks alone: a case whose tensors pass and whose masks do not fails.
+    static func aggregate(_ checks: [OutputCheck], task: TaskParity? = nil) -> CheckStatus {
         let statuses = checks.map(\.status)
-        if statuses.contains(.badInput) { return .badInput }
-        if statuses.contains(.fail) { return .fail }
+        if statuses.contains(.badInput) || task?.status == .badInput { return .badInput }
+        if statuses.contains(.fail) || task?.status == .fail { return .fail }
         if checks.contains(where: { $0.missingReference == true }) { return .notApplicable }
         if statuses.contains(.pass) { return .pass }
         return .notApplicable
@@ -100,6 +107,27 @@ public struct CheckCounts: Codable, Sendable, Equatable {
     public var missing = 0
 }
 
+/// The task-level checks of a run, one per case that has one.
+public struct TaskCounts: Codable, Sendable, Equatable {
+    public var cases = 0
+    public var passed = 0
+    public var failed = 0
+    public var badInput = 0
+    public var notApplicable = 0
+    /// Failed cases whose tensor checks all pass: caught at the task level only.
+    public var failedWithTensorsPassing = 0
+
+    public init(cases: Int = 0, passed: Int = 0, failed: Int = 0, badInput: Int = 0, notApplicable: Int = 0,
+                failedWithTensorsPassing: Int = 0) {
+        self.cases = cases
+        self.passed = passed
+        self.failed = failed
+        self.badInput = badInput
+        self.notApplicable = notApplicable
+        self.failedWithTensorsPassing = failedWithTensorsPassing
+    }
+}
+
 /// Everything a verification found; the JSON report is this, encoded.
 public struct VerificationReport: Codable, Sendable, Equatable {
     public var tool = "samverify"
@@ -120,6 +148,11 @@ public struct VerificationReport: Codable, Sendable, Equatable {
         + "so they check the prompt encoder and mask decoder alone; case image_encoder checks the encoder"
     public var cases: [CaseResult]
     public var counts: CheckCounts
+    /// The thresholds every task-level check used (the manifest's `task_thresholds`, else the defaults).
+    public var taskThresholds: TaskThresholds
+    public var taskCounts: TaskCounts
+    /// `--determinism`: the same cases with 1, 2 and all worker threads and on each BLAS kernel path.
+    public var determinism: DeterminismReport?
     /// "pass", "fail", "incomplete" (a reference output is missing) or "bad_input".
     public var status: String
     /// 0 every check passes; 1 a mismatch; 2 bad input or a missing reference output (it outranks a mismatch:
@@ -127,7 +160,8 @@ public struct VerificationReport: Codable, Sendable, Equatable {
     public var exitCode: Int32
 
     init(model: ModelSummary, references: ReferenceSummary, commandLine: ToleranceOverride, cases: [CaseResult],
-         manifestTolerances: [ManifestTolerance] = [], limits: ToleranceOverride = ToleranceOverride()) {
+         manifestTolerances: [ManifestTolerance] = [], limits: ToleranceOverride = ToleranceOverride(),
+         taskThresholds: TaskThresholds = .defaults) {
         self.model = model
         self.references = references
         commandLineAtol = commandLine.atol
@@ -148,17 +182,43 @@ public struct VerificationReport: Codable, Sendable, Equatable {
             if check.missingReference == true { counts.missing += 1 }
         }
         self.counts = counts
-        if counts.badInput > 0 || counts.passed + counts.failed == 0 {
+        self.taskThresholds = taskThresholds
+        var taskCounts = TaskCounts()
+        for result in cases {
+            guard let task = result.task else { continue }
+            taskCounts.cases += 1
+            switch task.status {
+            case .pass: taskCounts.passed += 1
+            case .fail:
+                taskCounts.failed += 1
+                if result.outputs.allSatisfy({ $0.status == .pass }) { taskCounts.failedWithTensorsPassing += 1 }
+            case .badInput: taskCounts.badInput += 1
+            case .notApplicable: taskCounts.notApplicable += 1
+            }
+        }
+        self.taskCounts = taskCounts
+        (status, exitCode) = Self.outcome(counts, taskCounts, determinism: nil)
+    }
+
+    /// The run's status and exit code from its counts: bad input (or nothing verifiable) 2, a missing
+    /// reference output 2, a mismatch (tensors, task level, or outputs that change with the thread count) 1.
+    static func outcome(_ counts: CheckCounts, _ taskCounts: TaskCounts, determinism: DeterminismReport?) -> (String, Int32) {
+        if counts.badInput > 0 || taskCounts.badInput > 0 || counts.passed + counts.failed == 0 || determinism?.status == .badInput {
             // Bad input, or nothing verifiable at all (every check not applicable).
-            (status, exitCode) = ("bad_input", 2)
+            return ("bad_input", 2)
         } else if counts.missing > 0 {
             // The set lacks a reference output: what it would have checked was not verified.
-            (status, exitCode) = ("incomplete", 2)
-        } else if counts.failed > 0 {
-            (status, exitCode) = ("fail", 1)
-        } else {
-            (status, exitCode) = ("pass", 0)
+            return ("incomplete", 2)
+        } else if counts.failed > 0 || taskCounts.failed > 0 || determinism?.status == .fail {
+            return ("fail", 1)
         }
+        return ("pass", 0)
+    }
+
+    /// Adds a determinism run's findings, which may turn a pass into a failure.
+    public mutating func attach(_ determinism: DeterminismReport) {
+        self.determinism = determinism
+        (status, exitCode) = Self.outcome(counts, taskCounts, determinism: determinism)
     }
 
     /// Every check, as (case, check).

@@ -88,11 +88,19 @@ public enum TableReport {
             }
         }
 
-        let counts = report.counts
+        lines += taskLines(report)
+        if let determinism = report.determinism { lines += determinismLines(determinism) }
+
+        let counts = report.counts, tasks = report.taskCounts
         lines.append("")
         lines.append("\(counts.checks) checks: \(counts.passed) passed, \(counts.failed) failed, \(counts.badInput) bad input, "
                      + "\(counts.notApplicable) not applicable"
                      + (counts.missing > 0 ? " (\(counts.missing) of them a missing reference output)" : "")
+                     + (tasks.cases == 0 ? "" : "; task level \(tasks.cases) cases: \(tasks.passed) passed, \(tasks.failed) failed"
+                        + (tasks.failedWithTensorsPassing > 0 ? " (\(tasks.failedWithTensorsPassing) with every tensor within tolerance)" : "")
+                        + (tasks.badInput > 0 ? ", \(tasks.badInput) bad input" : "")
+                        + (tasks.notApplicable > 0 ? ", \(tasks.notApplicable) not applicable" : ""))
+                     + (report.determinism.map { "; determinism \($0.status == .pass ? "pass" : "FAIL")" } ?? "")
                      + " -> \(report.status.uppercased()) (exit \(report.exitCode))")
         if counts.passed + counts.failed == 0 && counts.badInput == 0 {
             lines.append("nothing was verified: every selected check is not applicable to this model")

@@ -1,7 +1,9 @@
 import Foundation
+import SAMBLAS
 import SAMFormats
 import SAMModel
 import SAMModelFile
+import SAMParallel
 import SAMTensor
 
 /// What to verify and how strictly.
@@ -17,15 +19,19 @@ public struct VerifyOptions: Sendable, Equatable {
     public var maxRtol: Double?
     /// Re-run a failing case's dumped run module by module to name its first diverging module.
     public var locateDivergence: Bool
+    /// Re-run every case that has per-module dumps module by module, passing or not, and keep each
+    /// module's figures (`CaseResult.modules`): what `--calibrate` measures.
+    public var measureModules: Bool
 
     public init(cases: [String] = [], atol: Double? = nil, rtol: Double? = nil, maxAtol: Double? = nil, maxRtol: Double? = nil,
-                locateDivergence: Bool = true) {
+                locateDivergence: Bool = true, measureModules: Bool = false) {
         self.cases = cases
         self.atol = atol
         self.rtol = rtol
         self.maxAtol = maxAtol
         self.maxRtol = maxRtol
         self.locateDivergence = locateDivergence
+        self.measureModules = measureModules
     }
 
     func validate() throws(VerifyError) {
@@ -52,15 +58,31 @@ public struct VerifyOptions: Sendable, Equatable {
 public enum Verifier {
     public static let version = "0.1.0"
 
-    /// Loads `modelPath` (.samw) and the reference set at `referencesPath`, then verifies.
-    /// Throws (exit 2) when the model or the set cannot be used at all; per-case problems are reported.
-    public static func verify(modelPath: String, referencesPath: String, options: VerifyOptions = VerifyOptions(),
-                              progress: (String) -> Void = { _ in }) throws(VerifyError) -> VerificationReport {
+    /// How this process runs the model: worker threads and BLAS kernels ("workers 2, OpenBLAS ... core: Cooperlake").
+    public static var runtimeDescription: String { "workers \(Workers.count), \(BLAS.backendDescription)" }
+
+    /// Loads `modelPath` (.samw) and the reference set at `referencesPath` (with `tolerancesFile`'s
+    /// tolerances when given), then verifies. Throws (exit 2) when the model or the set cannot be used at
+    /// all; per-case problems are reported. `artifacts` sees each case's outputs as it finishes.
+    public static func verify(modelPath: String, referencesPath: String, tolerancesFile: String? = nil,
+                              options: VerifyOptions = VerifyOptions(), progress: (String) -> Void = { _ in },
+                              artifacts: ArtifactObserver? = nil) throws(VerifyError) -> VerificationReport {
         try options.validate()
         guard FileManager.default.fileExists(atPath: modelPath) else {
             throw VerifyError(.missingModel, "model: \(modelPath) does not exist")
         }
-        let references = try ReferenceSet.open(referencesPath)
+        return try verify(modelPath: modelPath, references: try ReferenceSet.open(referencesPath, tolerancesFile: tolerancesFile),
+                          referencesPath: referencesPath, options: options, progress: progress, artifacts: artifacts)
+    }
+
+    /// Loads `modelPath` and verifies it against an opened reference set.
+    public static func verify(modelPath: String, references: ReferenceSet, referencesPath: String? = nil,
+                              options: VerifyOptions = VerifyOptions(), progress: (String) -> Void = { _ in },
+                              artifacts: ArtifactObserver? = nil) throws(VerifyError) -> VerificationReport {
+        try options.validate()
+        guard FileManager.default.fileExists(atPath: modelPath) else {
+            throw VerifyError(.missingModel, "model: \(modelPath) does not exist")
+        }
         let loaded: LoadedModel
         do { loaded = try ModelFile.load(modelPath) } catch {
             throw VerifyError(.badModel, "model: \(error)")
@@ -70,13 +92,13 @@ public enum Verifier {
             maskPath: loaded.sam.promptEncoder?.maskDownscaling != nil,
             densePositionalEncoding: loaded.metadata.densePositionalEncoding != nil ? "stored in the model file" : "computed from prompt_encoder.pe_layer")
         return try verify(sam: loaded.sam, model: summary, references: references, referencesPath: referencesPath,
-                          options: options, progress: progress)
+                          options: options, progress: progress, artifacts: artifacts)
     }
 
     /// Verifies an already built model against an opened reference set.
     public static func verify(sam: Sam, model: ModelSummary, references: ReferenceSet, referencesPath: String? = nil,
-                              options: VerifyOptions = VerifyOptions(),
-                              progress: (String) -> Void = { _ in }) throws(VerifyError) -> VerificationReport {
+                              options: VerifyOptions = VerifyOptions(), progress: (String) -> Void = { _ in },
+                              artifacts: ArtifactObserver? = nil) throws(VerifyError) -> VerificationReport {
         try options.validate()
         guard !references.cases.isEmpty else {
             throw VerifyError(.noCases, "references: \(references.root) holds no case (no references/input_image.npy and "
@@ -92,7 +114,7 @@ public enum Verifier {
             }
             selected = references.cases.filter { options.cases.contains($0.name) }
         }
-        let runner = CaseRunner(sam: sam, references: references, options: options)
+        let runner = CaseRunner(sam: sam, references: references, options: options, observer: artifacts)
         var results: [CaseResult] = []
         for referenceCase in selected {
             progress("\(referenceCase.name): running")
@@ -106,415 +128,7 @@ public enum Verifier {
         return VerificationReport(model: model, references: summary,
                                   commandLine: ToleranceOverride(atol: options.atol, rtol: options.rtol), cases: results,
                                   manifestTolerances: references.manifestTolerances,
-                                  limits: ToleranceOverride(atol: options.maxAtol, rtol: options.maxRtol))
-    }
-}
-
-/// Runs one case at a time; the reference image embeddings are read once, for every decoder case.
-final class CaseRunner {
-    let sam: Sam
-    let references: ReferenceSet
-    let options: VerifyOptions
-    private lazy var imageEmbeddings: Result<FloatTensor, InputProblem> = loadInput(references.imageEmbeddingsFile).flatMap { tensor in
-        let config = sam.config.promptEncoder
-        return Self.shape(tensor, of: references.imageEmbeddingsFile,
-                          is: [1, config.embedDim, config.imageEmbeddingSize, config.imageEmbeddingSize]).map { tensor }
-    }
-
-    init(sam: Sam, references: ReferenceSet, options: VerifyOptions) {
-        self.sam = sam
-        self.references = references
-        self.options = options
-    }
-
-    struct InputProblem: Error {
-        let message: String
-    }
-
-    /// The expected outputs of each path: (reported name, reference file base name).
-    static let encoderOutputs = [("image_embeddings", "image_embeddings")]
-    static let officialOutputs = [("low_res_masks", "onnx_low_res_masks"), ("iou_predictions", "onnx_iou_predictions")]
-    static let splitOutputs = [("split_sparse_embeddings", "split_sparse_embeddings"), ("split_masks", "split_masks"),
-                               ("split_iou_predictions", "split_iou_predictions")]
-
-    func run(_ referenceCase: ReferenceCase) -> CaseResult {
-        let started = ContinuousClock.now
-        var result = CaseResult(name: referenceCase.name, kind: referenceCase.kind, status: .pass, inputs: [], outputs: [],
-                                seconds: 0)
-        if let problem = referenceCase.problem {
-            result.outputs = [placeholder(referenceCase, status: .badInput, problem: problem)]
-        } else if referenceCase.kind == .imageEncoder {
-            runEncoder(referenceCase, into: &result)
-        } else {
-            runDecoder(referenceCase, into: &result)
-        }
-        result.status = CaseResult.aggregate(result.outputs)
-        if result.outputs.contains(where: { $0.status == .fail }) && options.locateDivergence {
-            result.divergence = locateDivergence(referenceCase, failedPaths: Set(result.outputs.filter { $0.status == .fail }.map(\.path)))
-        }
-        result.seconds = seconds(since: started)
-        return result
-    }
-
-    // MARK: - The image encoder
-
-    func runEncoder(_ referenceCase: ReferenceCase, into result: inout CaseResult) {
-        let inputFile = referenceCase.file("input_image")
-        result.inputs = [inputFile]
-        let outputs = Self.encoderOutputs
-        guard sam.imageEncoder != nil else {
-            result.note = "the model has no image_encoder"
-            result.outputs = outputs.map { check(referenceCase, $0, "image_encoder", status: .notApplicable, problem: result.note) }
-            return
-        }
-        let image: FloatTensor
-        let side = sam.config.imageEncoder.imageSize
-        switch loadInput(inputFile).flatMap({ tensor in
-            Self.shape(tensor, of: inputFile, is: [1, 3, side, side]).map { tensor }
-        }) {
-        case .failure(let problem):
-            result.outputs = outputs.map { check(referenceCase, $0, "image_encoder", status: .badInput, problem: problem.message) }
-            return
-        case .success(let tensor): image = tensor
-        }
-        let started = ContinuousClock.now
-        let embeddings: Result<FloatTensor, RunError>
-        do { embeddings = .success(try sam.encodeImage(image)) } catch { embeddings = .failure(RunError(error)) }
-        let elapsed = seconds(since: started)
-        result.outputs = outputs.map { compare(embeddings, referenceCase, $0, path: "image_encoder", seconds: elapsed) }
-    }
-
-    // MARK: - Decoder cases
-
-    struct OfficialInputs {
-        var points: FloatTensor
-        var labels: FloatTensor
-        var appendPaddingPoint: Bool
-        var maskInput: FloatTensor?
-        var hasMaskInput: Float
-    }
-
-    func runDecoder(_ referenceCase: ReferenceCase, into result: inout CaseResult) {
-        var inputs = [references.imageEmbeddingsFile]
-        var outputs: [OutputCheck] = []
-        let hasOfficial = referenceCase.has("onnx_point_coords")
-        let hasSplit = referenceCase.has("split_points")
-        if hasOfficial {
-            inputs += ["onnx_point_coords", "onnx_point_labels", "onnx_mask_input", "onnx_has_mask_input"]
-                .filter(referenceCase.has).map(referenceCase.file)
-            outputs += runOfficial(referenceCase)
-        }
-        if hasSplit {
-            inputs += ["split_points", "split_labels"].filter(referenceCase.has).map(referenceCase.file)
-            outputs += runSplit(referenceCase)
-        }
-        if !hasOfficial && !hasSplit {
-            outputs = [placeholder(referenceCase, status: .badInput,
-                                   problem: "\(referenceCase.folder)/ has neither onnx_point_coords.npy nor split_points.npy")]
-        }
-        if outputs.allSatisfy({ $0.status == .notApplicable }) { result.note = outputs.first?.problem }
-        result.inputs = inputs
-        result.outputs = outputs
-    }
-
-    /// The official decoder inputs of a case, or why they cannot be used (bad input) or run (not applicable).
-    func officialInputs(_ referenceCase: ReferenceCase) -> Result<OfficialInputs, OfficialProblem> {
-        guard sam.promptEncoder != nil, sam.maskDecoder != nil else {
-            return .failure(.notApplicable("the model has no prompt_encoder and mask_decoder"))
-        }
-        do throws(InputProblem) {
-            var points = try loadInput(referenceCase.file("onnx_point_coords")).get()
-            var labels = try require(referenceCase, "onnx_point_labels")
-            try Self.checkPrompt(points: points, pointsFile: referenceCase.file("onnx_point_coords"),
-                                 labels: labels, labelsFile: referenceCase.file("onnx_point_labels"))
-            var hasMaskInput: Float = 0
-            if referenceCase.has("onnx_has_mask_input") {
-                let flag = try loadInput(referenceCase.file("onnx_has_mask_input")).get()
-                guard flag.count == 1 else {
-                    throw InputProblem(message: "input \(referenceCase.file("onnx_has_mask_input")) has shape \(Shape.text(flag.shape)), expected [1]")
-                }
-                guard flag.data[0] == 0 || flag.data[0] == 1 else {
-                    throw InputProblem(message: "input \(referenceCase.file("onnx_has_mask_input")) is \(flag.data[0]), expected 0 or 1")
-                }
-                hasMaskInput = flag.data[0]
-            }
-            var maskInput: FloatTensor?
-            if referenceCase.has("onnx_mask_input") {
-                let side = 4 * sam.config.promptEncoder.imageEmbeddingSize
-                let file = referenceCase.file("onnx_mask_input")
-                maskInput = try loadInput(file).flatMap { tensor in Self.shape(tensor, of: file, is: [1, 1, side, side]).map { tensor } }.get()
-            } else if hasMaskInput != 0 {
-                throw InputProblem(message: "onnx_has_mask_input is \(hasMaskInput) but \(referenceCase.file("onnx_mask_input")) is missing")
-            }
-            if hasMaskInput != 0, sam.promptEncoder?.maskDownscaling == nil {
-                return .failure(.notApplicable("the model has no mask path (no prompt_encoder.mask_downscaling weights) and this case "
-                                               + "feeds a mask input (onnx_has_mask_input = \(formatFigure(Double(hasMaskInput))))"))
-            }
-            let padded = Sam.removeOfficialPaddingPoint(points: &points, labels: &labels)
-            return .success(OfficialInputs(points: points, labels: labels, appendPaddingPoint: padded, maskInput: maskInput,
-                                           hasMaskInput: hasMaskInput))
-        } catch {
-            return .failure(.badInput(error.message))
-        }
-    }
-
-    enum OfficialProblem: Error {
-        case badInput(String)
-        case notApplicable(String)
-    }
-
-    func runOfficialModel(_ inputs: OfficialInputs, embeddings: FloatTensor,
-                          observer: ModuleObserver? = nil) throws(SamError) -> (masks: FloatTensor, iou: FloatTensor) {
-        try sam.decode(imageEmbeddings: embeddings, points: inputs.points, labels: inputs.labels,
-                       appendPaddingPoint: inputs.appendPaddingPoint, maskInput: inputs.maskInput,
-                       hasMaskInput: inputs.hasMaskInput, observer: observer)
-    }
-
-    func runOfficial(_ referenceCase: ReferenceCase) -> [OutputCheck] {
-        // Every output of the path is expected; one without its reference file is reported (compare).
-        let outputs = Self.officialOutputs
-        let inputs: OfficialInputs, embeddings: FloatTensor
-        switch officialInputs(referenceCase) {
-        case .failure(.notApplicable(let reason)):
-            return outputs.map { check(referenceCase, $0, "official", status: .notApplicable, problem: reason) }
-        case .failure(.badInput(let problem)):
-            return outputs.map { check(referenceCase, $0, "official", status: .badInput, problem: problem) }
-        case .success(let value): inputs = value
-        }
-        switch imageEmbeddings {
-        case .failure(let problem):
-            return outputs.map { check(referenceCase, $0, "official", status: .badInput, problem: problem.message) }
-        case .success(let value): embeddings = value
-        }
-        let started = ContinuousClock.now
-        let run: Result<(masks: FloatTensor, iou: FloatTensor), RunError>
-        do { run = .success(try runOfficialModel(inputs, embeddings: embeddings)) } catch { run = .failure(RunError(error)) }
-        let elapsed = seconds(since: started)
-        return outputs.map { output in
-            compare(run.map { output.0 == "low_res_masks" ? $0.masks : $0.iou }, referenceCase, output, path: "official",
-                    seconds: elapsed)
-        }
-    }
-
-    func runSplit(_ referenceCase: ReferenceCase) -> [OutputCheck] {
-        let outputs = Self.splitOutputs
-        guard let promptEncoder = sam.promptEncoder, let maskDecoder = sam.maskDecoder else {
-            return outputs.map { check(referenceCase, $0, "split", status: .notApplicable,
-                                       problem: "the model has no prompt_encoder and mask_decoder") }
-        }
-        let points: FloatTensor, labels: FloatTensor, embeddings: FloatTensor
-        do throws(InputProblem) {
-            points = try loadInput(referenceCase.file("split_points")).get()
-            labels = try require(referenceCase, "split_labels")
-            try Self.checkPrompt(points: points, pointsFile: referenceCase.file("split_points"),
-                                 labels: labels, labelsFile: referenceCase.file("split_labels"))
-            embeddings = try imageEmbeddings.get()
-        } catch {
-            return outputs.map { check(referenceCase, $0, "split", status: .badInput, problem: error.message) }
-        }
-        let started = ContinuousClock.now
-        let run: Result<[String: FloatTensor], RunError>
-        do {
-            let sparse = try promptEncoder.embedPoints(coords: points, labels: labels)
-            let dense = try promptEncoder.denseEmbedding(maskInput: nil, hasMaskInput: 0)
-            let (masks, iou) = try maskDecoder.predictMasks(imageEmbeddings: embeddings,
-                                                            imagePE: promptEncoder.denseImagePositionalEncoding(),
-                                                            sparse: sparse, dense: dense)
-            run = .success(["split_sparse_embeddings": sparse, "split_masks": masks, "split_iou_predictions": iou])
-        } catch {
-            run = .failure(RunError(error))
-        }
-        let elapsed = seconds(since: started)
-        return outputs.map { output in
-            compare(run.map { $0[output.0]! }, referenceCase, output, path: "split", seconds: elapsed)
-        }
-    }
-
-    // MARK: - Divergence
-
-    func locateDivergence(_ referenceCase: ReferenceCase, failedPaths: Set<String>) -> Divergence {
-        let run = referenceCase.kind == .imageEncoder
-            ? "image encoder on \(referenceCase.file("input_image"))"
-            : "official decoder path of case \(referenceCase.name) (on the reference image embeddings)"
-        if referenceCase.kind == .decoder, !failedPaths.contains("official") {
-            return .unavailable(run: run, note: "only the split path failed; the module dumps are of the official path, "
-                                + "which passed, so they cannot localise it")
-        }
-        guard let dumps = referenceCase.dumps else {
-            let dumped = references.cases.filter { $0.dumps != nil }.map(\.name)
-            return .unavailable(run: run, note: dumped.isEmpty
-                ? "this reference set has no per-module dumps, so no module can be named"
-                : "this reference set has no per-module dumps for case \(referenceCase.name) (it has them for "
-                    + dumped.joined(separator: ", ") + ")")
-        }
-        let walk = ModuleWalk(dumps: dumps, references: references, tolerance: tolerance(referenceCase, output: nil).tolerance)
-        if referenceCase.kind == .imageEncoder {
-            guard case .success(let image) = loadInput(referenceCase.file("input_image")) else {
-                return .unavailable(run: run, note: "the input image could not be read")
-            }
-            _ = try? sam.encodeImage(image, observer: walk.observer)
-        } else {
-            guard referenceCase.has("onnx_point_coords"), case .success(let inputs) = officialInputs(referenceCase),
-                  case .success(let embeddings) = imageEmbeddings else {
-                return .unavailable(run: run, note: "the module dumps are of the official decoder path, which this case "
-                                    + "cannot run; no module can be named")
-            }
-            _ = try? runOfficialModel(inputs, embeddings: embeddings, observer: walk.observer)
-        }
-        return walk.divergence(run: run)
-    }
-
-    // MARK: - Comparison
-
-    struct RunError: Error, CustomStringConvertible {
-        let description: String
-        init(_ error: Error) { description = "\(error)" }
-    }
-
-    /// Output `output` (reported name, reference base name) of a run against its reference file:
-    /// the reference must be readable and finite (else bad input), then shape, dtype, values.
-    func compare(_ run: Result<FloatTensor, some Error>, _ referenceCase: ReferenceCase, _ output: (String, String),
-                 path: String, seconds: Double) -> OutputCheck {
-        var result = check(referenceCase, output, path, status: .pass, problem: nil)
-        result.seconds = seconds
-        let referenceFile = referenceCase.file(output.1)
-        guard referenceCase.has(output.1) else {
-            result.status = .notApplicable
-            result.missingReference = true
-            result.problem = "reference \(referenceFile) is missing, so \(output.0) was not compared"
-            return result
-        }
-        if let problem = toleranceOverLimit(result.tolerance) {
-            result.status = .badInput
-            result.problem = problem
-            return result
-        }
-        let reference: Tensor
-        do { reference = try NPY.read(try references.resolve(referenceFile).get()) } catch {
-            result.status = .badInput
-            result.problem = "reference \(referenceFile) unreadable: \(error)"
-            return result
-        }
-        result.referenceShape = reference.shape
-        result.referenceDType = reference.dtype.rawValue
-        let referenceValues = reference.floats()
-        if let nonFinite = NonFiniteSummary(referenceValues, shape: reference.shape) {
-            result.status = .badInput
-            result.problem = "reference \(referenceFile) holds \(nonFinite): a non-finite reference never passes"
-            return result
-        }
-        let actual: FloatTensor
-        switch run {
-        case .failure(let error):
-            result.status = .fail
-            result.problem = "the model could not run this case's inputs: \(error)"
-            return result
-        case .success(let value): actual = value
-        }
-        result.shape = actual.shape
-        result.dtype = DType.float32.rawValue
-        guard actual.shape == reference.shape else {
-            result.status = .fail
-            result.problem = "shape mismatch: native \(Shape.text(actual.shape)), reference \(Shape.text(reference.shape))"
-            return result
-        }
-        guard reference.dtype == .float32 else {
-            result.status = .fail
-            result.problem = "dtype mismatch: native float32, reference \(reference.dtype.rawValue)"
-            return result
-        }
-        let figures = ErrorFigures(output: actual.data, reference: referenceValues, shape: actual.shape,
-                                   tolerance: result.tolerance.tolerance)
-        result.figures = figures
-        result.status = figures.passes ? .pass : .fail
-        if figures.nonFinite > 0 { result.problem = "the native output holds NaN or infinite values (\(figures.nonFinite) elements)" }
-        return result
-    }
-
-    /// A check with no figures yet.
-    func check(_ referenceCase: ReferenceCase, _ output: (String, String), _ path: String, status: CheckStatus,
-               problem: String?) -> OutputCheck {
-        OutputCheck(output: output.0, path: path, reference: referenceCase.file(output.1), status: status, problem: problem,
-                    tolerance: tolerance(referenceCase, output: output), seconds: 0)
-    }
-
-    /// A check standing for a whole case or path that has nothing to compare.
-    func placeholder(_ referenceCase: ReferenceCase, output: String = "(case)", path: String = "(case)",
-                     status: CheckStatus, problem: String) -> OutputCheck {
-        OutputCheck(output: output, path: path, reference: referenceCase.folder, status: status, problem: problem,
-                    tolerance: tolerance(referenceCase, output: nil), seconds: 0)
-    }
-
-    /// Why a check's tolerance may not be used: a manifest asks for more than --max-atol/--max-rtol allow.
-    func toleranceOverLimit(_ resolved: ResolvedTolerance) -> String? {
-        var problems: [String] = []
-        if let limit = options.maxAtol, resolved.atol > limit {
-            problems.append("atol \(formatFigure(resolved.atol)) (\(resolved.atolSource)) is more than --max-atol \(formatFigure(limit))")
-        }
-        if let limit = options.maxRtol, resolved.rtol > limit {
-            problems.append("rtol \(formatFigure(resolved.rtol)) (\(resolved.rtolSource)) is more than --max-rtol \(formatFigure(limit))")
-        }
-        return problems.isEmpty ? nil : "the reference set asks for a looser bar than allowed: " + problems.joined(separator: "; ")
-    }
-
-    /// defaults < manifest `tolerances` < the case's < the output's < the command line.
-    func tolerance(_ referenceCase: ReferenceCase, output: (String, String)?) -> ResolvedTolerance {
-        var resolved = ResolvedTolerance.defaults
-            .applying(references.setTolerance, source: "manifest")
-            .applying(referenceCase.tolerance, source: "manifest case \(referenceCase.name)")
-        if let output {
-            for name in [output.1, output.0] {
-                if let override = referenceCase.outputTolerances[name] {
-                    resolved = resolved.applying(override, source: "manifest case \(referenceCase.name) output \(name)")
-                    break
-                }
-            }
-        }
-        return resolved.applying(ToleranceOverride(atol: options.atol, rtol: options.rtol), source: "command line")
-    }
-
-    // MARK: - Inputs
-
-    /// An input file as float32 values; missing, unreadable or non-finite is a problem (bad input).
-    func loadInput(_ relative: String) -> Result<FloatTensor, InputProblem> {
-        let tensor: Tensor
-        do { tensor = try NPY.read(try references.resolve(relative).get()) } catch {
-            return .failure(InputProblem(message: "input \(relative) unreadable: \(error)"))
-        }
-        let values = tensor.floats()
-        if let nonFinite = NonFiniteSummary(values, shape: tensor.shape) {
-            return .failure(InputProblem(message: "input \(relative) holds \(nonFinite)"))
-        }
-        return .success(FloatTensor(shape: tensor.shape, data: values))
-    }
-
-    /// `tensor` (read from `file`) has shape `expected`, or the problem naming both.
-    static func shape(_ tensor: FloatTensor, of file: String, is expected: [Int]) -> Result<Void, InputProblem> {
-        tensor.shape == expected ? .success(())
-            : .failure(InputProblem(message: "input \(file) has shape \(Shape.text(tensor.shape)), expected \(Shape.text(expected))"))
-    }
-
-    /// Prompt inputs as SamOnnxModel takes them: coordinates [1, N, 2], labels [1, N] of -1, 0, 1, 2 or 3.
-    static func checkPrompt(points: FloatTensor, pointsFile: String, labels: FloatTensor, labelsFile: String) throws(InputProblem) {
-        guard points.shape.count == 3, points.shape[0] == 1, points.shape[1] >= 1, points.shape[2] == 2 else {
-            throw InputProblem(message: "input \(pointsFile) has shape \(Shape.text(points.shape)), expected [1,N,2]")
-        }
-        guard labels.shape == [1, points.shape[1]] else {
-            throw InputProblem(message: "input \(labelsFile) has shape \(Shape.text(labels.shape)), expected [1,\(points.shape[1])] "
-                               + "(one label per point of \(pointsFile))")
-        }
-        if let bad = labels.data.firstIndex(where: { ![-1, 0, 1, 2, 3].contains($0) }) {
-            throw InputProblem(message: "input \(labelsFile) holds label \(labels.data[bad]) at [0,\(bad)]; labels are -1, 0, 1, 2 or 3")
-        }
-    }
-
-    func require(_ referenceCase: ReferenceCase, _ name: String) throws(InputProblem) -> FloatTensor {
-        guard referenceCase.has(name) else { throw InputProblem(message: "input \(referenceCase.file(name)) is missing") }
-        return try loadInput(referenceCase.file(name)).get()
-    }
-
-    func seconds(since start: ContinuousClock.Instant) -> Double {
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+                                  limits: ToleranceOverride(atol: options.maxAtol, rtol: options.maxRtol),
+                                  taskThresholds: references.taskThresholds)
     }
 }

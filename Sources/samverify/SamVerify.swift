@@ -29,10 +29,26 @@ struct SamVerify: ParsableCommand {
         regular files are read.
         Reports replace only a regular file, never the model or a file of the reference set.
 
+        Task level: every decoder case's four low-res masks are brought to the photo's size as the predictor does, \
+        thresholded, and compared with the reference's: mask IoU, whether the best mask (highest IoU prediction) is \
+        the same one, the IoU prediction error, the mask-area difference. Thresholds from the manifest's \
+        task_thresholds (default: IoU >= 0.99 for masks 1-3, best mask must agree); the image encoder case checks \
+        the set's prompts end to end on the native embeddings. A case whose tensors pass and whose masks do not fails.
+        --determinism reruns the cases in child processes with 1, 2 and all worker threads (SAM_NUM_THREADS), on \
+        OpenBLAS's own kernels and its Haswell and Prescott ones (OPENBLAS_CORETYPE), and compares every output bit for \
+        bit: thread counts must not change a bit, except a difference that repeats exactly run after run and stays \
+        within atol (the kernels cut work by the worker count); kernel paths may differ within each output's atol.
+        Where the set has its photo, resized image or input, case preprocess checks each stage from the one before.
+        --calibrate FILE measures every output's and dumped module's error over the set and writes tolerances \
+        --margin times over it (rounded up to 1, 2 or 5 x 10^k) as a manifest that --tolerances FILE reads.
+        --report DIR draws per case the prompt, the reference and native masks side by side with their difference, \
+        and a heat map of the logit error, with an index.html.
+
         Exit status: 0 every check passes; 1 a mismatch; 2 bad input or usage (missing model, unreadable \
         references, no cases, unknown --case, NaN or infinity in an input or reference file, a missing reference \
         output, a malformed input, a manifest tolerance over --max-atol/--max-rtol, a report that may not be \
-        written where asked).
+        written where asked). With --determinism, outputs that change with the thread count are a mismatch (1). \
+        --calibrate exits 0 once the manifest is written (2 on bad input).
         """,
         version: Verifier.version)
 
@@ -43,7 +59,8 @@ struct SamVerify: ParsableCommand {
     var references: String
 
     @Option(name: .customLong("case"),
-            help: ArgumentHelp("Run only this case (repeatable): image_encoder or a decoder case folder's name.", valueName: "NAME"))
+            help: ArgumentHelp("Run only this case (repeatable): image_encoder, preprocess or a decoder case folder's name.",
+                               valueName: "NAME"))
     var cases: [String] = []
 
     @Option(help: ArgumentHelp("Absolute tolerance (overrides the manifest and the default 1e-4).", valueName: "A"))
@@ -68,6 +85,29 @@ struct SamVerify: ParsableCommand {
 
     @Flag(name: .customLong("no-divergence"), help: "Do not re-run failing cases module by module.")
     var noDivergence = false
+
+    @Option(help: ArgumentHelp("Tolerances and task thresholds from this manifest (as --calibrate writes it) instead of the set's.",
+                               valueName: "FILE"))
+    var tolerances: String?
+
+    @Flag(help: ArgumentHelp("Also run every case with 1, 2 and all worker threads on each BLAS kernel path, in child "
+                             + "processes; outputs must be bit-identical across thread counts."))
+    var determinism = false
+
+    @Option(help: ArgumentHelp("Measure each output's and module's error over the set and write suggested tolerances here.",
+                               valueName: "FILE"))
+    var calibrate: String?
+
+    @Option(help: ArgumentHelp("With --calibrate: tolerance = margin x the worst figure, rounded up.", valueName: "M"))
+    var margin: Double = 10
+
+    @Option(help: ArgumentHelp("Write pictures per case (prompt, masks side by side, logit error) and an index.html here.",
+                               valueName: "DIR"))
+    var report: String?
+
+    @Option(name: .customLong("dump-outputs"), help: ArgumentHelp("Write every native output here (what --determinism compares).",
+                                                                 valueName: "DIR", visibility: .hidden))
+    var dumpOutputs: String?
 
     @Flag(help: "No progress on standard error.")
     var quiet = false
@@ -94,29 +134,94 @@ struct SamVerify: ParsableCommand {
         // This process is the tool's own: BLAS on one thread, freed memory kept for reuse.
         Kernels.tuneProcessForInference()
         let options = VerifyOptions(cases: cases, atol: atol, rtol: rtol, maxAtol: maxAtol, maxRtol: maxRtol,
-                                    locateDivergence: !noDivergence)
-        let inputs = ReportFiles.inputs(model: model, references: references)
-        let report: VerificationReport
-        do {
+                                    locateDivergence: !noDivergence, measureModules: calibrate != nil)
+        let inputs = ReportFiles.inputs(model: model, references: references) + [tolerances].compactMap { $0 }
+        var result: VerificationReport
+        var pictures: PictureReport?
+        do throws(VerifyError) {
             try ReportFiles.checkOutputs(json: json, junit: junit, inputs: inputs)
-            report = try Verifier.verify(modelPath: model, referencesPath: references, options: options) { message in
-                if !quiet { FileHandle.standardError.write(Data("samverify: \(TerminalText.escaped(message, keepingNewlines: true))\n".utf8)) }
+            try checkCalibrationOutput(inputs: inputs)
+            guard margin.isFinite, margin >= 1 else { throw VerifyError(.usage, "--margin must be a finite number >= 1, not \(margin)") }
+            let set = try ReferenceSet.open(references, tolerancesFile: tolerances)
+            if let report {
+                let names = cases.isEmpty ? set.caseNames : set.caseNames.filter(cases.contains)
+                pictures = try PictureReport(folder: report, references: set, cases: names, inputs: inputs)
             }
+            var dump: OutputDump?
+            if let dumpOutputs { dump = try OutputDump(folder: dumpOutputs) }
+            let observers: [ArtifactObserver] = [dump.map { $0.record }, pictures.map { $0.record }].compactMap { $0 }
+            result = try Verifier.verify(modelPath: model, references: set, referencesPath: references, options: options,
+                                         progress: progress,
+                                         artifacts: observers.isEmpty ? nil : { artifacts in observers.forEach { $0(artifacts) } })
+            try dump?.finish()
+            if determinism { result.attach(try runDeterminism(bounds: DeterminismRun.Bounds(result))) }
         } catch {
             FileHandle.standardError.write(Data("samverify: \(TerminalText.escaped(error.message, keepingNewlines: true))\n".utf8))
             ReportFiles.writeError(error, json: json, junit: junit, inputs: inputs)
             return error.exitCode
         }
-        // Case and file names from the reference set are in the table: printed escaped.
-        print(TerminalText.escaped(TableReport.render(report), keepingNewlines: true), terminator: "")
+        var status = result.exitCode
+        if let calibrate {
+            let calibration = Calibration(report: result, margin: margin, blas: Verifier.runtimeDescription)
+            print(calibration.table, terminator: "")
+            print("with the tolerances in use the run is \(result.status.uppercased()) (exit \(result.exitCode))")
+            if result.exitCode == 2 {
+                FileHandle.standardError.write(Data("samverify: the set is bad input or incomplete; \(calibrate) was not written\n".utf8))
+                return 2
+            }
+            do {
+                try AtomicFile.write(Array(try calibration.manifest()), to: calibrate,
+                                     policy: OutputPolicy(existing: .replace, inputs: inputs, option: "--calibrate"))
+            } catch {
+                FileHandle.standardError.write(Data("samverify: --calibrate \(calibrate): \(TerminalText.escaped("\(error)", keepingNewlines: true))\n".utf8))
+                return 2
+            }
+            status = 0
+        } else {
+            // Case and file names from the reference set are in the table: printed escaped.
+            print(TerminalText.escaped(TableReport.render(result), keepingNewlines: true), terminator: "")
+        }
         do {
-            if let json { try ReportFiles.writeJSON(report, to: json, inputs: inputs) }
-            if let junit { try ReportFiles.writeJUnit(report, to: junit, inputs: inputs) }
+            if let json { try ReportFiles.writeJSON(result, to: json, inputs: inputs) }
+            if let junit { try ReportFiles.writeJUnit(result, to: junit, inputs: inputs) }
+            try pictures?.finish(result)
         } catch {
             FileHandle.standardError.write(Data("samverify: \(TerminalText.escaped(error.message, keepingNewlines: true))\n".utf8))
             return error.exitCode
         }
-        return report.exitCode
+        return status
+    }
+
+    func progress(_ message: String) {
+        if !quiet { FileHandle.standardError.write(Data("samverify: \(TerminalText.escaped(message, keepingNewlines: true))\n".utf8)) }
+    }
+
+    /// `--calibrate`'s file may be written where asked (touching nothing).
+    func checkCalibrationOutput(inputs: [String]) throws(VerifyError) {
+        guard let calibrate else { return }
+        for (option, other) in [("--json", json), ("--junit", junit)] where other == calibrate {
+            throw VerifyError(.outputRefused, "--calibrate and \(option) name the same file \(calibrate); nothing was written")
+        }
+        do { try OutputRule.check(calibrate, OutputPolicy(existing: .replace, inputs: inputs, option: "--calibrate")) } catch {
+            throw VerifyError(.outputRefused, error.message)
+        }
+    }
+
+    /// This executable again, per configuration, on the same cases and tolerances.
+    func runDeterminism(bounds: DeterminismRun.Bounds) throws(VerifyError) -> DeterminismReport {
+        var arguments = [model, "--references", references]
+        if let tolerances { arguments += ["--tolerances", tolerances] }
+        for name in cases { arguments += ["--case", name] }
+        if let atol { arguments += ["--atol", String(atol)] }
+        if let rtol { arguments += ["--rtol", String(rtol)] }
+        return try DeterminismRun.run(executable: Self.executablePath, arguments: arguments, plan: .standard, bounds: bounds,
+                                      progress: progress)
+    }
+
+    /// The running executable (/proc/self/exe where there is one).
+    static var executablePath: String {
+        if let resolved = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return resolved }
+        return Bundle.main.executablePath ?? CommandLine.arguments[0]
     }
 
     mutating func run() throws {

@@ -12,6 +12,10 @@ public enum TestPaths {
     /// The committed tiny SAM ViT reference set.
     public static let vitTinyReferences = packageRoot + "/reference_outputs/vit_tiny"
 
+    /// Seeded random prompts on the tiny sets' images, with PyTorch's outputs (converters/export_fuzz.py).
+    public static let tinyFuzz = packageRoot + "/reference_outputs/tiny_fuzz"
+    public static let vitTinyFuzz = packageRoot + "/reference_outputs/vit_tiny_fuzz"
+
     /// A full-size reference set (the drop): `SAM_DROP_DIR` when set, else `../shared/fixtures/mobilesam-seed0`
     /// beside the clone, as CI lays it out.
     public static let drop: String = {

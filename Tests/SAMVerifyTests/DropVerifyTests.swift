@@ -1,4 +1,5 @@
 import Foundation
+import SAMImage
 import SAMTestSupport
 import Testing
 @testable import SAMVerify
@@ -17,9 +18,18 @@ struct DropVerifyTests {
         print(TableReport.render(report))
         #expect(report.exitCode == 0, "\(report.problems)")
         #expect(report.cases.map(\.name) == ["image_encoder", "point1", "points2_pos_neg", "points5", "points16", "points100",
-                                             "box", "box_point", "point1_with_mask_input"])
-        // 1 encoder + 8 official * 2 + 5 point-only cases * 3 split outputs.
-        #expect(report.counts == CheckCounts(checks: 32, passed: 32, failed: 0, badInput: 0, notApplicable: 0))
+                                             "box", "box_point", "point1_with_mask_input", "preprocess"])
+        // 1 encoder + 8 official * 2 + 5 point-only cases * 3 split outputs + 2 preprocessing stages (the drop has
+        // image.png, the resized image and the input, no decoded reference).
+        #expect(report.counts == CheckCounts(checks: 34, passed: 34, failed: 0, badInput: 0, notApplicable: 0))
+        #expect(report.cases.last?.outputs.map(\.output) == ["resized_image", "input_image"])
+        // Every case but preprocessing reports mask IoU and best-mask agreement, at the photo's size.
+        #expect(report.taskCounts == TaskCounts(cases: 9, passed: 9))
+        for result in report.cases where result.kind != .preprocess {
+            let task = try #require(result.task, "\(result.name)")
+            #expect(task.frame?.originalSize == ImageSize(height: 1365, width: 2048))
+            #expect(task.minMaskIoU != nil && task.bestMaskDisagreements == 0, "\(result.name): \(task.summary)")
+        }
         #expect(report.model.maskPath)
         let maskCase = try #require(report.cases.first { $0.name == "point1_with_mask_input" })
         #expect(maskCase.status == .pass)  // applicable: the drop's weights have the mask path

@@ -16,10 +16,13 @@ struct TinyVerifyTests {
         let report = try Verifier.verify(modelPath: model, referencesPath: TestPaths.tinyReferences)
         print(TableReport.render(report))
         #expect(report.exitCode == 0 && report.status == "pass", "\(report.problems)")
-        // image_encoder + 8 decoder cases: 1 + 8 * 2 official + 5 * 3 split (the point-only cases).
+        // image_encoder + 8 decoder cases + preprocess: 1 + 8 * 2 official + 5 * 3 split (the point-only cases)
+        // + input_image (the set has the resized image and the input, no photo).
         #expect(report.cases.map(\.name) == ["image_encoder", "point1", "points2_pos_neg", "points5", "points16", "points_max",
-                                             "box", "box_point", "point1_with_mask_input"])
-        #expect(report.counts == CheckCounts(checks: 32, passed: 32, failed: 0, badInput: 0, notApplicable: 0))
+                                             "box", "box_point", "point1_with_mask_input", "preprocess"])
+        #expect(report.counts == CheckCounts(checks: 33, passed: 33, failed: 0, badInput: 0, notApplicable: 0))
+        // A task-level check for the encoder (end to end) and each decoder case, none for preprocessing.
+        #expect(report.taskCounts == TaskCounts(cases: 9, passed: 9))
         #expect(report.cases.allSatisfy { $0.divergence == nil })
         for (result, check) in report.checks {
             let figures = try #require(check.figures, "\(result.name)/\(check.output)")
@@ -40,8 +43,9 @@ struct TinyVerifyTests {
         let decoded = try decoder.decode(VerificationReport.self, from: Data(contentsOf: URL(fileURLWithPath: json)))
         #expect(decoded == report)
         let xml = try String(contentsOfFile: junit, encoding: .utf8)
-        #expect(xml.components(separatedBy: "<testcase ").count - 1 == 32)
-        #expect(xml.contains(#"tests="32" failures="0" errors="0" skipped="0""#))
+        #expect(xml.components(separatedBy: "<testcase ").count - 1 == 33 + 9)  // every check, every task
+        #expect(xml.contains(#"tests="42" failures="0" errors="0" skipped="0""#))
+        #expect(xml.contains(#"<property name="task_min_mask_iou" value="0.99"/>"#))
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder + "/out").sorted() == ["report.json", "report.xml"])
     }
 

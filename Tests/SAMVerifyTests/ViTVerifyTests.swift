@@ -21,7 +21,13 @@ struct ViTVerifyTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let report = try Verifier.verify(modelPath: try Self.model(in: folder), referencesPath: TestPaths.vitTinyReferences)
         print(TableReport.render(report))
-        #expect(report.exitCode == 0 && report.counts.checks == 32 && report.counts.passed == 32, "\(report.problems)")
+        #expect(report.exitCode == 0 && report.counts.checks == 33 && report.counts.passed == 33, "\(report.problems)")
+        // Every case but preprocessing reports mask IoU and best-mask agreement.
+        #expect(report.taskCounts == TaskCounts(cases: 9, passed: 9))
+        for result in report.cases where result.kind != .preprocess {
+            let task = try #require(result.task, "\(result.name)")
+            #expect(task.minMaskIoU != nil && task.bestMaskDisagreements == 0, "\(result.name): \(task.summary)")
+        }
     }
 
     /// One entry of block 1's `rel_pos_h` (a global block) moved by +0.5: only the attention

@@ -1,0 +1,76 @@
+import SAMModel
+import SAMTensor
+
+/// Runs one case at a time; the reference image embeddings are read once, for every decoder case.
+final class CaseRunner {
+    let sam: Sam
+    let references: ReferenceSet
+    let options: VerifyOptions
+    let observer: ArtifactObserver?
+    lazy var imageEmbeddings: Result<FloatTensor, InputProblem> = loadInput(references.imageEmbeddingsFile).flatMap { tensor in
+        let config = sam.config.promptEncoder
+        return Self.shape(tensor, of: references.imageEmbeddingsFile,
+                          is: [1, config.embedDim, config.imageEmbeddingSize, config.imageEmbeddingSize]).map { tensor }
+    }
+    /// The frame every task-level check brings the masks to.
+    lazy var frame: Result<MaskFrame, InputProblem> = MaskFrame.of(references, imageSize: sam.config.imageEncoder.imageSize)
+    /// What the case being run produced, for the observer; reset for every case.
+    var artifacts: CaseArtifacts?
+    /// The reference outputs the case being run compared, by reported name; reset for every case.
+    var comparedReferences: [String: FloatTensor] = [:]
+
+    init(sam: Sam, references: ReferenceSet, options: VerifyOptions, observer: ArtifactObserver? = nil) {
+        self.sam = sam
+        self.references = references
+        self.options = options
+        self.observer = observer
+    }
+
+    struct InputProblem: Error {
+        let message: String
+    }
+
+    /// The expected outputs of each path: (reported name, reference file base name).
+    static let encoderOutputs = [("image_embeddings", "image_embeddings")]
+    static let officialOutputs = [("low_res_masks", "onnx_low_res_masks"), ("iou_predictions", "onnx_iou_predictions")]
+    static let splitOutputs = [("split_sparse_embeddings", "split_sparse_embeddings"), ("split_masks", "split_masks"),
+                               ("split_iou_predictions", "split_iou_predictions")]
+
+    func run(_ referenceCase: ReferenceCase) -> CaseResult {
+        let started = ContinuousClock.now
+        var result = CaseResult(name: referenceCase.name, kind: referenceCase.kind, status: .pass, inputs: [], outputs: [],
+                                seconds: 0)
+        artifacts = observer == nil ? nil : CaseArtifacts(name: referenceCase.name, kind: referenceCase.kind, result: result)
+        comparedReferences = [:]
+        if let problem = referenceCase.problem {
+            result.outputs = [placeholder(referenceCase, status: .badInput, problem: problem)]
+        } else {
+            switch referenceCase.kind {
+            case .imageEncoder: runEncoder(referenceCase, into: &result)
+            case .decoder: runDecoder(referenceCase, into: &result)
+            case .preprocess: runPreprocess(referenceCase, into: &result)
+            }
+        }
+        result.status = CaseResult.aggregate(result.outputs, task: result.task)
+        if result.outputs.contains(where: { $0.status == .fail }) && options.locateDivergence {
+            result.divergence = locateDivergence(referenceCase, failedPaths: Set(result.outputs.filter { $0.status == .fail }.map(\.path)))
+        }
+        if options.measureModules, referenceCase.dumps != nil {
+            result.modules = measureModules(referenceCase)
+        }
+        result.seconds = seconds(since: started)
+        if var artifacts {
+            artifacts.result = result
+            observer?(artifacts)
+            self.artifacts = nil
+        }
+        return result
+    }
+
+    /// Records a native output and the reference it was compared with, when someone observes.
+    func keep(_ output: String, native: FloatTensor?, reference: FloatTensor?) {
+        guard artifacts != nil else { return }
+        if let native { artifacts?.native[output] = native }
+        if let reference { artifacts?.reference[output] = reference }
+    }
+}
