@@ -45,9 +45,9 @@ public final class HDF5File {
         }
         let fileAccess = shim_H5_file_access_without_locking()
         let handle = fileAccess < 0 ? fileAccess : H5Fopen(path, shim_H5F_ACC_RDONLY(), fileAccess)
-        if fileAccess >= 0 { H5Pclose(fileAccess) }
         guard handle >= 0 else {
             let truncated = shim_H5_error_stack_reports_truncation() != 0  // before any other call clears the stack
+            if fileAccess >= 0 { H5Pclose(fileAccess) }
             H5Pclose(access)
             H5Pclose(datasetAccess)
             if truncated {
@@ -55,6 +55,7 @@ public final class HDF5File {
             }
             throw FormatError(.corrupt, file: path, "libhdf5 cannot open it (corrupt)")
         }
+        H5Pclose(fileAccess)
         file = handle
         linkAccess = access
         self.datasetAccess = datasetAccess
