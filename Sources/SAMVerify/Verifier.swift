@@ -317,9 +317,10 @@ final class CaseRunner {
         do {
             let sparse = try promptEncoder.embedPoints(coords: points, labels: labels)
             let dense = try promptEncoder.denseEmbedding(maskInput: nil, hasMaskInput: 0)
-            let (masks, iou) = try maskDecoder.predictMasks(imageEmbeddings: embeddings,
-                                                            imagePE: promptEncoder.denseImagePositionalEncoding(),
-                                                            sparse: sparse, dense: dense)
+            let prediction = try maskDecoder.predictMasks(features: ImageFeatures(embedding: embeddings),
+                                                          imagePE: promptEncoder.denseImagePositionalEncoding(),
+                                                          sparse: sparse, dense: dense, observer: nil)
+            let (masks, iou) = (prediction.masks, prediction.iou)
             run = .success(["split_sparse_embeddings": sparse, "split_masks": masks, "split_iou_predictions": iou])
         } catch {
             run = .failure(RunError(error))

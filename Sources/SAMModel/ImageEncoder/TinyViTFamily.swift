@@ -75,4 +75,4 @@ extension TinyViTConfig: ImageEncoderConfiguration {
     }
 }
 
-extension TinyViT: ImageEncoder {}
+extension TinyViT: SingleMapImageEncoder {}

@@ -58,4 +58,4 @@ extension ViTConfig: ImageEncoderConfiguration {
     }
 }
 
-extension ImageEncoderViT: ImageEncoder {}
+extension ImageEncoderViT: SingleMapImageEncoder {}

@@ -1,0 +1,76 @@
+import SAMTensor
+
+/// One family of mask decoders (SAM's, SAM 2's): how to build it from weights, and how prompts are
+/// laid out for it. `MaskDecoderFamilies` picks the family by the model family of the image
+/// encoder's (`ImageEncoderFamily.modelFamily`), so a `.samw` needs no second family name.
+public protocol MaskDecoderFamily {
+    /// "sam", "sam2".
+    static var name: String { get }
+    /// The model families whose decoder this is ("mobile_sam", "sam"; "sam2").
+    static var modelFamilies: Set<String> { get }
+    /// How the predictor of these models orders box corners and adds the padding point.
+    static var promptLayout: PromptLayout { get }
+    /// The decoder built strictly from the weights under `prefix` (sizes checked against `config`).
+    static func makeDecoder(weights: WeightStore, prefix: String, config: SAMConfig) throws(WeightError) -> any PromptMaskDecoder
+}
+
+/// A runnable mask decoder: prompt tokens and image features in, every mask token's low-res
+/// logits and scores out; what a single-mask request returns is the family's rule.
+public protocol PromptMaskDecoder: Sendable {
+    var path: String { get }
+    /// C, the transformer width (= the prompt embedding width).
+    var transformerDim: Int { get }
+    /// 1 + num_multimask_outputs (4).
+    var numMaskTokens: Int { get }
+    /// The sparse token counts `predictMasks` accepts (points, box corners and padding).
+    var sparseTokenRange: ClosedRange<Int> { get }
+    /// Where the predictor clamps the low-res logits it returns (SAM 2: -32...32); nil: not clamped.
+    var lowResolutionClamp: ClosedRange<Float>? { get }
+
+    /// imagePE [1, C, g, g] (`PromptEncoder.denseImagePositionalEncoding()`), sparse [1, N, C],
+    /// dense [1, C, g, g]: every mask token's logits [1, K, 4g, 4g] and scores [1, K].
+    func predictMasks(features: ImageFeatures, imagePE: FloatTensor, sparse: FloatTensor, dense: FloatTensor,
+                      observer: ModuleObserver?) throws(PromptError) -> MaskPrediction
+    /// The index (into all K) of the mask a single-mask request returns. `tokenCount` is the
+    /// number of sparse tokens the decoder saw (points, box corners, padding point).
+    func singleMaskIndex(_ prediction: MaskPrediction, tokenCount: Int) -> Int
+}
+
+/// Every mask token's outputs for one prompt.
+public struct MaskPrediction: Sendable, Equatable {
+    /// Low-res mask logits [1, K, 4g, 4g], K = numMaskTokens.
+    public var masks: FloatTensor
+    /// IoU predictions [1, K].
+    public var iou: FloatTensor
+    /// SAM 2's object-score logit [1, 1] (is the object present); nil for SAM.
+    public var objectScoreLogits: FloatTensor?
+
+    public init(masks: FloatTensor, iou: FloatTensor, objectScoreLogits: FloatTensor? = nil) {
+        self.masks = masks
+        self.iou = iou
+        self.objectScoreLogits = objectScoreLogits
+    }
+}
+
+/// How a predictor turns points and a box into the decoder's sparse tokens.
+public struct PromptLayout: Sendable, Equatable {
+    /// Box corners (labels 2, 3) before the points (SAM 2's predictor) or after them (SAM's).
+    public var boxFirst: Bool
+    /// The (0, 0) padding point labelled -1 is appended even when there is a box (SAM 2: its
+    /// predictor passes the box as points, so the prompt encoder always pads); SAM pads only
+    /// without a box.
+    public var padsWithBox: Bool
+
+    public init(boxFirst: Bool, padsWithBox: Bool) {
+        self.boxFirst = boxFirst
+        self.padsWithBox = padsWithBox
+    }
+
+    /// ref: segment_anything/predictor.py predict_torch; prompt_encoder.py forward (pad=(boxes is None))
+    public static let sam = PromptLayout(boxFirst: false, padsWithBox: false)
+    /// ref: sam2/sam2_image_predictor.py SAM2ImagePredictor._predict (concat_points, boxes=None)
+    public static let sam2 = PromptLayout(boxFirst: true, padsWithBox: true)
+
+    /// Whether the padding point is appended to a prompt with or without a box.
+    public func appendsPaddingPoint(hasBox: Bool) -> Bool { padsWithBox || !hasBox }
+}
