@@ -82,13 +82,16 @@ demo: build
 # Python side (converters/): only for regenerating fixtures and references, never for `make test`.
 venv:
 	test -x $(PYTHON) || python3 -m venv $(VENV)
-	$(PYTHON) -m pip install -q -r converters/requirements.txt
+	SAM2_BUILD_CUDA=0 $(PYTHON) -m pip install -q -r converters/requirements.txt
+	$(PYTHON) -m pip install -q --no-deps -r converters/requirements-no-deps.txt
 
-# The committed tiny set: weights, references, every ONNX export style (reference_outputs/tiny/exports,
-# converters/export_styles.py, which export.py runs), then the format fixtures.
+# The committed tiny sets: weights, references, every ONNX export style (reference_outputs/tiny/exports,
+# converters/export_styles.py, which export.py runs), SAM's ViT, SAM 2.1 (checkpoint and samexporter's
+# ONNX pair), then the format fixtures.
 references: venv
 	$(PYTHON) converters/export.py --model vit_t --seed 0 --config tiny --out reference_outputs/tiny
 	$(PYTHON) converters/export_reference.py --config vit_tiny --seed 0 --out reference_outputs/vit_tiny
+	$(PYTHON) converters/export_sam2.py --config tiny --seed 0 --onnx --out reference_outputs/sam2_tiny
 	$(PYTHON) converters/make_format_fixtures.py --out Tests/SAMFormatsTests/Fixtures
 
 # Native runtime vs onnxruntime on a full-size reference set (DROP), 2 threads each, interleaved
