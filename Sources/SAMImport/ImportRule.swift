@@ -15,6 +15,11 @@ public enum ImportRule: String, CaseIterable, Sendable, CustomStringConvertible 
     case dropDerivedIndexTable = "drop derived attention-bias index table"
     /// float64 stored tensor narrowed to float32 (the runtime's precision).
     case narrowFloat64 = "narrow float64 to float32"
+    /// SAM 2's `sam_prompt_encoder.*` / `sam_mask_decoder.*`: SAM's components under SAM2Base's names.
+    case sam2ComponentRenamed = "SAM 2 sam_prompt_encoder/sam_mask_decoder key, renamed"
+    /// SAM 2's memory attention and encoder, object pointers, mask downsampler, memory encodings:
+    /// only video mode runs them.
+    case dropVideoOnly = "drop SAM 2 video-only weights (memory attention, memory encoder, object pointers)"
 
     // ONNX: names
     /// Initializer keeps its PyTorch name (wrapper prefix stripped), layout unchanged.

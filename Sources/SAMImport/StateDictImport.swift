@@ -33,6 +33,19 @@ public enum StateDictImport {
         var unmapped: [UnmappedTensor] = []
         for key in stored.keys.sorted() {
             let tensor = stored[key]!
+            switch SAM2Names.resolve(key) {
+            case .videoOnly:
+                result.dropped.append(DroppedTensor(file: path, name: key, rule: .dropVideoOnly))
+                continue
+            case .canonical(let name, _):
+                let (value, narrowed) = tensor.narrowedToFloat32()
+                let origin = TensorOrigin(file: path, sources: [key], rule: narrowed ? .narrowFloat64 : .sam2ComponentRenamed,
+                                          derivation: .stored)
+                try result.insert(name, value, origin: origin)
+                continue
+            case nil:
+                break
+            }
             guard let resolved = CanonicalNames.resolve(key), resolved.path.contains(".") else {
                 if tensor.isWeightLike {
                     unmapped.append(UnmappedTensor(file: path, name: key, dtype: tensor.dtype.shortName, shape: tensor.shape,

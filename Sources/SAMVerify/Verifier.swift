@@ -103,10 +103,12 @@ public enum Verifier {
         let summary = ReferenceSummary(given: referencesPath ?? references.root, root: references.root,
                                        layout: references.layoutDescription, manifest: references.manifest != nil,
                                        cases: references.caseNames)
-        return VerificationReport(model: model, references: summary,
-                                  commandLine: ToleranceOverride(atol: options.atol, rtol: options.rtol), cases: results,
-                                  manifestTolerances: references.manifestTolerances,
-                                  limits: ToleranceOverride(atol: options.maxAtol, rtol: options.maxRtol))
+        var report = VerificationReport(model: model, references: summary,
+                                        commandLine: ToleranceOverride(atol: options.atol, rtol: options.rtol), cases: results,
+                                        manifestTolerances: references.manifestTolerances,
+                                        limits: ToleranceOverride(atol: options.maxAtol, rtol: options.maxRtol))
+        report.decoderInputs = runner.decoderInputsNote
+        return report
     }
 }
 
@@ -115,11 +117,10 @@ final class CaseRunner {
     let sam: Sam
     let references: ReferenceSet
     let options: VerifyOptions
-    private lazy var imageEmbeddings: Result<FloatTensor, InputProblem> = loadInput(references.imageEmbeddingsFile).flatMap { tensor in
-        let config = sam.config.promptEncoder
-        return Self.shape(tensor, of: references.imageEmbeddingsFile,
-                          is: [1, config.embedDim, config.imageEmbeddingSize, config.imageEmbeddingSize]).map { tensor }
-    }
+    /// The reference image features every decoder case takes (SAM's `image_embeddings.npy`; SAM 2's
+    /// `image_embed.npy` and `high_res_feats_*.npy`), read once.
+    private(set) lazy var imageFeatures: Result<ImageFeatures, InputProblem> = loadImageFeatures()
+    private var imageEmbeddings: Result<FloatTensor, InputProblem> { imageFeatures.map(\.embedding) }
 
     init(sam: Sam, references: ReferenceSet, options: VerifyOptions) {
         self.sam = sam
@@ -131,9 +132,12 @@ final class CaseRunner {
         let message: String
     }
 
-    /// The expected outputs of each path: (reported name, reference file base name).
-    static let encoderOutputs = [("image_embeddings", "image_embeddings")]
+    /// The expected outputs of each path: (reported name, reference file base name). The encoder's
+    /// are its configuration's feature names (SAM: image_embeddings).
+    var encoderOutputs: [(String, String)] { sam.config.imageEncoder.featureNames.map { ($0, $0) } }
     static let officialOutputs = [("low_res_masks", "onnx_low_res_masks"), ("iou_predictions", "onnx_iou_predictions")]
+    /// SAM 2's decoder also predicts whether the object is there.
+    static let objectScoreOutput = ("object_score_logits", "onnx_object_score_logits")
     static let splitOutputs = [("split_sparse_embeddings", "split_sparse_embeddings"), ("split_masks", "split_masks"),
                                ("split_iou_predictions", "split_iou_predictions")]
 
@@ -161,7 +165,7 @@ final class CaseRunner {
     func runEncoder(_ referenceCase: ReferenceCase, into result: inout CaseResult) {
         let inputFile = referenceCase.file("input_image")
         result.inputs = [inputFile]
-        let outputs = Self.encoderOutputs
+        let outputs = encoderOutputs
         guard sam.imageEncoder != nil else {
             result.note = "the model has no image_encoder"
             result.outputs = outputs.map { check(referenceCase, $0, "image_encoder", status: .notApplicable, problem: result.note) }
@@ -178,10 +182,12 @@ final class CaseRunner {
         case .success(let tensor): image = tensor
         }
         let started = ContinuousClock.now
-        let embeddings: Result<FloatTensor, RunError>
-        do { embeddings = .success(try sam.encodeImage(image)) } catch { embeddings = .failure(RunError(error)) }
+        let features: Result<ImageFeatures, RunError>
+        do { features = .success(try sam.encodeFeatures(image)) } catch { features = .failure(RunError(error)) }
         let elapsed = seconds(since: started)
-        result.outputs = outputs.map { compare(embeddings, referenceCase, $0, path: "image_encoder", seconds: elapsed) }
+        result.outputs = outputs.enumerated().map { index, output in
+            compare(features.map { $0.maps[index] }, referenceCase, output, path: "image_encoder", seconds: elapsed)
+        }
     }
 
     // MARK: - Decoder cases
@@ -195,7 +201,7 @@ final class CaseRunner {
     }
 
     func runDecoder(_ referenceCase: ReferenceCase, into result: inout CaseResult) {
-        var inputs = [references.imageEmbeddingsFile]
+        var inputs = featureFiles
         var outputs: [OutputCheck] = []
         let hasOfficial = referenceCase.has("onnx_point_coords")
         let hasSplit = referenceCase.has("split_points")
@@ -203,6 +209,10 @@ final class CaseRunner {
             inputs += ["onnx_point_coords", "onnx_point_labels", "onnx_mask_input", "onnx_has_mask_input"]
                 .filter(referenceCase.has).map(referenceCase.file)
             outputs += runOfficial(referenceCase)
+            if referenceCase.has(Self.multimaskFlag) {
+                inputs.append(referenceCase.file(Self.multimaskFlag))
+                outputs += runPredictorSelection(referenceCase)
+            }
         }
         if hasSplit {
             inputs += ["split_points", "split_labels"].filter(referenceCase.has).map(referenceCase.file)
@@ -263,17 +273,17 @@ final class CaseRunner {
         case notApplicable(String)
     }
 
-    func runOfficialModel(_ inputs: OfficialInputs, embeddings: FloatTensor,
-                          observer: ModuleObserver? = nil) throws(SamError) -> (masks: FloatTensor, iou: FloatTensor) {
-        try sam.decode(imageEmbeddings: embeddings, points: inputs.points, labels: inputs.labels,
+    func runOfficialModel(_ inputs: OfficialInputs, features: ImageFeatures,
+                          observer: ModuleObserver? = nil) throws(SamError) -> MaskPrediction {
+        try sam.decode(features: features, points: inputs.points, labels: inputs.labels,
                        appendPaddingPoint: inputs.appendPaddingPoint, maskInput: inputs.maskInput,
                        hasMaskInput: inputs.hasMaskInput, observer: observer)
     }
 
     func runOfficial(_ referenceCase: ReferenceCase) -> [OutputCheck] {
         // Every output of the path is expected; one without its reference file is reported (compare).
-        let outputs = Self.officialOutputs
-        let inputs: OfficialInputs, embeddings: FloatTensor
+        let outputs = Self.officialOutputs + (decodesObjectScores ? [Self.objectScoreOutput] : [])
+        let inputs: OfficialInputs, features: ImageFeatures
         switch officialInputs(referenceCase) {
         case .failure(.notApplicable(let reason)):
             return outputs.map { check(referenceCase, $0, "official", status: .notApplicable, problem: reason) }
@@ -281,18 +291,23 @@ final class CaseRunner {
             return outputs.map { check(referenceCase, $0, "official", status: .badInput, problem: problem) }
         case .success(let value): inputs = value
         }
-        switch imageEmbeddings {
+        switch imageFeatures {
         case .failure(let problem):
             return outputs.map { check(referenceCase, $0, "official", status: .badInput, problem: problem.message) }
-        case .success(let value): embeddings = value
+        case .success(let value): features = value
         }
         let started = ContinuousClock.now
-        let run: Result<(masks: FloatTensor, iou: FloatTensor), RunError>
-        do { run = .success(try runOfficialModel(inputs, embeddings: embeddings)) } catch { run = .failure(RunError(error)) }
+        let run: Result<MaskPrediction, RunError>
+        do { run = .success(try runOfficialModel(inputs, features: features)) } catch { run = .failure(RunError(error)) }
         let elapsed = seconds(since: started)
         return outputs.map { output in
-            compare(run.map { output.0 == "low_res_masks" ? $0.masks : $0.iou }, referenceCase, output, path: "official",
-                    seconds: elapsed)
+            compare(run.map { prediction in
+                switch output.0 {
+                case "low_res_masks": prediction.masks
+                case "iou_predictions": prediction.iou
+                default: prediction.objectScoreLogits ?? FloatTensor(zeros: [0])
+                }
+            }, referenceCase, output, path: "official", seconds: elapsed)
         }
     }
 
@@ -356,11 +371,11 @@ final class CaseRunner {
             _ = try? sam.encodeImage(image, observer: walk.observer)
         } else {
             guard referenceCase.has("onnx_point_coords"), case .success(let inputs) = officialInputs(referenceCase),
-                  case .success(let embeddings) = imageEmbeddings else {
+                  case .success(let features) = imageFeatures else {
                 return .unavailable(run: run, note: "the module dumps are of the official decoder path, which this case "
                                     + "cannot run; no module can be named")
             }
-            _ = try? runOfficialModel(inputs, embeddings: embeddings, observer: walk.observer)
+            _ = try? runOfficialModel(inputs, features: features, observer: walk.observer)
         }
         return walk.divergence(run: run)
     }

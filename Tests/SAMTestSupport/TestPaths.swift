@@ -12,6 +12,11 @@ public enum TestPaths {
     /// The committed tiny SAM ViT reference set.
     public static let vitTinyReferences = packageRoot + "/reference_outputs/vit_tiny"
 
+    /// The committed tiny SAM 2.1 reference set (converters/export_sam2.py --config tiny).
+    public static let sam2TinyReferences = packageRoot + "/reference_outputs/sam2_tiny"
+    /// Its checkpoint, as the published .pt files are laid out.
+    public static let sam2TinyCheckpoint = sam2TinyReferences + "/sam2.1_hiera_tiny_widths.pt"
+
     /// A full-size reference set (the drop): `SAM_DROP_DIR` when set, else `../shared/fixtures/mobilesam-seed0`
     /// beside the clone, as CI lays it out.
     public static let drop: String = {

@@ -26,6 +26,8 @@ public protocol PromptMaskDecoder: Sendable {
     var sparseTokenRange: ClosedRange<Int> { get }
     /// Where the predictor clamps the low-res logits it returns (SAM 2: -32...32); nil: not clamped.
     var lowResolutionClamp: ClosedRange<Float>? { get }
+    /// Whether `predictMasks` gives object-score logits (SAM 2).
+    var predictsObjectScores: Bool { get }
 
     /// imagePE [1, C, g, g] (`PromptEncoder.denseImagePositionalEncoding()`), sparse [1, N, C],
     /// dense [1, C, g, g]: every mask token's logits [1, K, 4g, 4g] and scores [1, K].
@@ -34,6 +36,16 @@ public protocol PromptMaskDecoder: Sendable {
     /// The index (into all K) of the mask a single-mask request returns. `tokenCount` is the
     /// number of sparse tokens the decoder saw (points, box corners, padding point).
     func singleMaskIndex(_ prediction: MaskPrediction, tokenCount: Int) -> Int
+}
+
+extension PromptMaskDecoder {
+    /// The masks the family's predictor returns: 1...K-1 for multimask output, else the one
+    /// `singleMaskIndex` picks.
+    /// ref: segment_anything/modeling/mask_decoder.py MaskDecoder.forward (mask_slice);
+    /// sam2/modeling/sam/mask_decoder.py MaskDecoder.forward
+    public func predictorSelection(_ prediction: MaskPrediction, multimask: Bool, tokenCount: Int) -> [Int] {
+        multimask ? Array(1..<max(numMaskTokens, 2)) : [singleMaskIndex(prediction, tokenCount: tokenCount)]
+    }
 }
 
 /// Every mask token's outputs for one prompt.
@@ -49,6 +61,19 @@ public struct MaskPrediction: Sendable, Equatable {
         self.masks = masks
         self.iou = iou
         self.objectScoreLogits = objectScoreLogits
+    }
+
+    /// Masks and scores `indices` (into all K) only, the logits clamped to `range` when given (the
+    /// object-score logit is kept).
+    public func selecting(_ indices: [Int], clampedTo range: ClosedRange<Float>? = nil) -> MaskPrediction {
+        let plane = masks.shape[2] * masks.shape[3]
+        var data: [Float] = []
+        data.reserveCapacity(indices.count * plane)
+        for index in indices { data += masks.data[(index * plane)..<((index + 1) * plane)] }
+        if let range { for i in data.indices { data[i] = min(max(data[i], range.lowerBound), range.upperBound) } }
+        return MaskPrediction(masks: FloatTensor(shape: [1, indices.count, masks.shape[2], masks.shape[3]], data: data),
+                              iou: FloatTensor(shape: [1, indices.count], data: indices.map { iou.data[$0] }),
+                              objectScoreLogits: objectScoreLogits)
     }
 }
 

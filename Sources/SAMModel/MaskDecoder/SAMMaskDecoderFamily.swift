@@ -13,6 +13,7 @@ public enum SAMMaskDecoderFamily: MaskDecoderFamily {
 
 extension MaskDecoder: PromptMaskDecoder {
     public var lowResolutionClamp: ClosedRange<Float>? { nil }
+    public var predictsObjectScores: Bool { false }
 
     /// `predictMasks(imageEmbeddings:…)` on the features' embedding; SAM's decoder takes no
     /// high-resolution maps.

@@ -1,0 +1,66 @@
+import SAMTensor
+import SAMTestSupport
+import Testing
+@testable import SAMModel
+
+/// Hiera's block layout against what sam2's `Hiera.__init__` builds, and SAM 2's single-mask rule.
+@Suite("Hiera layout and SAM 2's single-mask rule")
+struct HieraTests {
+    /// Read from the sam2 package (1.1.0): `[b.window_size for b in trunk.blocks]`, `trunk.q_pool_blocks`,
+    /// `[b.attn.num_heads for b in trunk.blocks]` at each stage end, `[b.dim_out ...]` likewise.
+    static let upstream: [(config: HieraConfig, windows: [Int], pooling: [Int], heads: [Int], dims: [Int])] = [
+        (.tiny, [8, 8, 4, 4, 14, 0, 14, 0, 14, 0, 14, 7], [1, 3, 10], [1, 2, 4, 8], [96, 192, 384, 768]),
+        (.small, [8, 8, 4, 4, 14, 14, 14, 0, 14, 14, 0, 14, 14, 0, 14, 7], [1, 3, 14], [1, 2, 4, 8], [96, 192, 384, 768]),
+        (.basePlus, [8, 8, 8, 4, 4, 4] + [14, 14, 14, 14, 14, 14, 0, 14, 14, 14, 0, 14, 14, 14, 0] + [14, 7, 7],
+         [2, 5, 21], [2, 4, 8, 16], [112, 224, 448, 896]),
+        (.large, [8, 8, 8, 4, 4, 4, 4, 4, 4] + [16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 0] + [16, 16, 16, 16, 16, 16, 16, 16, 16, 0]
+         + [16, 16, 16, 16, 16, 16, 16, 16, 16, 0] + [16, 8, 8, 8], [2, 8, 44], [2, 4, 8, 16], [144, 288, 576, 1152]),
+    ]
+
+    @Test("block windows, query pooling, heads and widths are upstream's", arguments: 0..<4)
+    func layouts(index: Int) {
+        let (config, windows, pooling, heads, dims) = Self.upstream[index]
+        let layouts = config.blockLayouts
+        #expect(layouts.map(\.window) == windows)
+        #expect(config.queryPoolBlocks == pooling)
+        #expect(layouts.indices.filter { layouts[$0].queryStride != nil } == pooling)
+        #expect(config.stageEnds.map { layouts[$0].heads } == heads)
+        #expect(config.stageEnds.map { layouts[$0].dimOut } == dims)
+        #expect(config.stageDims == dims)
+        #expect(config.stageGridSizes == [256, 128, 64, 32])
+        #expect(config.embeddingGridSize == 64)
+        #expect(config.featureShapes == [[1, 256, 64, 64], [1, 32, 256, 256], [1, 64, 128, 128]])
+    }
+
+    @Test("single-mask output keeps a stable mask 0 and otherwise takes the best multimask output")
+    func stabilityRule() throws {
+        // Mask 0 over 100 pixels: `above` logits at 1.0, `unsure` at 0.0 (within +-delta), the rest -1.
+        func prediction(above: Int, unsure: Int, iou: [Float]) -> MaskPrediction {
+            var plane = [Float](repeating: -1, count: 100)
+            for i in 0..<above { plane[i] = 1 }
+            for i in above..<(above + unsure) { plane[i] = 0 }
+            return MaskPrediction(masks: FloatTensor(shape: [1, 4, 10, 10], data: plane + [Float](repeating: 0.5, count: 300)),
+                                  iou: FloatTensor(shape: [1, 4], data: iou))
+        }
+        let rule = SAM2SingleMaskRule(options: SAM2DecoderOptions())
+        // 49 / 50 = 0.98: stable (>= threshold), mask 0 whatever the scores.
+        #expect(rule.index(prediction(above: 49, unsure: 1, iou: [0.1, 0.9, 0.8, 0.7])) == 0)
+        // 48 / 50 = 0.96: unstable, the best of 1...3 by IoU; ties go to the first.
+        #expect(rule.index(prediction(above: 48, unsure: 2, iou: [0.9, 0.2, 0.7, 0.7])) == 2)
+        // Nothing above -delta: stability 1 by definition.
+        #expect(rule.index(prediction(above: 0, unsure: 0, iou: [0.1, 0.9, 0.8, 0.7])) == 0)
+        // Without the dynamic fallback, mask 0 always.
+        var options = SAM2DecoderOptions()
+        options.dynamicMultimaskViaStability = false
+        #expect(SAM2SingleMaskRule(options: options).index(prediction(above: 1, unsure: 99, iou: [0, 1, 1, 1])) == 0)
+    }
+
+    @Test("selecting masks keeps their scores and clamps the logits")
+    func selecting() {
+        let prediction = MaskPrediction(masks: FloatTensor(shape: [1, 3, 1, 2], data: [-40, 1, 2, 50, 3, -3]),
+                                        iou: FloatTensor(shape: [1, 3], data: [0.1, 0.2, 0.3]))
+        let selected = prediction.selecting([2, 1], clampedTo: -32...32)
+        #expect(selected.masks == FloatTensor(shape: [1, 2, 1, 2], data: [3, -3, 2, 32]))
+        #expect(selected.iou.data == [0.3, 0.2])
+    }
+}
