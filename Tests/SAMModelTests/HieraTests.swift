@@ -64,3 +64,33 @@ struct HieraTests {
         #expect(selected.iou.data == [0.3, 0.2])
     }
 }
+
+/// The published models recognised from their shapes alone.
+@Suite("Hiera from shapes")
+struct HieraInferenceTests {
+    /// The trunk keys inference reads, for a configuration (what a checkpoint of it holds).
+    static func shapes(_ config: HieraConfig) -> [String: [Int]] {
+        var shapes: [String: [Int]] = [
+            "image_encoder.trunk.patch_embed.proj.weight": [config.embedDim, 3, 7, 7],
+            "image_encoder.trunk.pos_embed": [1, config.embedDim] + config.positionEmbeddingSize,
+            "image_encoder.trunk.pos_embed_window": [1, config.embedDim, config.windowSpec[0], config.windowSpec[0]],
+            "image_encoder.neck.convs.0.conv.weight": [256, config.stageDims.last!, 1, 1],
+            "mask_decoder.conv_s0.weight": [32, 256, 1, 1], "no_mem_embed": [1, 1, 256],
+        ]
+        for (index, layout) in config.blockLayouts.enumerated() {
+            shapes["image_encoder.trunk.blocks.\(index).mlp.layers.0.weight"] = [4 * layout.dimOut, layout.dimOut]
+            if layout.dim != layout.dimOut { shapes["image_encoder.trunk.blocks.\(index).proj.weight"] = [layout.dimOut, layout.dim] }
+        }
+        return shapes
+    }
+
+    @Test("tiny, small, base_plus and large are recognised, whatever the base", arguments: 0..<4)
+    func published(index: Int) throws {
+        let expected = HieraConfig.published[index]
+        for base in [SAMConfig.mobileSAM, .sam2(.tiny), .sam2(.large)] {
+            let inferred = SAMConfig.inferred(fromShapes: Self.shapes(expected), base: base)
+            #expect(inferred.imageEncoder.as(HieraConfig.self) == expected, "base \(base.imageEncoder.summary)")
+            #expect(inferred.promptEncoder.imageEmbeddingSize == 64 && inferred.maskDecoder.sam2 != nil)
+        }
+    }
+}

@@ -15,8 +15,8 @@ public enum HieraFamily: ImageEncoderFamily {
     /// Width, depth, stage lengths (a stage starts where a block has a shortcut `proj`), MLP ratio,
     /// the background position embedding's size, stage 1's window (`pos_embed_window`) and the neck
     /// width from the shapes. Heads, the other windows and the global blocks are in no shape: they
-    /// come from `base`, else from the published model with the same width and stages, else from
-    /// Hiera's defaults. Image size comes from `facts`, else `base`, else 1024.
+    /// come from `base` when it has the same width and stages, else from the published model that
+    /// has, else from `base` or Hiera's defaults. Image size comes from `facts`, else `base`, else 1024.
     /// ref: sam2/modeling/backbones/hieradet.py Hiera.__init__; sam2/configs/sam2.1/*.yaml
     public static func inferConfiguration(fromShapes shapes: [String: [Int]], facts: EncoderFacts,
                                           base: HieraConfig?) -> HieraConfig? {
@@ -32,7 +32,10 @@ public enum HieraFamily: ImageEncoderFamily {
         }
         let dim = patch[0]
         let published = HieraConfig.published.first { $0.embedDim == dim && $0.stages == stages }
-        var config = base ?? published ?? HieraConfig(embedDim: dim, numHeads: 1, stages: stages, globalAttentionBlocks: [])
+        // A base of other widths or stages (SAM 2.1 tiny's, when nothing else is known) yields to the
+        // published model the shapes name.
+        let fittingBase = base.flatMap { $0.embedDim == dim && $0.stages == stages ? $0 : nil }
+        var config = fittingBase ?? published ?? base ?? HieraConfig(embedDim: dim, numHeads: 1, stages: stages, globalAttentionBlocks: [])
         config.embedDim = dim
         config.inChannels = patch[1]
         config.stages = stages
