@@ -69,6 +69,8 @@ public enum ImportRule: String, CaseIterable, Sendable, CustomStringConvertible 
     // Recognised non-weights
     /// [g,g,2] coordinate grid of `PositionEmbeddingRandom.forward`, checked against the formula.
     case peCoordinateGrid = "dense-PE coordinate grid (derived from g, checked)"
+    /// SAM 2's neck sine position-encoding frequencies 10000^(2 floor(i/2) / n), checked against the formula.
+    case sinePositionFrequencies = "SAM 2 neck sine position-encoding frequencies (derived, checked)"
     /// Consumed only as shape/scale arguments (Resize scales, Reshape shapes ...).
     case shapeArithmetic = "shape arithmetic"
     /// The scale or zero point of a quantized weight (used in dequantizing it).

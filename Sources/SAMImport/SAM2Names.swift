@@ -25,6 +25,14 @@ public enum SAM2Names {
         case videoOnly
     }
 
+    /// The canonical name of an exported parameter that keeps a SAM 2-only name (samexporter's
+    /// encoder export: `model.sam_mask_decoder.conv_s0.weight`, `no_mem_embed`); nil otherwise.
+    public static func parameterPath(_ name: String) -> String? {
+        guard case .canonical(let path, _) = resolve(name) else { return nil }
+        let leaf = path.split(separator: ".").last.map(String.init) ?? path
+        return imageModeParameters.contains(path) || CanonicalNames.parameterLeaves.contains(leaf) ? path : nil
+    }
+
     /// The resolution of `key` when it holds a SAM 2-only name (possibly under a wrapper prefix
     /// such as `model.`); nil for every other key, which the generic rules take.
     public static func resolve(_ key: String) -> Resolution? {

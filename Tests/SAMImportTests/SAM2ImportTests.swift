@@ -40,4 +40,29 @@ struct SAM2ImportTests {
         let stored = try PyTorchCheckpoint(path: TestPaths.sam2TinyCheckpoint).readAll()
         #expect(stored.count == names.count + dropped.count)
     }
+
+    /// samexporter 0.5.0's export_sam2.py pair of the same model (TorchScript, opset 18): the encoder
+    /// folds conv_s0/conv_s1 and no_mem_embed in, the decoder takes them as inputs.
+    @Test("samexporter's encoder.onnx and decoder.onnx give the checkpoint's tensors bit for bit")
+    func samexporterPair() throws {
+        let stateDict = try StateDictImport.importPyTorch(TestPaths.sam2TinyCheckpoint)
+        let encoder = try ONNXImport.importModel(TestPaths.sam2TinyReferences + "/encoder.onnx")
+        let decoder = try ONNXImport.importModel(TestPaths.sam2TinyReferences + "/decoder.onnx")
+        #expect(encoder.unmapped.isEmpty && decoder.unmapped.isEmpty)
+        // The encoder: the trunk and neck, the decoder's high-resolution projections, no_mem_embed.
+        let encoderComparison = WeightComparison(encoder, against: stateDict) {
+            $0.hasPrefix("image_encoder.") || $0.hasPrefix("mask_decoder.conv_s") || $0 == "no_mem_embed"
+        }
+        #expect(encoderComparison.sameKeys && encoderComparison.differing.isEmpty, "\(encoderComparison)")
+        // The sine position encodings' frequencies are recognised as derived, not weights.
+        #expect(encoder.ignored.contains { $0.rule == .sinePositionFrequencies })
+        // The decoder: everything else but the object-score head, which the export does not run; its
+        // token comes out of the folded output tokens.
+        let decoderComparison = WeightComparison(decoder, against: stateDict) {
+            ($0.hasPrefix("prompt_encoder.") || $0.hasPrefix("mask_decoder.")) && !$0.hasPrefix("mask_decoder.conv_s")
+                && !$0.hasPrefix("mask_decoder.pred_obj_score_head.")
+        }
+        #expect(decoderComparison.sameKeys && decoderComparison.differing.isEmpty, "\(decoderComparison)")
+        #expect(decoder.tensors["mask_decoder.obj_score_token.weight"]?.origin.rule == .outputTokensSplit)
+    }
 }

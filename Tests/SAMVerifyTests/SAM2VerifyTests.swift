@@ -1,4 +1,5 @@
 import Foundation
+import SAMConvert
 import SAMTensor
 import SAMTestSupport
 import Testing
@@ -50,5 +51,23 @@ struct SAM2VerifyTests {
         let point1 = try #require(report.cases.first { $0.name == "point1" })
         #expect(point1.outputs.filter { $0.status == .fail }.map(\.output) == ["object_score_logits"])
         #expect(point1.divergence?.module == "mask_decoder.pred_obj_score_head.layers.2", "\(point1.divergence?.summary ?? "none")")
+    }
+}
+
+/// The same model from samexporter's ONNX pair: every check but the object score, which that export
+/// does not keep.
+@Suite("Verify: SAM 2.1 from samexporter's ONNX pair")
+struct SAM2ONNXVerifyTests {
+    @Test("encoder.onnx + decoder.onnx convert and pass every check they can run")
+    func passes() throws {
+        let folder = try temporaryFolder("sam2-onnx")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var request = ConversionRequest(inputs: [TestPaths.sam2TinyReferences + "/encoder.onnx", TestPaths.sam2TinyReferences + "/decoder.onnx"],
+                                        output: folder + "/onnx.samw")
+        request.configFile = TestPaths.sam2TinyReferences + "/config.json"
+        _ = try Converter.run(request)
+        let report = try Verifier.verify(modelPath: request.output, referencesPath: TestPaths.sam2TinyReferences)
+        // 3 encoder outputs; 9 cases of 2 decoder and 2 predictor outputs.
+        #expect(report.exitCode == 0 && report.counts.checks == 39 && report.counts.passed == 39, "\(report.problems)")
     }
 }

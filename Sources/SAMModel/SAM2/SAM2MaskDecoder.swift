@@ -32,7 +32,8 @@ public struct SAM2MaskDecoder: PromptMaskDecoder {
     public var numMaskTokens: Int { maskTokens.count }
     /// ref: sam2_image_predictor.py _predict — low_res_masks = torch.clamp(low_res_masks, -32.0, 32.0)
     public var lowResolutionClamp: ClosedRange<Float>? { -32...32 }
-    public var predictsObjectScores: Bool { true }
+    /// False when the model predicts object scores but its weights came without the head.
+    public var predictsObjectScores: Bool { options.objectScoreHead == .none || objectScoreMLP != nil || objectScoreLinear != nil }
 
     /// ref: mask_decoder.py MaskDecoder.__init__ (SAM2Base._build_sam_heads' arguments)
     public init(weights: WeightStore, prefix: String, config: SAMConfig) throws(WeightError) {
@@ -69,7 +70,10 @@ public struct SAM2MaskDecoder: PromptMaskDecoder {
                                         outputDim: tokenCount, layerCount: configured.iouHeadDepth, activation: .relu,
                                         sigmoidOutput: options.iouSigmoid, layerCountField: "maskDecoder.iouHeadDepth")
         let objectHeadPath = "\(prefix).pred_obj_score_head"
-        switch options.objectScoreHead {
+        // Exports that do not return the object score drop its head (the token still shapes every
+        // mask): such a decoder loads and predicts masks without object scores.
+        let hasHead = weights.keys.contains { $0.hasPrefix(objectHeadPath + ".") }
+        switch hasHead ? options.objectScoreHead : .none {
         case .none:
             (objectScoreMLP, objectScoreLinear) = (nil, nil)
         case .linear:
@@ -142,15 +146,15 @@ public struct SAM2MaskDecoder: PromptMaskDecoder {
         let iou = iouPredictionHead(token(first), observer: observer)
         observer?("\(path):iou_predictions", iou)
         // ref: predict_masks — object_score_logits = self.pred_obj_score_head(hs[:, 0, :]), else 10.0
-        let objectScore: FloatTensor
+        let objectScore: FloatTensor?
         if let objectScoreMLP {
             objectScore = objectScoreMLP(token(0), observer: observer)
         } else if let objectScoreLinear {
             objectScore = objectScoreLinear(token(0), observer: observer)
         } else {
-            objectScore = FloatTensor(shape: [1, 1], data: [10])
+            objectScore = predictsObjectScores ? FloatTensor(shape: [1, 1], data: [10]) : nil
         }
-        observer?("\(path):object_score_logits", objectScore)
+        if let objectScore { observer?("\(path):object_score_logits", objectScore) }
         return MaskPrediction(masks: masks, iou: iou, objectScoreLogits: objectScore)
     }
 
