@@ -93,4 +93,15 @@ struct HieraInferenceTests {
             #expect(inferred.promptEncoder.imageEmbeddingSize == 64 && inferred.maskDecoder.sam2 != nil)
         }
     }
+
+    @Test("a decoder with the object-score token but not its head keeps the model's head kind")
+    func objectScoreHeadDropped() {
+        var shapes = Self.shapes(.tiny)
+        shapes["mask_decoder.iou_token.weight"] = [1, 256]
+        #expect(SAMConfig.inferred(fromShapes: shapes).maskDecoder.sam2?.objectScoreHead == SAM2DecoderOptions.ObjectScoreHead.none)
+        shapes["mask_decoder.obj_score_token.weight"] = [1, 256]
+        #expect(SAMConfig.inferred(fromShapes: shapes).maskDecoder.sam2?.objectScoreHead == .mlp)
+        shapes["mask_decoder.pred_obj_score_head.weight"] = [1, 256]
+        #expect(SAMConfig.inferred(fromShapes: shapes).maskDecoder.sam2?.objectScoreHead == .linear)
+    }
 }

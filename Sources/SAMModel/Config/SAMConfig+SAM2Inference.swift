@@ -32,6 +32,10 @@ extension SAMConfig {
             options.objectScoreHead = .mlp
         } else if shapes["\(decoder).pred_obj_score_head.weight"] != nil {
             options.objectScoreHead = .linear
+        } else if shapes["\(decoder).obj_score_token.weight"] != nil {
+            // The token without its head: an export that does not return object scores dropped the
+            // head; the model had one (every published model's is the MLP).
+            if options.objectScoreHead == .none { options.objectScoreHead = .mlp }
         } else if shapes["\(decoder).iou_token.weight"] != nil {
             options.objectScoreHead = .none
         }
