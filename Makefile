@@ -15,7 +15,7 @@ CPU_FLAGS    ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma 
 RELEASE      := -c release $(CPU_FLAGS)
 
 .PHONY: setup build test test-blas-paths test-release-tools check-dependency check-drops verify demo references venv \
-        regen-onnx-proto clean bench bench-venv fuzz test-asan
+        regen-onnx-proto clean bench bench-venv fuzz test-asan sam2-references verify-sam2 bench-sam2
 
 setup:
 	@scripts/setup.sh
@@ -107,6 +107,43 @@ bench: setup bench-venv
 	$(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --product samconvert
 	$(PYTHON) benchmarks/run_bench.py --bin "$$($(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --show-bin-path)" \
 	    --drop "$(DROP)" --threads 2 --build-flags "$(CPU_FLAGS)" $(if $(SIZED_MODEL),--sized-model "$(SIZED_MODEL)") $(BENCH_ARGS)
+
+# SAM 2.1's image encoder beside onnxruntime on samexporter's export of the same model (SAM2_SET, a
+# full-size set from `make sam2-references`), separate processes, interleaved, 2 threads each, on
+# OpenBLAS's own kernel choice: prints a table, writes out/bench-sam2.json (benchmarks/run_sam2_bench.py).
+SAM2_SETS ?= /tmp/sam2-sets
+SAM2_SET  ?= $(SAM2_SETS)/sam2.1_hiera_tiny
+bench-sam2: setup bench-venv
+	@test -f "$(SAM2_SET)/encoder.onnx" || { echo "bench-sam2: $(SAM2_SET)/encoder.onnx is missing (make sam2-references)" >&2; exit 1; }
+	$(SWIFT) build $(RELEASE) --product sambench
+	$(SWIFT) build $(RELEASE) --product samconvert
+	env -u OPENBLAS_CORETYPE $(PYTHON) benchmarks/run_sam2_bench.py --bin "$$($(SWIFT) build $(RELEASE) --show-bin-path)" \
+	    --set "$(SAM2_SET)" --threads 2 --rounds 3 --json out/bench-sam2.json
+
+# Full-size SAM 2.1 reference sets (seeded weights, the drop's photo, samexporter's ONNX pair) into
+# SAM2_SETS: several GB with the checkpoints, never committed. SAM2_CONFIGS picks the models.
+SAM2_CONFIGS ?= sam2.1_hiera_tiny sam2.1_hiera_small
+sam2-references: venv
+	@for config in $(SAM2_CONFIGS); do \
+	    $(PYTHON) converters/export_sam2.py --config $$config --seed 0 --image "$(DROP)/image.png" --onnx \
+	        --out "$(SAM2_SETS)/$$config" || exit 1; \
+	done
+
+# samverify on each full-size SAM 2.1 set, converted twice: from its .pt (no config: the published
+# layout is read from the shapes) and from samexporter's ONNX pair. Reports in out/verify/.
+verify-sam2: setup
+	$(SWIFT) build $(RELEASE)
+	@mkdir -p out/verify
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && status=0; \
+	for config in $(SAM2_CONFIGS); do set="$(SAM2_SETS)/$$config"; \
+	    test -d "$$set" || { echo "verify-sam2: $$set is missing (make sam2-references)" >&2; exit 2; }; \
+	    $(RELEASE_BIN)/samconvert "$$set/$$config.pt" --out "$$tmp/$$config.samw" >/dev/null || exit 2; \
+	    $(RELEASE_BIN)/samverify "$$tmp/$$config.samw" --references "$$set" --max-atol 1e-4 --max-rtol 1e-4 \
+	        --json "out/verify/$$config.json" || status=$$?; \
+	    $(RELEASE_BIN)/samconvert "$$set/encoder.onnx" "$$set/decoder.onnx" --out "$$tmp/$$config-onnx.samw" >/dev/null || exit 2; \
+	    $(RELEASE_BIN)/samverify "$$tmp/$$config-onnx.samw" --references "$$set" --max-atol 1e-4 --max-rtol 1e-4 \
+	        --json "out/verify/$$config-onnx.json" || status=$$?; \
+	done; exit $$status
 
 # The benchmark's Python side only (numpy + onnxruntime), lighter than `venv` (which installs torch).
 bench-venv:
