@@ -166,4 +166,19 @@ struct SAM2ConversionTests {
                                                        source: "decoder part"), config: config)
         #expect(decoderOnly.imageEncoder == nil && decoderOnly.maskDecoder != nil)
     }
+
+    @Test("samconvert says what it left out and which SAM 2 heads the model has")
+    func commandLineSummary() throws {
+        let folder = try TestPaths.temporaryFolder("sam2-cli")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let tool = CommandLineTool("samconvert")
+        let checkpoint = try tool.run([TestPaths.sam2TinyCheckpoint, "--config", Self.root + "/config.json", "--out", folder + "/a.samw"])
+        #expect(checkpoint.status == 0, "\(checkpoint.stderr)")
+        #expect(checkpoint.stdout.contains("left out: 65 video-only tensors"), "\(checkpoint.stdout)")
+        #expect(checkpoint.stdout.contains("object-score head mlp"))
+        let pair = try tool.run([Self.root + "/encoder.onnx", Self.root + "/decoder.onnx", "--config", Self.root + "/config.json",
+                                 "--out", folder + "/b.samw"])
+        #expect(pair.status == 0, "\(pair.stderr)")
+        #expect(pair.stdout.contains("object-score head not in the weights"), "\(pair.stdout)")
+    }
 }
