@@ -105,3 +105,29 @@ struct HieraInferenceTests {
         #expect(SAMConfig.inferred(fromShapes: shapes).maskDecoder.sam2?.objectScoreHead == .linear)
     }
 }
+
+/// Geometry upstream cannot run is refused when the model is built, not met by a crash.
+@Suite("Hiera geometry")
+struct HieraGeometryTests {
+    @Test("the published layouts and the tiny test set run; odd grids, odd pooled windows and an unpooled last stage do not")
+    func problems() {
+        #expect(HieraConfig.published.allSatisfy { $0.geometryProblem == nil })
+        var config = HieraConfig(imageSize: 96, embedDim: 8, numHeads: 1, stages: [1, 2, 3, 2], globalAttentionBlocks: [4],
+                                 windowSpec: [8, 4, 4, 2], positionEmbeddingSize: [5, 5])
+        #expect(config.geometryProblem == nil)
+        config.imageSize = 100  // 25x25 patches: the first pooling halves an odd grid
+        #expect(config.geometryProblem?.contains("pools a 25x25 grid") == true)
+        config.imageSize = 96
+        config.windowSpec = [8, 3, 4, 2]  // block 3 pools 3-wide windows
+        #expect(config.geometryProblem?.contains("3-wide windows") == true)
+        config.windowSpec = [8, 4, 4, 2]
+        config.imageSize = 1056  // 264 -> 132 -> 66: 66 in 4-wide windows is 17, 33 in 2-wide windows 17, fine
+        #expect(config.geometryProblem == nil)
+        config.windowSpec = [8, 4, 12, 2]  // block 6 (lagging window 12): 66 in 12 is 6 windows, 33 in 6 is 6: fine
+        #expect(config.geometryProblem == nil)
+        config.windowSpec = [8, 4, 4, 2]
+        config.imageSize = 96
+        config.queryPoolStages = 2  // the last stage keeps stage 3's grid: the neck cannot fuse it in top-down
+        #expect(config.geometryProblem?.contains("neck level 2") == true)
+    }
+}

@@ -34,6 +34,9 @@ public struct Hiera: Sendable {
             throw .invalid(key: blocksPath, reason: "config stages \(config.stages), windows \(config.windowSpec), "
                            + "q_pool \(config.queryPoolStages) do not describe a Hiera", source: weights.source)
         }
+        if let problem = config.geometryProblem {
+            throw .invalid(key: blocksPath, reason: "the config's geometry cannot run: \(problem)", source: weights.source)
+        }
         var blocks: [HieraBlock] = []
         for (index, layout) in config.blockLayouts.enumerated() {
             let blockPath = "\(blocksPath).\(index)"
@@ -49,10 +52,6 @@ public struct Hiera: Sendable {
         self.blocks = blocks
 
         let grid = config.patchGridSize
-        guard grid >= 1, config.imageSize % HieraConfig.patchStride == 0 else {
-            throw .invalid(key: patchKey + ".weight", reason: "image size \(config.imageSize) is not a multiple of the patch stride 4",
-                           source: weights.source)
-        }
         let background = try NN.take(modulePath(path, "pos_embed"), shape: [1, dim, nil, nil], from: weights)
         let windowKey = modulePath(path, "pos_embed_window")
         let window = try NN.take(windowKey, shape: [1, dim, nil, nil], from: weights)

@@ -130,4 +130,35 @@ public struct HieraConfig: Codable, Sendable, Equatable {
 
     /// Neck levels kept after the scalp, finest first: the embedding is the last.
     public var keptLevels: Int { stages.count - scalp }
+
+    /// Why this geometry cannot run, as upstream would fail on it (nil when it can): every
+    /// pooling stage must halve an even grid, a pooling block's window must pool evenly and its
+    /// windows must line up before and after pooling, and the neck's top-down levels must be twice
+    /// the level above them.
+    /// ref: hieradet.py MultiScaleBlock.forward (window_unpartition after pooling); image_encoder.py FpnNeck.forward
+    public var geometryProblem: String? {
+        var side = patchGridSize
+        guard side >= 1, imageSize % Self.patchStride == 0 else { return "image size \(imageSize) is not a multiple of 4" }
+        for (index, layout) in blockLayouts.enumerated() {
+            guard let stride = layout.queryStride else { continue }
+            guard side % stride == 0 else { return "block \(index) pools a \(side)x\(side) grid by \(stride)" }
+            if layout.window > 0 {
+                guard layout.window % stride == 0 else { return "block \(index) pools its \(layout.window)-wide windows by \(stride)" }
+                let before = (side + layout.window - 1) / layout.window
+                let pooled = layout.window / stride, after = (side / stride + pooled - 1) / pooled
+                guard before == after else {
+                    return "block \(index): \(side)x\(side) in \(layout.window)-wide windows does not pool to \(side / stride)x\(side / stride) "
+                        + "in \(pooled)-wide windows"
+                }
+            }
+            side /= stride
+        }
+        let grids = stageGridSizes
+        for level in fpnTopDownLevels where level + 1 < grids.count && level >= 0 {
+            guard grids[level] == 2 * grids[level + 1] else {
+                return "neck level \(level) (\(grids[level])x\(grids[level])) is not twice level \(level + 1) (\(grids[level + 1]))"
+            }
+        }
+        return nil
+    }
 }
