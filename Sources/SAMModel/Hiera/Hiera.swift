@@ -52,7 +52,11 @@ public struct Hiera: Sendable {
         self.blocks = blocks
 
         let grid = config.patchGridSize
-        let background = try NN.take(modulePath(path, "pos_embed"), shape: [1, dim, nil, nil], from: weights)
+        let backgroundKey = modulePath(path, "pos_embed")
+        let background = try NN.take(backgroundKey, shape: [1, dim, nil, nil], from: weights)
+        guard background.shape[2] >= 1, background.shape[3] >= 1 else {
+            throw .invalid(key: backgroundKey, reason: "shape \(Shape.text(background.shape)) holds no position", source: weights.source)
+        }
         let windowKey = modulePath(path, "pos_embed_window")
         let window = try NN.take(windowKey, shape: [1, dim, nil, nil], from: weights)
         let side = window.shape[2]
