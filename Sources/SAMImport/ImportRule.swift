@@ -55,6 +55,9 @@ public enum ImportRule: String, CaseIterable, Sendable, CustomStringConvertible 
     /// [1,T,C] = cat(iou_token, mask_tokens) expanded at the mask decoder's root -> split into both.
     case outputTokensSplit = "output tokens split into iou_token and mask_tokens"
 
+    /// [1,H,W,C] added at Hiera's trunk root = `_get_pos_embed` folded by the exporter -> `image_encoder.trunk:pos_embed`.
+    case hieraPositionEmbeddingFolded = "Hiera position embedding folded by the exporter"
+
     /// A quantized Conv's float bias, reshaped and added to the rescaled integer product (quantize_dynamic).
     case quantizedConvBias = "bias added to a quantized Conv's product"
 
@@ -71,6 +74,8 @@ public enum ImportRule: String, CaseIterable, Sendable, CustomStringConvertible 
     case peCoordinateGrid = "dense-PE coordinate grid (derived from g, checked)"
     /// SAM 2's neck sine position-encoding frequencies 10000^(2 floor(i/2) / n), checked against the formula.
     case sinePositionFrequencies = "SAM 2 neck sine position-encoding frequencies (derived, checked)"
+    /// [1,1,2] zeros concatenated to the point coordinates: the padding point's (0, 0), checked.
+    case paddingPointCoordinates = "padding point coordinates (zeros, checked)"
     /// Consumed only as shape/scale arguments (Resize scales, Reshape shapes ...).
     case shapeArithmetic = "shape arithmetic"
     /// The scale or zero point of a quantized weight (used in dequantizing it).

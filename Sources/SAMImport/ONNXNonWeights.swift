@@ -7,6 +7,7 @@ extension ONNXWeightMapper {
         if !uses.isEmpty, uses.allSatisfy(Self.isShapeArgument) { return .shapeArithmetic }
         if try isPECoordinateGrid(stored, uses: uses) { return .peCoordinateGrid }
         if try isSinePositionFrequencies(stored, uses: uses) { return .sinePositionFrequencies }
+        if try isPaddingPointCoordinates(stored, uses: uses) { return .paddingPointCoordinates }
         return nil
     }
 

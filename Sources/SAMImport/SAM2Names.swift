@@ -18,6 +18,13 @@ public enum SAM2Names {
         "maskmem_tpos_enc", "no_mem_pos_enc", "no_obj_ptr", "no_obj_embed_spatial",
     ]
 
+    /// The Hiera trunk's module path.
+    public static let hieraTrunk = "image_encoder.trunk"
+    /// Hiera's position embedding as an export folds it: `_get_pos_embed((H, W))` [1, H, W, C], the
+    /// background resized and the window tiled, computed once by the exporter. A derived value with
+    /// no PyTorch name (the runtime's observers report it as the trunk's `:pos_embed`).
+    public static let foldedPositionEmbedding = "image_encoder.trunk:pos_embed"
+
     public enum Resolution: Equatable, Sendable {
         /// The canonical name, and the wrapper prefix stripped in front of the SAM 2 name.
         case canonical(String, wrapperPrefix: String)

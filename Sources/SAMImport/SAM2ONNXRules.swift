@@ -59,3 +59,15 @@ extension ONNXWeightMapper {
         return tokens.gathered(shape: [1, rest, channels], count: rest * channels) { channels + $0 }
     }
 }
+
+extension ONNXWeightMapper {
+    /// A decoder that appends the padding point itself (samexporter's SAM 2 decoder:
+    /// `torch.zeros((B, 1, 2))` concatenated to the point coordinates) may have the zeros folded
+    /// into a [1, 1, 2] constant. Accepted only when every value is 0 and Concat reads it.
+    /// ref: samexporter export_sam2.py SAM2ImageDecoder._embed_points; prompt_encoder.py _embed_points (pad)
+    mutating func isPaddingPointCoordinates(_ stored: ONNXInitializer, uses: [ONNXUse]) throws(ImportError) -> Bool {
+        guard stored.shape == [1, 1, 2], !uses.isEmpty, uses.allSatisfy({ $0.node.opType == "Concat" }) else { return false }
+        let values = try read(stored.name)
+        return values.value(at: 0) == 0 && values.value(at: 1) == 0
+    }
+}

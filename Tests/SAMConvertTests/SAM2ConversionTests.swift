@@ -181,4 +181,31 @@ struct SAM2ConversionTests {
         #expect(pair.status == 0, "\(pair.stderr)")
         #expect(pair.stdout.contains("object-score head not in the weights"), "\(pair.stdout)")
     }
+
+    /// PyTorch's own `_get_pos_embed` output (the module dumps hold it) stands in for what a dynamo
+    /// export folds: the model runs from it alone, and beside pos_embed/pos_embed_window it must agree.
+    @Test("a folded position embedding replaces pos_embed and pos_embed_window, and must agree with them")
+    func foldedPositionEmbedding() throws {
+        let imported = try StateDictImport.importPyTorch(TestPaths.sam2TinyCheckpoint)
+        let config = try SAMConfig(contentsOf: Self.root + "/config.json")
+        let pytorch = try NPY.read(Self.root + "/references/modules/image_encoder.trunk:pos_embed.npy")
+        #expect(pytorch.shape == [1, 24, 24, 8])
+        var tensors = imported.canonicalTensors
+        tensors[SAM2Names.foldedPositionEmbedding] = pytorch
+        // Beside the parameters: checked (float64 resize vs torch's float32: within 1e-5), then computed.
+        _ = try Sam(weights: WeightStore(tensors, source: "both"), config: config)
+        // Alone: used as it is.
+        tensors["image_encoder.trunk.pos_embed"] = nil
+        tensors["image_encoder.trunk.pos_embed_window"] = nil
+        let folded = try Sam(weights: WeightStore(tensors, source: "folded"), config: config)
+        let features = try folded.encodeFeatures(try Self.tensor("references/input_image.npy"))
+        let difference = Difference(features.embedding.data, try Self.tensor("references/image_embed.npy").data)
+        #expect(difference.within(Self.tolerance), "\(difference)")
+        // One that disagrees with the parameters is refused, naming it.
+        var values = pytorch.floats()
+        values[5] += 0.01
+        var both = imported.canonicalTensors
+        both[SAM2Names.foldedPositionEmbedding] = Tensor(shape: pytorch.shape, floats: values)
+        #expect(throws: WeightError.self) { _ = try Sam(weights: WeightStore(both, source: "disagreeing"), config: config) }
+    }
 }

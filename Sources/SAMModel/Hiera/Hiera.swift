@@ -52,7 +52,17 @@ public struct Hiera: Sendable {
         self.blocks = blocks
 
         let grid = config.patchGridSize
+        positionEmbedding = try Self.positionEmbedding(weights: weights, path: path, dim: dim, grid: grid)
+    }
+
+    /// Exports that fold `_get_pos_embed` into a constant ([1, H, W, C]) give it under
+    /// `foldedPositionEmbeddingKey`; checkpoints give `pos_embed` and `pos_embed_window`, from
+    /// which it is computed. With both, they must agree (within float rounding of the bicubic resize).
+    static func positionEmbedding(weights: WeightStore, path: String, dim: Int, grid: Int) throws(WeightError) -> FloatTensor {
+        let foldedKey = path + ":pos_embed"
+        let folded = try weights.takeIfPresent(foldedKey, shape: [1, grid, grid, dim]).map { $0.reshaped([grid * grid, dim]) }
         let backgroundKey = modulePath(path, "pos_embed")
+        if let folded, !weights.contains(backgroundKey) { return folded }
         let background = try NN.take(backgroundKey, shape: [1, dim, nil, nil], from: weights)
         guard background.shape[2] >= 1, background.shape[3] >= 1 else {
             throw .invalid(key: backgroundKey, reason: "shape \(Shape.text(background.shape)) holds no position", source: weights.source)
@@ -64,7 +74,16 @@ public struct Hiera: Sendable {
             throw .invalid(key: windowKey, reason: "shape \(Shape.text(window.shape)) does not tile the \(grid)x\(grid) patch grid",
                            source: weights.source)
         }
-        positionEmbedding = Self.windowedPositionEmbedding(background: background, window: window, grid: grid)
+        let computed = windowedPositionEmbedding(background: background, window: window, grid: grid)
+        if let folded {
+            // Exporters resize in float32: a few ulp of values near 1 apart from this float64 resize.
+            let worst = zip(folded.data, computed.data).map { abs($0 - $1) }.max() ?? 0
+            guard worst <= 1e-5 else {
+                throw .invalid(key: foldedKey, reason: "differs from the one \(backgroundKey) and \(windowKey) give by \(worst)",
+                               source: weights.source)
+            }
+        }
+        return computed
     }
 
     /// ref: hieradet.py Hiera._get_pos_embed — F.interpolate(pos_embed, (h, w), mode="bicubic") +
