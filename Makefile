@@ -52,8 +52,9 @@ check-drops: setup
 	    $(SWIFT) test $(RELEASE) -Xswiftc -enable-testing --filter 'Drop|SAMKernelsTests|SAMImageTests'
 	OPENBLAS_CORETYPE=Haswell $(SWIFT) test $(RELEASE) -Xswiftc -enable-testing --filter SAMKernelsTests
 
-# samverify on the committed tiny set and on a full-size reference set as it is, each model converted
-# from the set's own mobile_sam.h5 into a temporary .samw; JSON and JUnit reports go to out/verify/.
+# samverify on the committed tiny set, the committed tiny SAM 2.1 set and a full-size reference set as it
+# is, each model converted from the set's own weights into a temporary .samw; JSON and JUnit reports go
+# to out/verify/.
 # Both always run; the target fails if either does (or if the drop is missing).
 verify: setup
 	$(SWIFT) build $(RELEASE)
@@ -64,6 +65,10 @@ verify: setup
 	    --out "$$tmp/tiny.samw" >/dev/null || exit 2; \
 	$(RELEASE_BIN)/samverify "$$tmp/tiny.samw" --references reference_outputs/tiny --max-atol 1e-4 --max-rtol 1e-4 \
 	    --json out/verify/tiny.json --junit out/verify/tiny.xml || status=$$?; \
+	$(RELEASE_BIN)/samconvert reference_outputs/sam2_tiny/sam2.1_hiera_tiny_widths.pt --config reference_outputs/sam2_tiny/config.json \
+	    --out "$$tmp/sam2_tiny.samw" >/dev/null || exit 2; \
+	$(RELEASE_BIN)/samverify "$$tmp/sam2_tiny.samw" --references reference_outputs/sam2_tiny --max-atol 1e-4 --max-rtol 1e-4 \
+	    --json out/verify/sam2_tiny.json --junit out/verify/sam2_tiny.xml || status=$$?; \
 	$(RELEASE_BIN)/samconvert "$(DROP)/mobile_sam.h5" --out "$$tmp/drop.samw" >/dev/null || exit 2; \
 	$(RELEASE_BIN)/samverify "$$tmp/drop.samw" --references "$(DROP)" --max-atol 1e-4 --max-rtol 1e-4 \
 	    --json out/verify/drop.json --junit out/verify/drop.xml || status=$$?; \
