@@ -15,7 +15,7 @@ CPU_FLAGS    ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma 
 RELEASE      := -c release $(CPU_FLAGS)
 
 .PHONY: setup build test test-blas-paths test-release-tools check-dependency check-drops verify verify-fuzz demo references venv \
-        regen-onnx-proto clean bench bench-venv fuzz test-asan
+        regen-onnx-proto clean bench bench-venv fuzz test-asan sam2-references verify-sam2 bench-sam2
 
 setup:
 	@scripts/setup.sh
@@ -52,10 +52,10 @@ check-drops: setup
 	    $(SWIFT) test $(RELEASE) -Xswiftc -enable-testing --filter 'Drop|SAMKernelsTests|SAMImageTests'
 	OPENBLAS_CORETYPE=Haswell $(SWIFT) test $(RELEASE) -Xswiftc -enable-testing --filter SAMKernelsTests
 
-# samverify on the committed tiny set and on a full-size reference set as it is, each model converted
-# from the set's own mobile_sam.h5 into a temporary .samw; JSON and JUnit reports go to out/verify/, the
-# full-size set's pictures to out/verify/drop-report/. The full-size run also reruns every case with 1, 2
-# and all worker threads and on OpenBLAS's other kernels (--determinism).
+# samverify on the committed tiny set, the committed tiny SAM 2.1 set and a full-size reference set as it
+# is, each model converted from the set's own weights into a temporary .samw; JSON and JUnit reports go
+# to out/verify/, the full-size set's pictures to out/verify/drop-report/. The full-size run also reruns
+# every case with 1, 2 and all worker threads and on OpenBLAS's other kernels (--determinism).
 # Both always run; the target fails if either does (or if the drop is missing).
 verify: setup
 	$(SWIFT) build $(RELEASE)
@@ -66,6 +66,10 @@ verify: setup
 	    --out "$$tmp/tiny.samw" >/dev/null || exit 2; \
 	$(RELEASE_BIN)/samverify "$$tmp/tiny.samw" --references reference_outputs/tiny --max-atol 1e-4 --max-rtol 1e-4 \
 	    --json out/verify/tiny.json --junit out/verify/tiny.xml || status=$$?; \
+	$(RELEASE_BIN)/samconvert reference_outputs/sam2_tiny/sam2.1_hiera_tiny_widths.pt --config reference_outputs/sam2_tiny/config.json \
+	    --out "$$tmp/sam2_tiny.samw" >/dev/null || exit 2; \
+	$(RELEASE_BIN)/samverify "$$tmp/sam2_tiny.samw" --references reference_outputs/sam2_tiny --max-atol 1e-4 --max-rtol 1e-4 \
+	    --json out/verify/sam2_tiny.json --junit out/verify/sam2_tiny.xml || status=$$?; \
 	$(RELEASE_BIN)/samconvert "$(DROP)/mobile_sam.h5" --out "$$tmp/drop.samw" >/dev/null || exit 2; \
 	env -u OPENBLAS_CORETYPE $(RELEASE_BIN)/samverify "$$tmp/drop.samw" --references "$(DROP)" --max-atol 1e-4 --max-rtol 1e-4 \
 	    --determinism --report out/verify/drop-report --json out/verify/drop.json --junit out/verify/drop.xml || status=$$?; \
@@ -104,15 +108,18 @@ demo: build
 # Python side (converters/): only for regenerating fixtures and references, never for `make test`.
 venv:
 	test -x $(PYTHON) || python3 -m venv $(VENV)
-	$(PYTHON) -m pip install -q -r converters/requirements.txt
+	SAM2_BUILD_CUDA=0 $(PYTHON) -m pip install -q -r converters/requirements.txt
+	$(PYTHON) -m pip install -q --no-deps -r converters/requirements-no-deps.txt
 
-# The committed tiny set: weights, references, every ONNX export style (reference_outputs/tiny/exports,
-# converters/export_styles.py, which export.py runs), the ViT set, both sets' fuzzed prompts, then the format fixtures.
+# The committed tiny sets: weights, references, every ONNX export style (reference_outputs/tiny/exports,
+# converters/export_styles.py, which export.py runs), SAM's ViT, both sets' fuzzed prompts, SAM 2.1
+# (checkpoint and samexporter's ONNX pair), then the format fixtures.
 references: venv
 	$(PYTHON) converters/export.py --model vit_t --seed 0 --config tiny --out reference_outputs/tiny
 	$(PYTHON) converters/export_reference.py --config vit_tiny --seed 0 --out reference_outputs/vit_tiny
 	$(PYTHON) converters/export_fuzz.py --source reference_outputs/tiny --count 200 --seed 0 --near-ties 2 --out reference_outputs/tiny_fuzz
 	$(PYTHON) converters/export_fuzz.py --source reference_outputs/vit_tiny --count 64 --seed 0 --out reference_outputs/vit_tiny_fuzz
+	$(PYTHON) converters/export_sam2.py --config tiny --seed 0 --onnx --out reference_outputs/sam2_tiny
 	$(PYTHON) converters/make_format_fixtures.py --out Tests/SAMFormatsTests/Fixtures
 
 # Native runtime vs onnxruntime on a full-size reference set (DROP), 2 threads each, interleaved
@@ -132,6 +139,43 @@ bench: setup bench-venv
 	$(PYTHON) benchmarks/run_bench.py --bin "$$($(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --show-bin-path)" \
 	    --drop "$(DROP)" --threads 2 --build-flags "$(CPU_FLAGS)" $(if $(SIZED_MODEL),--sized-model "$(SIZED_MODEL)") \
 	    $(foreach set,$(ENCODER_SETS),--encoder-set "$(set)") $(BENCH_ARGS)
+
+# SAM 2.1's image encoder beside onnxruntime on samexporter's export of the same model (SAM2_SET, a
+# full-size set from `make sam2-references`), separate processes, interleaved, 2 threads each, on
+# OpenBLAS's own kernel choice: prints a table, writes out/bench-sam2.json (benchmarks/run_sam2_bench.py).
+SAM2_SETS ?= /tmp/sam2-sets
+SAM2_SET  ?= $(SAM2_SETS)/sam2.1_hiera_tiny
+bench-sam2: setup bench-venv
+	@test -f "$(SAM2_SET)/encoder.onnx" || { echo "bench-sam2: $(SAM2_SET)/encoder.onnx is missing (make sam2-references)" >&2; exit 1; }
+	$(SWIFT) build $(RELEASE) --product sambench
+	$(SWIFT) build $(RELEASE) --product samconvert
+	env -u OPENBLAS_CORETYPE $(PYTHON) benchmarks/run_sam2_bench.py --bin "$$($(SWIFT) build $(RELEASE) --show-bin-path)" \
+	    --set "$(SAM2_SET)" --threads 2 --rounds 3 --json out/bench-sam2.json
+
+# Full-size SAM 2.1 reference sets (seeded weights, the drop's photo, samexporter's ONNX pair) into
+# SAM2_SETS: several GB with the checkpoints, never committed. SAM2_CONFIGS picks the models.
+SAM2_CONFIGS ?= sam2.1_hiera_tiny sam2.1_hiera_small
+sam2-references: venv
+	@for config in $(SAM2_CONFIGS); do \
+	    $(PYTHON) converters/export_sam2.py --config $$config --seed 0 --image "$(DROP)/image.png" --onnx \
+	        --out "$(SAM2_SETS)/$$config" || exit 1; \
+	done
+
+# samverify on each full-size SAM 2.1 set, converted twice: from its .pt (no config: the published
+# layout is read from the shapes) and from samexporter's ONNX pair. Reports in out/verify/.
+verify-sam2: setup
+	$(SWIFT) build $(RELEASE)
+	@mkdir -p out/verify
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && status=0; \
+	for config in $(SAM2_CONFIGS); do set="$(SAM2_SETS)/$$config"; \
+	    test -d "$$set" || { echo "verify-sam2: $$set is missing (make sam2-references)" >&2; exit 2; }; \
+	    $(RELEASE_BIN)/samconvert "$$set/$$config.pt" --out "$$tmp/$$config.samw" >/dev/null || exit 2; \
+	    $(RELEASE_BIN)/samverify "$$tmp/$$config.samw" --references "$$set" --max-atol 1e-4 --max-rtol 1e-4 \
+	        --json "out/verify/$$config.json" || status=$$?; \
+	    $(RELEASE_BIN)/samconvert "$$set/encoder.onnx" "$$set/decoder.onnx" --out "$$tmp/$$config-onnx.samw" >/dev/null || exit 2; \
+	    $(RELEASE_BIN)/samverify "$$tmp/$$config-onnx.samw" --references "$$set" --max-atol 1e-4 --max-rtol 1e-4 \
+	        --json "out/verify/$$config-onnx.json" || status=$$?; \
+	done; exit $$status
 
 # The benchmark's Python side only (numpy + onnxruntime), lighter than `venv` (which installs torch).
 bench-venv:

@@ -108,7 +108,7 @@ let package = Package(
             "SAMConvert", "SAMModelFile", "SAMModel", "SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport",
         ]),
         .testTarget(name: "SAMPipelineTests", dependencies: [
-            "SAMPipeline", "SAMConvert", "SAMImage", "SAMFormats", "SAMTensor", "SAMTestSupport",
+            "SAMPipeline", "SAMModel", "SAMConvert", "SAMImage", "SAMFormats", "SAMTensor", "SAMTestSupport",
         ]),
         .testTarget(name: "SAMModelTests", dependencies: ["SAMModel", "SAMFormats", "SAMKernels", "SAMBLAS", "SAMTensor", "SAMTestSupport"]),
         .testTarget(name: "SAMImportTests", dependencies: ["SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport"],

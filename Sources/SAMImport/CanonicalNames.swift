@@ -52,6 +52,7 @@ public enum CanonicalNames {
         "weight", "bias", "running_mean", "running_var", "num_batches_tracked",
         "attention_biases", "attention_bias_idxs", "ab",
         "positional_encoding_gaussian_matrix", "pos_embed", "rel_pos_h", "rel_pos_w",
+        "pos_embed_window",  // SAM 2's Hiera
     ]
 
     /// The parameter leaves that hold floats (the others, `num_batches_tracked` and

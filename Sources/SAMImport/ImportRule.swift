@@ -15,6 +15,11 @@ public enum ImportRule: String, CaseIterable, Sendable, CustomStringConvertible 
     case dropDerivedIndexTable = "drop derived attention-bias index table"
     /// float64 stored tensor narrowed to float32 (the runtime's precision).
     case narrowFloat64 = "narrow float64 to float32"
+    /// SAM 2's `sam_prompt_encoder.*` / `sam_mask_decoder.*`: SAM's components under SAM2Base's names.
+    case sam2ComponentRenamed = "SAM 2 sam_prompt_encoder/sam_mask_decoder key, renamed"
+    /// SAM 2's memory attention and encoder, object pointers, mask downsampler, memory encodings:
+    /// only video mode runs them.
+    case dropVideoOnly = "drop SAM 2 video-only weights (memory attention, memory encoder, object pointers)"
 
     // ONNX: names
     /// Initializer keeps its PyTorch name (wrapper prefix stripped), layout unchanged.
@@ -50,6 +55,9 @@ public enum ImportRule: String, CaseIterable, Sendable, CustomStringConvertible 
     /// [1,T,C] = cat(iou_token, mask_tokens) expanded at the mask decoder's root -> split into both.
     case outputTokensSplit = "output tokens split into iou_token and mask_tokens"
 
+    /// [1,H,W,C] added at Hiera's trunk root = `_get_pos_embed` folded by the exporter -> `image_encoder.trunk:pos_embed`.
+    case hieraPositionEmbeddingFolded = "Hiera position embedding folded by the exporter"
+
     /// A quantized Conv's float bias, reshaped and added to the rescaled integer product (quantize_dynamic).
     case quantizedConvBias = "bias added to a quantized Conv's product"
 
@@ -64,6 +72,10 @@ public enum ImportRule: String, CaseIterable, Sendable, CustomStringConvertible 
     // Recognised non-weights
     /// [g,g,2] coordinate grid of `PositionEmbeddingRandom.forward`, checked against the formula.
     case peCoordinateGrid = "dense-PE coordinate grid (derived from g, checked)"
+    /// SAM 2's neck sine position-encoding frequencies 10000^(2 floor(i/2) / n), checked against the formula.
+    case sinePositionFrequencies = "SAM 2 neck sine position-encoding frequencies (derived, checked)"
+    /// [1,1,2] zeros concatenated to the point coordinates: the padding point's (0, 0), checked.
+    case paddingPointCoordinates = "padding point coordinates (zeros, checked)"
     /// Consumed only as shape/scale arguments (Resize scales, Reshape shapes ...).
     case shapeArithmetic = "shape arithmetic"
     /// The scale or zero point of a quantized weight (used in dequantizing it).

@@ -70,6 +70,9 @@ enum ONNXConsumerRules {
             guard let axis = relativePositionAxis(use.node) else { return nil }
             return .tensor(name: scope + (axis == 1 ? ".rel_pos_h" : ".rel_pos_w"), layout: .gatheredRelativePositions,
                            rule: .relativePositionsUngathered)
+        case ("Add", _) where shape.count == 4 && shape[0] == 1 && scope == SAM2Names.hieraTrunk:
+            // Hiera: x + _get_pos_embed(...), which dynamo folds into one [1, H, W, C] constant.
+            return .tensor(name: SAM2Names.foldedPositionEmbedding, layout: .asStored, rule: .hieraPositionEmbeddingFolded)
         case ("Add", _) where shape.count == 3 && shape[1] == shape[2] && isTinyViTAttention(scope):
             // TinyViT Attention: (q @ k^T) * scale + attention_biases[:, attention_bias_idxs]. Only
             // there: another family's constant [H, N, N] is not this table.

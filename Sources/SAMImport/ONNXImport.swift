@@ -98,8 +98,13 @@ struct ONNXWeightMapper {
     /// the modules of the nodes that read it (`uses`), or as a recognised non-weight.
     mutating func importWeight(_ stored: ONNXInitializer, storedName: String, uses: [ONNXUse],
                                derivation: Derivation = .stored) throws(ImportError) {
-        // 1. It kept its PyTorch name.
-        if let named = CanonicalNames.resolveParameter(storedName) {
+        // 0. A SAM 2 checkpoint name only video mode uses.
+        if SAM2Names.resolve(storedName) == .videoOnly {
+            result.ignored.append(DroppedTensor(file: file, name: stored.name, rule: .dropVideoOnly))
+            return
+        }
+        // 1. It kept its PyTorch name (SAM 2's `sam_` components and `no_mem_embed` included).
+        if let named = CanonicalNames.resolveParameter(storedName) ?? SAM2Names.parameterPath(storedName).map(CanonicalPath.sam2) {
             let transposed = named.path.hasSuffix(".weight") && uses.contains {
                 (($0.node.opType == "MatMul" || $0.node.opType == "MatMulInteger") && $0.input == 1)
                     || ($0.node.opType == "Gemm" && $0.input == 1 && !ONNXConsumerRules.gemmTransposesB($0.node))
@@ -157,7 +162,9 @@ struct ONNXWeightMapper {
             }
             try result.insert(name, value, origin: origin(stored, rule, derivation, namedBy: evidence))
         case .outputTokens(let iouName, let masksName):
-            let (iou, masks) = try layoutStep(stored) { () throws(LayoutRuleError) in try LayoutRules.splitOutputTokens(tensor) }
+            // SAM 2's decoder puts its object-score token first.
+            let tokens = try splitObjectScoreToken(tensor, stored: stored, derivation: derivation)
+            let (iou, masks) = try layoutStep(stored) { () throws(LayoutRuleError) in try LayoutRules.splitOutputTokens(tokens) }
             try result.insert(iouName, iou, origin: origin(stored, .outputTokensSplit, derivation))
             try result.insert(masksName, masks, origin: origin(stored, .outputTokensSplit, derivation))
         }

@@ -6,6 +6,8 @@ extension ONNXWeightMapper {
     mutating func recogniseNonWeight(_ stored: ONNXInitializer, uses: [ONNXUse]) throws(ImportError) -> ImportRule? {
         if !uses.isEmpty, uses.allSatisfy(Self.isShapeArgument) { return .shapeArithmetic }
         if try isPECoordinateGrid(stored, uses: uses) { return .peCoordinateGrid }
+        if try isSinePositionFrequencies(stored, uses: uses) { return .sinePositionFrequencies }
+        if try isPaddingPointCoordinates(stored, uses: uses) { return .paddingPointCoordinates }
         return nil
     }
 

@@ -35,6 +35,21 @@ public enum StateDictImport {
         var unmapped: [UnmappedTensor] = []
         for key in stored.keys {
             let entry = stored.entries[key]!
+            switch SAM2Names.resolve(key) {
+            case .videoOnly:
+                result.dropped.append(DroppedTensor(file: path, name: key, rule: .dropVideoOnly))
+                continue
+            case .canonical(let name, _):
+                let tensor: Tensor
+                do { tensor = try stored.read(key) } catch { throw ImportError(error) }
+                let (value, narrowed) = tensor.narrowedToFloat32()
+                let origin = TensorOrigin(file: path, sources: [key], rule: narrowed ? .narrowFloat64 : .sam2ComponentRenamed,
+                                          derivation: .stored)
+                try result.insert(name, value, origin: origin)
+                continue
+            case nil:
+                break
+            }
             guard let resolved = CanonicalNames.resolve(key), resolved.path.contains(".") else {
                 if entry.isWeightLike {
                     unmapped.append(UnmappedTensor(file: path, name: key, dtype: entry.dtype.shortName, shape: entry.shape,

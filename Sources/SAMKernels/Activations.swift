@@ -17,4 +17,9 @@ extension Kernels {
             }
         }
     }
+
+    /// 1 / (1 + exp(-x)) in place, with libm's expf (SAM 2's sigmoid IoU head: a handful of values).
+    public static func sigmoid(_ x: inout FloatTensor) {
+        for i in x.data.indices { x.data[i] = 1 / (1 + expf(-x.data[i])) }
+    }
 }

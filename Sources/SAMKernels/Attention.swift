@@ -143,7 +143,7 @@ extension Kernels {
         let (headDim, valueHeadDim) = (s.headDim, s.valueHeadDim)
         let valueWidth = heads * valueHeadDim
         forEachAttentionBlock(batch: batch, heads: heads, queryLength: queryLength, scratchPerRow: keyLength,
-                              preferredRows: max(16, 65_536 / keyLength)) { scores, b, h, firstRow, rows in
+                              preferredRows: blasBlockRows(keyLength: keyLength, headDim: headDim)) { scores, b, h, firstRow, rows in
             let biasHead = biasPerBatch ? b * heads + h : h
             let biasRows = bias.map { $0 + (biasHead * queryLength + firstRow) * keyLength }
             // Written straight into the merged layout.
@@ -153,6 +153,16 @@ extension Kernels {
                        scale: scale, biasRow: { r in biasRows.map { $0 + r * keyLength } }, scores: scores,
                        into: out + (b * queryLength + firstRow) * valueWidth + h * valueHeadDim, outStride: valueWidth)
         }
+    }
+
+    /// Query rows per BLAS-path block: scores within ~256 KB, at least 16 rows. Wide heads over many
+    /// keys (Hiera's global blocks: 96-dim heads over 4096 tokens) take 128: every block re-packs the
+    /// head's keys and values (1.5 MB each there), which 16 rows of products did not repay
+    /// (`sambench attention`, SAM 2.1 tiny's global block: 839 ms at 16 rows, 572 ms at 128, level
+    /// from 64 to 512). Narrower heads keep the 16-row rule (SAM's decoder and TinyViT's windows).
+    static func blasBlockRows(keyLength: Int, headDim: Int) -> Int {
+        let rows = max(16, 65_536 / keyLength)
+        return headDim > 64 && keyLength >= 1024 ? max(rows, 128) : rows
     }
 
     /// One head's attention for `rows` queries with two single-threaded sgemms:

@@ -3,7 +3,8 @@ import SAMTensor
 
 /// The answer to one prompt.
 public struct Prediction: Sendable {
-    /// All four low-res mask logits [1, 4, 4g, 4g], whatever the selection.
+    /// All four low-res mask logits [1, 4, 4g, 4g], whatever the selection; clamped to -32...32 for
+    /// SAM 2, as SAM2ImagePredictor returns them (the masks are made before the clamp, as there).
     public let lowResLogits: FloatTensor
     /// All four IoU predictions.
     public let iouPredictions: [Float]
@@ -13,6 +14,8 @@ public struct Prediction: Sendable {
     public let masks: BinaryMasks
     /// The selected index with the highest IoU prediction.
     public let best: Int
+    /// SAM 2's object-score logit (> 0: the object is there); nil for SAM.
+    public let objectScoreLogit: Float?
     /// Seconds spent in each stage ("prompt_encoder+mask_decoder", "postprocess").
     public let timings: [String: Double]
 

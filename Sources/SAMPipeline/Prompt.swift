@@ -43,7 +43,9 @@ public enum MaskSelection: String, Sendable, CaseIterable {
     case multimask
     /// All four decoder outputs, mask 0 included.
     case all
-    /// The official ONNX export's single mask: the best score after adding (points - 2.5) * 1000 to mask 0's,
-    /// so one point picks among 1...3 and several points (or a box) favour mask 0.
+    /// The model family's single mask. SAM: the official ONNX export's rule, the best score after
+    /// adding (points - 2.5) * 1000 to mask 0's, so one point picks among 1...3 and several points (or
+    /// a box) favour mask 0. SAM 2: SAM2ImagePredictor's multimask_output=False, mask 0 unless its
+    /// stability score is below 0.98, then the multimask output with the best score.
     case single
 }

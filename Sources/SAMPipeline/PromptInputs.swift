@@ -3,8 +3,10 @@ import SAMModel
 import SAMTensor
 
 /// A `Prompt` checked and mapped to the decoder's inputs: coordinates in the model's input frame,
-/// box corners as points labelled 2 and 3 after the points, the padding point only without a box.
-/// ref: mobile_sam/predictor.py SamPredictor.predict (apply_coords, apply_boxes); prompt_encoder.py forward
+/// box corners as points labelled 2 and 3 after the points and the padding point only without a
+/// box (SAM), or the corners before the points and the padding point always (SAM 2: `PromptLayout`).
+/// ref: mobile_sam/predictor.py SamPredictor.predict (apply_coords, apply_boxes); prompt_encoder.py forward;
+/// sam2/sam2_image_predictor.py SAM2ImagePredictor._prep_prompts, _predict (concat_points)
 struct PromptInputs {
     let points: FloatTensor
     let labels: FloatTensor
@@ -13,7 +15,8 @@ struct PromptInputs {
     /// Sparse tokens the decoder sees (points, box corners, padding): the single-mask rule counts these.
     let tokenCount: Int
 
-    init(_ prompt: Prompt, originalSize: ImageSize, resize: ResizeLongestSide, config: SAMConfig) throws(PipelineError) {
+    init(_ prompt: Prompt, originalSize: ImageSize, transform: InputTransform, layout: PromptLayout,
+         config: SAMConfig) throws(PipelineError) {
         guard !prompt.points.isEmpty || prompt.box != nil else {
             throw .invalidPrompt("give at least one point or a box")
         }
@@ -33,6 +36,7 @@ struct PromptInputs {
         }
         var coordinates = prompt.points.flatMap { [$0.x, $0.y] }
         var labels = prompt.points.map { Float($0.label) }
+        var corners: [Float] = []
         if let box = prompt.box {
             guard [box.x0, box.y0, box.x1, box.y1].allSatisfy(\.isFinite) else { throw .invalidPrompt("the box has a non-finite corner") }
             guard box.x1 >= box.x0, box.y1 >= box.y0 else {
@@ -42,15 +46,23 @@ struct PromptInputs {
                 throw .invalidPrompt("box (\(box.x0), \(box.y0), \(box.x1), \(box.y1)) reaches outside the \(originalSize.width)x\(originalSize.height) image")
             }
             // ref: prompt_encoder.py _embed_boxes — corners get point_embeddings[2] and [3]
-            coordinates += [box.x0, box.y0, box.x1, box.y1]
-            labels += [2, 3]
+            corners = [box.x0, box.y0, box.x1, box.y1]
+        }
+        // ref: sam2_image_predictor.py _predict — concat_coords = torch.cat([box_coords, point_coords], dim=1)
+        if layout.boxFirst {
+            coordinates = corners + coordinates
+            labels = (corners.isEmpty ? [] : [2, 3]) + labels
+        } else {
+            coordinates += corners
+            labels += corners.isEmpty ? [] : [2, 3]
         }
         let mapped: [Float]
-        do { mapped = try resize.applyCoords(coordinates, originalSize: originalSize) } catch { throw .image(error) }
+        do { mapped = try transform.applyCoords(coordinates, originalSize: originalSize) } catch { throw .image(error) }
         points = FloatTensor(shape: [1, pointCount, 2], data: mapped)
         self.labels = FloatTensor(shape: [1, pointCount], data: labels)
-        // ref: predictor.py predict_torch -> prompt_encoder(points, boxes, masks): _embed_points(pad=(boxes is None))
-        appendPaddingPoint = prompt.box == nil
+        // ref: predictor.py predict_torch -> prompt_encoder(points, boxes, masks): _embed_points(pad=(boxes is None));
+        // SAM 2 passes the box as points, so its prompt encoder always pads
+        appendPaddingPoint = layout.appendsPaddingPoint(hasBox: prompt.box != nil)
         tokenCount = pointCount + (appendPaddingPoint ? 1 : 0)
 
         let maskSide = 4 * config.promptEncoder.imageEmbeddingSize

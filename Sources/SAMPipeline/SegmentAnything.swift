@@ -4,21 +4,21 @@ import SAMModel
 import SAMModelFile
 import SAMTensor
 
-/// Segment Anything for apps, as upstream's `SamPredictor`:
+/// Segment Anything for apps, as upstream's `SamPredictor` (and SAM 2's `SAM2ImagePredictor`):
 /// load a model, set an image once (the encoder runs), then predict masks for any number of prompts.
 public final class SegmentAnything {
     public let model: LoadedModel
-    /// How `setImage` turns a photo into the encoder input (the model configuration's pixel statistics).
-    public let preprocessor: SamPreprocessor
-    private let resize: ResizeLongestSide
-    private let postprocessor: MaskPostprocessor
+    /// The model family's image and prompt transform (SAM: longest side; SAM 2: square).
+    public let transform: InputTransform
 
-    /// The current image's embeddings and sizes (nil before setImage / setEmbeddings).
-    public private(set) var embeddings: FloatTensor? {
+    /// The current image's features and sizes (nil before setImage / setEmbeddings / setFeatures).
+    public private(set) var features: ImageFeatures? {
         didSet { decoderState = nil }
     }
-    /// The decoder's prompt-independent work on `embeddings`, made once per image.
-    private var decoderState: MaskDecoderImageState?
+    /// The decoder's prompt-independent work on `features`, made once per image (`Sam.decoderImageState`).
+    private var decoderState: DecoderImageState?
+    /// The image embedding [1, C, g, g] (the features' first map).
+    public var embeddings: FloatTensor? { features?.embedding }
     public private(set) var originalSize: ImageSize?
     /// The resized image's size inside the padded square (upstream's `input_size`).
     public private(set) var inputSize: ImageSize?
@@ -38,24 +38,34 @@ public final class SegmentAnything {
     public init(model: LoadedModel) {
         self.model = model
         modelIdentity = model.metadata.identity
-        let encoder = model.metadata.config.imageEncoder, side = encoder.imageSize
-        preprocessor = SamPreprocessor(encoder.preprocessing, imageSize: side)
-        resize = ResizeLongestSide(targetLength: side)
-        postprocessor = MaskPostprocessor(imageSize: side)
+        transform = Self.transform(for: model.metadata.config.imageEncoder)
+    }
+
+    /// The predictor transform of an image-encoder configuration's family.
+    public static func transform(for encoder: AnyImageEncoderConfig) -> InputTransform {
+        let side = encoder.imageSize, preprocessing = encoder.preprocessing
+        switch preprocessing.resize {
+        case .longestSide:
+            return .longestSide(SamPreprocessor(pixelMean: preprocessing.pixelMean.map(Float.init),
+                                                pixelStd: preprocessing.pixelStd.map(Float.init), imageSize: side))
+        case .square:
+            return .square(SquarePreprocessor(side: side, pixelMean: preprocessing.pixelMean.map(Float.init),
+                                              pixelStd: preprocessing.pixelStd.map(Float.init)))
+        }
     }
 
     /// Resizes, normalises and pads `image`, and runs the image encoder.
-    /// ref: mobile_sam/predictor.py SamPredictor.set_image / set_torch_image
+    /// ref: mobile_sam/predictor.py SamPredictor.set_image; sam2/sam2_image_predictor.py SAM2ImagePredictor.set_image
     public func setImage(_ image: RGBImage) throws(PipelineError) {
         let started = Date()
         let prepared: (input: FloatTensor, inputSize: ImageSize)
-        do { prepared = try preprocessor.prepare(image) } catch { throw .image(error) }
+        do { prepared = try transform.prepare(image) } catch { throw .image(error) }
         let encoding = Date()
-        let encoded: FloatTensor
-        do { encoded = try model.sam.encodeImage(prepared.input) } catch { throw .run(error) }
-        try Self.requireFinite(encoded, stage: "image_encoder")
+        let encoded: ImageFeatures
+        do { encoded = try model.sam.encodeFeatures(prepared.input) } catch { throw .run(error) }
+        for map in encoded.maps { try Self.requireFinite(map, stage: "image_encoder") }
         let state = try decoderState(for: encoded)
-        embeddings = encoded
+        features = encoded
         decoderState = state
         originalSize = image.size
         inputSize = prepared.inputSize
@@ -65,16 +75,24 @@ public final class SegmentAnything {
 
     /// The record of embeddings this model computes for an image of `originalSize`.
     public func provenance(forOriginalSize originalSize: ImageSize) -> EmbeddingsProvenance {
-        EmbeddingsProvenance(originalSize: originalSize, inputSize: resize.targetSize(originalSize), modelIdentity: modelIdentity)
+        EmbeddingsProvenance(originalSize: originalSize, inputSize: transform.inputSize(for: originalSize), modelIdentity: modelIdentity)
     }
 
-    /// Reuses embeddings computed earlier (encode once, decode many) for the image of `originalSize`.
-    /// `provenance` is what they were computed from (`embeddingsProvenance` after `setImage`, or
-    /// samrun's `image_embeddings.json`): embeddings of another image size or another model, or with
-    /// no record, are refused unless `allowMismatch`, since the masks would be computed against the
-    /// wrong image without a sign.
+    /// Reuses embeddings computed earlier (encode once, decode many) for the image of `originalSize`:
+    /// `setFeatures` with the embedding alone, which is all SAM's and MobileSAM's decoders take.
     public func setEmbeddings(_ cached: FloatTensor, originalSize: ImageSize, provenance: EmbeddingsProvenance?,
                               allowMismatch: Bool = false) throws(PipelineError) {
+        try setFeatures(ImageFeatures(embedding: cached), originalSize: originalSize, provenance: provenance,
+                        allowMismatch: allowMismatch)
+    }
+
+    /// Reuses image features computed earlier for the image of `originalSize` (SAM 2: the embedding
+    /// and both high-resolution maps, `config.imageEncoder.featureNames`). `provenance` is what they
+    /// were computed from (`embeddingsProvenance` after `setImage`, or samrun's sidecar): features of
+    /// another image size or another model, or with no record, are refused unless `allowMismatch`,
+    /// since the masks would be computed against the wrong image without a sign.
+    public func setFeatures(_ cached: ImageFeatures, originalSize: ImageSize, provenance: EmbeddingsProvenance?,
+                            allowMismatch: Bool = false) throws(PipelineError) {
         let record = self.provenance(forOriginalSize: originalSize)
         if !allowMismatch {
             guard let provenance else {
@@ -85,60 +103,70 @@ public final class SegmentAnything {
                 throw .embeddingsMismatch("the embeddings do not belong to this image and model: " + differences.joined(separator: "; "))
             }
         }
-        let config = model.metadata.config.promptEncoder
-        let expected = [1, config.embedDim, config.imageEmbeddingSize, config.imageEmbeddingSize]
-        guard cached.shape == expected else {
-            throw .invalidState("embeddings have shape \(Shape.text(cached.shape)), this model's are \(Shape.text(expected))")
+        let encoder = model.metadata.config.imageEncoder
+        let names = encoder.featureNames, shapes = encoder.featureShapes
+        guard cached.maps.count == names.count else {
+            throw .invalidState("\(cached.maps.count) image feature map(s) given, this model's are \(names.joined(separator: ", "))")
         }
-        guard cached.data.allSatisfy(\.isFinite) else { throw .invalidState("embeddings contain NaN or infinite values") }
+        for (map, (name, shape)) in zip(cached.maps, zip(names, shapes)) {
+            guard map.shape == shape else {
+                throw .invalidState("\(name) has shape \(Shape.text(map.shape)), this model's is \(Shape.text(shape))")
+            }
+            guard map.data.allSatisfy(\.isFinite) else { throw .invalidState("\(name) contains NaN or infinite values") }
+        }
         let state = try decoderState(for: cached)
-        embeddings = cached
+        features = cached
         decoderState = state
         self.originalSize = originalSize
-        inputSize = resize.targetSize(originalSize)
+        inputSize = transform.inputSize(for: originalSize)
         embeddingsProvenance = allowMismatch ? provenance : record  // forced: what they were really computed from, if known
         imageTimings = [:]
     }
 
     /// Masks for `prompt` on the current image.
-    /// ref: mobile_sam/predictor.py SamPredictor.predict / predict_torch
+    /// ref: mobile_sam/predictor.py SamPredictor.predict / predict_torch; sam2_image_predictor.py predict / _predict
     public func predict(_ prompt: Prompt, selection: MaskSelection = .multimask) throws(PipelineError) -> Prediction {
-        guard let embeddings, let originalSize, let inputSize else {
+        guard let features, let originalSize, let inputSize else {
             throw .invalidState("no image: call setImage or setEmbeddings first")
         }
-        let inputs = try PromptInputs(prompt, originalSize: originalSize, resize: resize, config: model.metadata.config)
+        guard let decoder = model.sam.maskDecoder else { throw .run(.missingComponent("mask_decoder")) }
+        let inputs = try PromptInputs(prompt, originalSize: originalSize, transform: transform, layout: model.sam.promptLayout,
+                                      config: model.metadata.config)
         let started = Date()
-        let (masks, iou): (FloatTensor, FloatTensor)
+        let prediction: MaskPrediction
         do {
-            if let decoderState {
-                (masks, iou) = try model.sam.decode(imageState: decoderState, points: inputs.points, labels: inputs.labels,
-                                                    appendPaddingPoint: inputs.appendPaddingPoint, maskInput: inputs.maskInput,
-                                                    hasMaskInput: inputs.maskInput == nil ? 0 : 1)
-            } else {
-                (masks, iou) = try model.sam.decode(imageEmbeddings: embeddings, points: inputs.points, labels: inputs.labels,
-                                                    appendPaddingPoint: inputs.appendPaddingPoint, maskInput: inputs.maskInput,
-                                                    hasMaskInput: inputs.maskInput == nil ? 0 : 1)
-            }
+            prediction = try model.sam.decode(imageState: decoderState ?? DecoderImageState(features: features),
+                                              points: inputs.points, labels: inputs.labels,
+                                              appendPaddingPoint: inputs.appendPaddingPoint, maskInput: inputs.maskInput,
+                                              hasMaskInput: inputs.maskInput == nil ? 0 : 1)
         } catch {
             throw .run(error)
         }
+        let (masks, iou) = (prediction.masks, prediction.iou)
         try Self.requireFinite(masks, stage: "mask_decoder (mask logits)")
         try Self.requireFinite(iou, stage: "mask_decoder (IoU predictions)")
         let decoded = Date()
-        let selected = Self.select(selection, iou: iou.data, pointCount: inputs.tokenCount)
-        let selectedLogits = Self.gather(masks, selected)
+        let selected = Self.select(selection, iou: iou.data, pointCount: inputs.tokenCount) { decoder.singleMaskIndex(prediction, tokenCount: $0) }
+        // The masks come from the logits as decoded; the returned logits are clamped where the family's predictor clamps them.
         let binary: BinaryMasks
-        do { binary = try postprocessor.masks(selectedLogits, inputSize: inputSize, originalSize: originalSize) } catch { throw .image(error) }
+        do {
+            binary = try transform.masks(Self.gather(masks, selected), inputSize: inputSize, originalSize: originalSize)
+        } catch {
+            throw .image(error)
+        }
         let best = selected.max { iou.data[$0] < iou.data[$1] } ?? 0
-        return Prediction(lowResLogits: masks, iouPredictions: iou.data, selected: selected, masks: binary, best: best,
+        let all = Array(0..<iou.count)
+        let returned = decoder.lowResolutionClamp.map { prediction.selecting(all, clampedTo: $0).masks } ?? masks
+        return Prediction(lowResLogits: returned, iouPredictions: iou.data, selected: selected, masks: binary, best: best,
+                          objectScoreLogit: prediction.objectScoreLogits?.data.first,
                           timings: ["prompt_encoder+mask_decoder": decoded.timeIntervalSince(started),
                                     "postprocess": Date().timeIntervalSince(decoded)])
     }
 
-    /// The decoder's per-image state for `embeddings` (nil for a model without a decoder).
-    private func decoderState(for embeddings: FloatTensor) throws(PipelineError) -> MaskDecoderImageState? {
+    /// The decoder's per-image state for `features` (nil for a model without a decoder).
+    private func decoderState(for features: ImageFeatures) throws(PipelineError) -> DecoderImageState? {
         guard model.sam.promptEncoder != nil, model.sam.maskDecoder != nil else { return nil }
-        do { return try model.sam.decoderImageState(imageEmbeddings: embeddings) } catch { throw .run(error) }
+        do { return try model.sam.decoderImageState(features: features) } catch { throw .run(error) }
     }
 
     /// Throws `.nonFinite` naming `stage` when `tensor` holds NaN or infinity.
@@ -152,15 +180,16 @@ public final class SegmentAnything {
         }
     }
 
-    /// ref: mask_decoder.py MaskDecoder.forward (mask_slice); utils/onnx.py SamOnnxModel.select_masks
-    static func select(_ selection: MaskSelection, iou: [Float], pointCount: Int) -> [Int] {
+    /// ref: mask_decoder.py MaskDecoder.forward (mask_slice); utils/onnx.py SamOnnxModel.select_masks.
+    /// `.single` asks `singleMask` (the decoder family's rule: SAM's official-export rule, SAM 2's
+    /// stability fallback) with the token count; without one, SAM's rule.
+    static func select(_ selection: MaskSelection, iou: [Float], pointCount: Int,
+                       singleMask: ((Int) -> Int)? = nil) -> [Int] {
         switch selection {
         case .multimask: return Array(1..<iou.count)
         case .all: return Array(0..<iou.count)
         case .single:
-            // score_reweight = [1000] + [0] * (num_mask_tokens - 1); score = iou + (num_points - 2.5) * score_reweight
-            let scores = iou.enumerated().map { $0.offset == 0 ? $0.element + (Float(pointCount) - 2.5) * 1000 : $0.element }
-            return [scores.indices.max { scores[$0] < scores[$1] } ?? 0]
+            return [singleMask?(pointCount) ?? MaskDecoder.officialSingleMaskIndex(iou: iou, tokenCount: pointCount)]
         }
     }
 

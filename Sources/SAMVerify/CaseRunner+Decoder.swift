@@ -16,7 +16,7 @@ extension CaseRunner {
     }
 
     func runDecoder(_ referenceCase: ReferenceCase, into result: inout CaseResult) {
-        var inputs = [references.imageEmbeddingsFile]
+        var inputs = featureFiles
         var outputs: [OutputCheck] = []
         let hasOfficial = referenceCase.has("onnx_point_coords")
         let hasSplit = referenceCase.has("split_points")
@@ -27,6 +27,10 @@ extension CaseRunner {
             outputs += official.checks
             result.task = officialTask(referenceCase, checks: official.checks, native: official.native,
                                        tokenCount: official.tokenCount)
+            if referenceCase.has(Self.multimaskFlag) {
+                inputs.append(referenceCase.file(Self.multimaskFlag))
+                outputs += runPredictorSelection(referenceCase)
+            }
         }
         if hasSplit {
             inputs += ["split_points", "split_labels"].filter(referenceCase.has).map(referenceCase.file)
@@ -87,9 +91,9 @@ extension CaseRunner {
         case notApplicable(String)
     }
 
-    func runOfficialModel(_ inputs: OfficialInputs, embeddings: FloatTensor,
-                          observer: ModuleObserver? = nil) throws(SamError) -> (masks: FloatTensor, iou: FloatTensor) {
-        try sam.decode(imageEmbeddings: embeddings, points: inputs.points, labels: inputs.labels,
+    func runOfficialModel(_ inputs: OfficialInputs, features: ImageFeatures,
+                          observer: ModuleObserver? = nil) throws(SamError) -> MaskPrediction {
+        try sam.decode(features: features, points: inputs.points, labels: inputs.labels,
                        appendPaddingPoint: inputs.appendPaddingPoint, maskInput: inputs.maskInput,
                        hasMaskInput: inputs.hasMaskInput, observer: observer)
     }
@@ -97,8 +101,8 @@ extension CaseRunner {
     /// The official path's checks, and its native outputs when the model ran.
     func runOfficial(_ referenceCase: ReferenceCase) -> (checks: [OutputCheck], native: TaskComparison.DecoderOutputs?, tokenCount: Int) {
         // Every output of the path is expected; one without its reference file is reported (compare).
-        let outputs = Self.officialOutputs
-        let inputs: OfficialInputs, embeddings: FloatTensor
+        let outputs = Self.officialOutputs + (decodesObjectScores ? [Self.objectScoreOutput] : [])
+        let inputs: OfficialInputs, features: ImageFeatures
         switch officialInputs(referenceCase) {
         case .failure(.notApplicable(let reason)):
             return (outputs.map { check(referenceCase, $0, "official", status: .notApplicable, problem: reason) }, nil, 0)
@@ -106,18 +110,23 @@ extension CaseRunner {
             return (outputs.map { check(referenceCase, $0, "official", status: .badInput, problem: problem) }, nil, 0)
         case .success(let value): inputs = value
         }
-        switch imageEmbeddings {
+        switch imageFeatures {
         case .failure(let problem):
             return (outputs.map { check(referenceCase, $0, "official", status: .badInput, problem: problem.message) }, nil, 0)
-        case .success(let value): embeddings = value
+        case .success(let value): features = value
         }
         let started = ContinuousClock.now
-        let run: Result<(masks: FloatTensor, iou: FloatTensor), RunError>
-        do { run = .success(try runOfficialModel(inputs, embeddings: embeddings)) } catch { run = .failure(RunError(error)) }
+        let run: Result<MaskPrediction, RunError>
+        do { run = .success(try runOfficialModel(inputs, features: features)) } catch { run = .failure(RunError(error)) }
         let elapsed = seconds(since: started)
         let checks = outputs.map { output in
-            compare(run.map { output.0 == "low_res_masks" ? $0.masks : $0.iou }, referenceCase, output, path: "official",
-                    seconds: elapsed)
+            compare(run.map { prediction in
+                switch output.0 {
+                case "low_res_masks": prediction.masks
+                case "iou_predictions": prediction.iou
+                default: prediction.objectScoreLogits ?? FloatTensor(zeros: [0])
+                }
+            }, referenceCase, output, path: "official", seconds: elapsed)
         }
         return (checks, try? run.map { TaskComparison.DecoderOutputs(masks: $0.masks, iou: $0.iou) }.get(), inputs.tokenCount)
     }
@@ -143,9 +152,10 @@ extension CaseRunner {
         do {
             let sparse = try promptEncoder.embedPoints(coords: points, labels: labels)
             let dense = try promptEncoder.denseEmbedding(maskInput: nil, hasMaskInput: 0)
-            let (masks, iou) = try maskDecoder.predictMasks(imageEmbeddings: embeddings,
-                                                            imagePE: promptEncoder.denseImagePositionalEncoding(),
-                                                            sparse: sparse, dense: dense)
+            let prediction = try maskDecoder.predictMasks(features: ImageFeatures(embedding: embeddings),
+                                                          imagePE: promptEncoder.denseImagePositionalEncoding(),
+                                                          sparse: sparse, dense: dense, observer: nil)
+            let (masks, iou) = (prediction.masks, prediction.iou)
             run = .success(["split_sparse_embeddings": sparse, "split_masks": masks, "split_iou_predictions": iou])
         } catch {
             run = .failure(RunError(error))

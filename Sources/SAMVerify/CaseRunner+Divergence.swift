@@ -53,11 +53,11 @@ extension CaseRunner {
             _ = try? sam.encodeImage(image, observer: walk.observer)
         } else {
             guard referenceCase.has("onnx_point_coords"), case .success(let inputs) = officialInputs(referenceCase),
-                  case .success(let embeddings) = imageEmbeddings else {
+                  case .success(let features) = imageFeatures else {
                 return .failure(InputProblem(message: "the module dumps are of the official decoder path, which this case "
                                              + "cannot run; no module can be named"))
             }
-            _ = try? runOfficialModel(inputs, embeddings: embeddings, observer: walk.observer)
+            _ = try? runOfficialModel(inputs, features: features, observer: walk.observer)
         }
         return .success(walk)
     }

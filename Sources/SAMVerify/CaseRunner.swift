@@ -7,11 +7,10 @@ final class CaseRunner {
     let references: ReferenceSet
     let options: VerifyOptions
     let observer: ArtifactObserver?
-    lazy var imageEmbeddings: Result<FloatTensor, InputProblem> = loadInput(references.imageEmbeddingsFile).flatMap { tensor in
-        let config = sam.config.promptEncoder
-        return Self.shape(tensor, of: references.imageEmbeddingsFile,
-                          is: [1, config.embedDim, config.imageEmbeddingSize, config.imageEmbeddingSize]).map { tensor }
-    }
+    /// The reference image features every decoder case takes (SAM's `image_embeddings.npy`; SAM 2's
+    /// `image_embed.npy` and `high_res_feats_*.npy`), read once.
+    lazy var imageFeatures: Result<ImageFeatures, InputProblem> = loadImageFeatures()
+    var imageEmbeddings: Result<FloatTensor, InputProblem> { imageFeatures.map(\.embedding) }
     /// The frame every task-level check brings the masks to.
     lazy var frame: Result<MaskFrame, InputProblem> = MaskFrame.of(references, imageSize: sam.config.imageEncoder.imageSize)
     /// What the case being run produced, for the observer; reset for every case.
@@ -30,9 +29,12 @@ final class CaseRunner {
         let message: String
     }
 
-    /// The expected outputs of each path: (reported name, reference file base name).
-    static let encoderOutputs = [("image_embeddings", "image_embeddings")]
+    /// The expected outputs of each path: (reported name, reference file base name). The encoder's
+    /// are its configuration's feature names (SAM: image_embeddings).
+    var encoderOutputs: [(String, String)] { sam.config.imageEncoder.featureNames.map { ($0, $0) } }
     static let officialOutputs = [("low_res_masks", "onnx_low_res_masks"), ("iou_predictions", "onnx_iou_predictions")]
+    /// SAM 2's decoder also predicts whether the object is there.
+    static let objectScoreOutput = ("object_score_logits", "onnx_object_score_logits")
     static let splitOutputs = [("split_sparse_embeddings", "split_sparse_embeddings"), ("split_masks", "split_masks"),
                                ("split_iou_predictions", "split_iou_predictions")]
 

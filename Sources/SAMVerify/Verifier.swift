@@ -125,10 +125,12 @@ public enum Verifier {
         let summary = ReferenceSummary(given: referencesPath ?? references.root, root: references.root,
                                        layout: references.layoutDescription, manifest: references.manifest != nil,
                                        cases: references.caseNames)
-        return VerificationReport(model: model, references: summary,
-                                  commandLine: ToleranceOverride(atol: options.atol, rtol: options.rtol), cases: results,
-                                  manifestTolerances: references.manifestTolerances,
-                                  limits: ToleranceOverride(atol: options.maxAtol, rtol: options.maxRtol),
-                                  taskThresholds: references.taskThresholds)
+        var report = VerificationReport(model: model, references: summary,
+                                        commandLine: ToleranceOverride(atol: options.atol, rtol: options.rtol), cases: results,
+                                        manifestTolerances: references.manifestTolerances,
+                                        limits: ToleranceOverride(atol: options.maxAtol, rtol: options.maxRtol),
+                                        taskThresholds: references.taskThresholds)
+        report.decoderInputs = runner.decoderInputsNote
+        return report
     }
 }

@@ -7,6 +7,7 @@
 //   sambench profile-decoder MODEL.samw DROP_DIR [--runs N] [--depth D]
 //   sambench profile-encoder MODEL.samw DROP_DIR [--runs N] [--depth D]
 //   sambench attention [--runs N]
+//   sambench encoder MODEL.samw SET_DIR [--runs N] [--threads T]
 //   (model modes take --untuned: without Kernels.tuneProcessForInference, as an app that did not opt in)
 //
 // `run`: model load (ModelFile.load), image encoder latency on references/input_image.npy
@@ -17,6 +18,9 @@
 // `encoder`: model load and image-encoder latency alone (one untimed warm-up first) on any
 // family's model and a preprocessed [1,3,S,S] input, and peak RSS, for sets without the drop's cases.
 // `sgemm`: a large square BLAS.sgemm timing, for the achieved-vs-peak GFLOP/s figure.
+// `encoder`: model load and the image encoder alone (every feature map, `Sam.encodeFeatures`) on a
+// reference set's references/input_image.npy, one untimed warm-up first, then peak RSS: the native
+// side of `make bench-sam2` (any family; SAM 2 sets have no drop-style decoder cases).
 // `attention`: Kernels.attention alone on the shapes MobileSAM runs, each kernel in turn
 // (median ms per call), to choose between them and to A/B-time a kernel change.
 import Foundation
@@ -121,7 +125,8 @@ case "attention":
                  ("decoder token-to-image, 16 points", 1, 22, 4096, 8, 16),
                  ("decoder token-to-image, 1 point", 1, 7, 4096, 8, 16),
                  ("encoder stage 2, 7x7 windows", 64, 49, 49, 5, 32),
-                 ("encoder stage 3, 14x14 windows", 4, 196, 196, 10, 32)]
+                 ("encoder stage 3, 14x14 windows", 4, 196, 196, 10, 32),
+                 ("SAM 2.1 tiny global block, 64x64", 1, 4096, 4096, 4, 96)]
     var results: [[String: Any]] = []
     for (name, batch, lq, lk, heads, dim) in cases {
         let q = random([batch, lq, heads * dim]), k = random([batch, lk, heads * dim]), v = random([batch, lk, heads * dim])
@@ -239,10 +244,10 @@ case "run":
 
     // The decoder's prompt-independent work, once per image as SegmentAnything.setImage does it.
     var stateTimes: [Double] = []
-    var imageState: MaskDecoderImageState? = nil
+    var imageState: DecoderImageState? = nil
     for run in 0...decoderRuns {  // run 0 is a warm-up
         let s = now()
-        do { imageState = try sam.decoderImageState(imageEmbeddings: embeddings) } catch { fail("decoder image state: \(error)") }
+        do { imageState = try sam.decoderImageState(features: ImageFeatures(embedding: embeddings)) } catch { fail("decoder image state: \(error)") }
         if run > 0 { stateTimes.append(now() - s) }
     }
     guard let imageState else { fail("no decoder image state") }
@@ -263,7 +268,7 @@ case "run":
         var times: [Double] = [], decodeOnly: [Double] = []
         for run in 0...decoderRuns {  // run 0 is a warm-up
             let s = now()
-            let out: (masks: FloatTensor, iou: FloatTensor)
+            let out: MaskPrediction
             do {
                 out = try sam.decode(imageState: imageState, points: points, labels: labels, appendPaddingPoint: padded,
                                      maskInput: maskInput, hasMaskInput: hasMask)
@@ -285,6 +290,24 @@ case "run":
           "blas": BLAS.backendDescription, "threads": threads, "kernel_workers": Kernels.workerCount,
           "openblas_coretype_env": ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"] ?? NSNull(),
           "peak_rss_kib": peakRSSKiB()])
+
+case "encoder":
+    guard args.count >= 3 else { fail("encoder needs MODEL.samw SET_DIR") }
+    let runs = option(args, "--runs", 3)
+    let t0 = now()
+    let loaded: LoadedModel
+    do { loaded = try ModelFile.load(args[1]) } catch { fail("\(args[1]): \(error)") }
+    let loadSeconds = now() - t0
+    let image = load(args[2] + "/references/input_image.npy")
+    var times: [Double] = []
+    for run in 0...runs {  // run 0 is a warm-up
+        let s = now()
+        do { _ = try loaded.sam.encodeFeatures(image) } catch { fail("encodeFeatures: \(error)") }
+        if run > 0 { times.append(now() - s) }
+    }
+    emit(["mode": "native", "load_s": loadSeconds, "encoder_runs": times, "encoder_median_s": median(times),
+          "family": loaded.metadata.config.imageEncoder.family, "blas": BLAS.backendDescription, "threads": threads,
+          "kernel_workers": Kernels.workerCount, "peak_rss_kib": peakRSSKiB()])
 
 default:
     fail("unknown mode \(mode)")

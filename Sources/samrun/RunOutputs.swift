@@ -9,9 +9,17 @@ import SAMTensor
 /// its name, earlier outputs this run does not make are taken away, and a failure part-way puts back
 /// what was there, so the folder never holds a mix of two runs.
 struct RunOutputs {
-    /// Every name samrun writes into its folder.
-    static let ownedNames = ["image_embeddings.npy", "image_embeddings.json", "low_res_masks.npy", "iou_predictions.npy",
+    /// Every name samrun writes into its folder (SAM's features or SAM 2's).
+    static let ownedNames = ["image_embeddings.npy", "image_embeddings.json", "image_embed.npy", "image_embed.json",
+                             "high_res_feats_0.npy", "high_res_feats_1.npy", "low_res_masks.npy", "iou_predictions.npy",
                              "mask_0.png", "mask_1.png", "mask_2.png", "mask_3.png", "overlay.png", "result.json"]
+
+    /// The files of a cached run's features: `given` for the first map, the others (SAM 2's
+    /// high-resolution maps) under their names beside it.
+    static func featureFiles(given: String, names: [String]) -> [String] {
+        let folder = URL(fileURLWithPath: given).deletingLastPathComponent().path
+        return [given] + names.dropFirst().map { folder + "/" + $0 + ".npy" }
+    }
 
     let folder: String
     let policy: OutputPolicy
@@ -32,12 +40,15 @@ struct RunOutputs {
     /// Writes every output into the staging folder; returns their names.
     private func stage(in staged: StagedFolder) throws -> [String] {
         var names: [String] = []
-        if let embeddings = predictor.embeddings {
-            try NPY.write(embeddings.tensor, to: staged.path("image_embeddings.npy"))
-            names.append("image_embeddings.npy")
-            if let provenance = predictor.embeddingsProvenance {
-                try AtomicFile.write(Array(try provenance.encoded()), to: staged.path("image_embeddings.json"))
-                names.append("image_embeddings.json")
+        if let features = predictor.features {
+            let featureNames = predictor.model.metadata.config.imageEncoder.featureNames
+            for (map, name) in zip(features.maps, featureNames) {
+                try NPY.write(map.tensor, to: staged.path(name + ".npy"))
+                names.append(name + ".npy")
+            }
+            if let provenance = predictor.embeddingsProvenance, let first = featureNames.first {
+                try AtomicFile.write(Array(try provenance.encoded()), to: staged.path(first + ".json"))
+                names.append(first + ".json")
             }
         }
         try NPY.write(prediction.lowResLogits.tensor, to: staged.path("low_res_masks.npy"))
@@ -84,6 +95,7 @@ struct RunOutputs {
             object["embeddings_computed_from"] = NSNull()
         }
         if let profile { object["profile"] = profile }
+        if let logit = prediction.objectScoreLogit { object["object_score_logit"] = Double(logit) }
         // Every number here is finite: the pipeline refuses NaN or infinite outputs at the stage that made them.
         return try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
     }

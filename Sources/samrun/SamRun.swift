@@ -17,14 +17,16 @@ struct SamRun: ParsableCommand {
         discussion: """
         Coordinates are original-image pixels (negative ones may be typed as --point -5,10 or --point=-5,10; \
         points outside the image are refused). LABEL is 1 (foreground, the default) or 0 (background).
-        Writes to --out: image_embeddings.npy [1,C,g,g] and image_embeddings.json (the image size, input size \
-        and model they were computed from), low_res_masks.npy (all four logits), iou_predictions.npy [1,4], \
+        Writes to --out: image_embeddings.npy [1,C,g,g] (SAM 2: image_embed.npy, high_res_feats_0.npy and \
+        high_res_feats_1.npy) and image_embeddings.json (image_embed.json; the image size, input size and model \
+        they were computed from), low_res_masks.npy (all four logits), iou_predictions.npy [1,4], \
         mask_<i>.png for each selected mask at the image's size, overlay.png (the best mask tinted, prompts drawn) \
         and result.json (scores, sizes, seconds per stage). The files are staged and put in place together: the \
         folder never mixes two runs. A directory, link, device or FIFO at one of those names, or an input there, \
         is refused and left as it is.
-        --embeddings reuses image_embeddings.npy from an earlier run and skips the encoder; it must have been \
-        computed by this model from an image of this size (its image_embeddings.json says), unless --force.
+        --embeddings reuses image_embeddings.npy (SAM 2: image_embed.npy, with the high_res_feats_*.npy beside \
+        it) from an earlier run and skips the encoder; it must have been computed by this model from an image of \
+        this size (its .json record says), unless --force.
         Exit status: 0 success; 2 bad input or usage (every input is checked before anything is written).
         """)
 
@@ -41,7 +43,8 @@ struct SamRun: ParsableCommand {
     @Option(help: "Cached image embeddings (.npy) of this image, from an earlier run with this model.") var embeddings: String?
     @Flag(help: "Use --embeddings even when their record says another image size or model, or is missing.")
     var force = false
-    @Option(help: "Masks to return: multimask (1-3), all (0-3) or single (the official ONNX rule).") var masks: String = "multimask"
+    @Option(help: "Masks to return: multimask (1-3), all (0-3) or single (SAM: the official ONNX rule; SAM 2: mask 0 unless unstable).")
+    var masks: String = "multimask"
     @Option(name: .customLong("max-pixels"), help: "Largest image (width x height) to decode; larger ones are refused from the header.")
     var maxPixels: Int = ImageLimits.default.maxPixels
     @Option(help: "Output folder.") var out: String = "samrun-out"
@@ -97,25 +100,29 @@ struct SamRun: ParsableCommand {
         var prompt = Prompt(points: try points.map(PromptParsing.point), box: try box.first.map(PromptParsing.box))
         if let maskInput { prompt.maskInput = try RunFailure.wrap { FloatTensor(try NPY.read(maskInput)) } }
         guard profileDepth >= 1 else { throw RunFailure("--profile-depth must be at least 1") }
-        let cached = try embeddings.map { path throws(RunFailure) in try RunFailure.wrap { FloatTensor(try NPY.read(path)) } }
+        let started = Date()
+        let predictor = try RunFailure.wrap { try SegmentAnything(modelPath: model, verifyingChecksums: !skipChecksums) }
+        let loaded = Date()
+        // The cached features: the file given, and the model's other maps beside it (SAM 2's high_res_feats_*).
+        let featureFiles = embeddings.map { RunOutputs.featureFiles(given: $0, names: predictor.model.metadata.config.imageEncoder.featureNames) }
+        let cached = try featureFiles.map { files throws(RunFailure) in
+            try RunFailure.wrap { try ImageFeatures(maps: files.map { FloatTensor(try NPY.read($0)) })! }
+        }
         let sidecar = embeddings.map(EmbeddingsProvenance.sidecarPath(forEmbeddings:))
         let record = try sidecar.map { path throws(RunFailure) in try RunFailure.wrap { try EmbeddingsProvenance.read(sidecar: path) } } ?? nil
 
         // The output folder: nothing there may be a directory, link, device or one of this run's inputs.
-        let inputs = [model, image] + [maskInput, embeddings, sidecar].compactMap { $0 }
+        let inputs = [model, image] + [maskInput, sidecar].compactMap { $0 } + (featureFiles ?? [])
         let policy = OutputPolicy(existing: .replace, inputs: inputs, option: "--out")
         _ = try RunFailure.wrap { try StagedFolder.check(folder: out, ownedNames: RunOutputs.ownedNames, policy: policy) }
 
-        let started = Date()
-        let predictor = try RunFailure.wrap { try SegmentAnything(modelPath: model, verifyingChecksums: !skipChecksums) }
-        let loaded = Date()
         let photo = try RunFailure.wrap { try ImageIO.read(image, limits: ImageLimits(maxPixels: maxPixels)) }
         let decodedImage = Date()
         var moduleProfile: ModuleProfile? = nil
         var profiledTimings: [String: Double] = [:]
         if let cached {
             do {
-                try predictor.setEmbeddings(cached, originalSize: photo.size, provenance: record, allowMismatch: force)
+                try predictor.setFeatures(cached, originalSize: photo.size, provenance: record, allowMismatch: force)
             } catch {
                 if case .embeddingsMismatch(let message) = error {
                     throw RunFailure("--embeddings \(embeddings ?? ""): \(message) (record: \(sidecar ?? "")); "
@@ -127,17 +134,17 @@ struct SamRun: ParsableCommand {
             // The same steps as SegmentAnything.setImage, with the encoder observed.
             let recorder = ModuleProfile(depth: profileDepth)
             let prepareStart = Date()
-            let prepared = try RunFailure.wrap { try predictor.preprocessor.prepare(photo) }
+            let prepared = try RunFailure.wrap { try predictor.transform.prepare(photo) }
             let encodeStart = Date()
             recorder.start()
-            let encoded = try RunFailure.wrap { try predictor.model.sam.encodeImage(prepared.input, observer: recorder.observer) }
+            let encoded = try RunFailure.wrap { try predictor.model.sam.encodeFeatures(prepared.input, observer: recorder.observer) }
             recorder.finish()
             profiledTimings = ["preprocess": encodeStart.timeIntervalSince(prepareStart), "image_encoder": Date().timeIntervalSince(encodeStart)]
-            if !encoded.data.allSatisfy(\.isFinite) {
+            if !encoded.maps.allSatisfy({ $0.data.allSatisfy(\.isFinite) }) {
                 throw RunFailure("\(PipelineError.nonFinite(stage: "image_encoder", "on \(image)"))")
             }
             try RunFailure.wrap {
-                try predictor.setEmbeddings(encoded, originalSize: photo.size, provenance: predictor.provenance(forOriginalSize: photo.size))
+                try predictor.setFeatures(encoded, originalSize: photo.size, provenance: predictor.provenance(forOriginalSize: photo.size))
             }
             moduleProfile = recorder
         } else {

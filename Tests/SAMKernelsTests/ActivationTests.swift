@@ -47,6 +47,18 @@ struct ActivationTests {
         #expect(worstExcess <= 0, "gelu error exceeds its bound by \(worstExcess) at x = \(worstAt)")
     }
 
+    @Test("sigmoid is within float rounding of 1 / (1 + e^-x)")
+    func sigmoid() {
+        var rng = SplitMix64(seed: 41)
+        var x = randomTensor([3, 50], in: -20...20, using: &rng)
+        let expected = x.data.map { v -> Expected in
+            // expf within 1 ulp, then one addition and one division.
+            Expected(exact: 1.0) / (Expected(exact: 1.0) + Expected(exact: -v).exp(withinULPs: 1))
+        }
+        Kernels.sigmoid(&x)
+        expectClose(x, expected, shape: [3, 50], "sigmoid")
+    }
+
     @Test("ReLU clamps negatives only")
     func relu() {
         var x = FloatTensor(shape: [2, 3], data: [-2, -0.0, 0.5, 3, -1e-7, 7])

@@ -22,14 +22,14 @@ struct DecoderImageStateTests {
     @Test("decoding with the kept work gives the same bits, with and without a mask", arguments: [4, 24])
     func sameBits(side: Int) throws {
         let x = image(side: side, seed: UInt64(side))
-        let state = try decoder.imageState(imageEmbeddings: x.image, imagePE: x.pe, noMaskDense: x.noMask)
+        let state = try decoder.keptImageWork(imageEmbeddings: x.image, imagePE: x.pe, noMaskDense: x.noMask)
         var random = SyntheticDecoder.Random(state: 99)
         for tokens in [1, 3, 7] {
             let sparse = random.tensor([1, tokens, 16])
             let masked = random.tensor([1, 16, side, side])  // a mask prompt's dense embedding: the kept work does not apply
             for dense in [x.noMask, masked] {
                 let plain = try decoder.predictMasks(imageEmbeddings: x.image, imagePE: x.pe, sparse: sparse, dense: dense)
-                let kept = try decoder.predictMasks(imageState: state, imagePE: x.pe, sparse: sparse, dense: dense)
+                let kept = try decoder.predictMasks(kept: state, imagePE: x.pe, sparse: sparse, dense: dense)
                 #expect(kept.masks.isBitwiseEqual(to: plain.masks) && kept.iou.isBitwiseEqual(to: plain.iou), "g \(side), \(tokens) tokens")
             }
         }
@@ -38,7 +38,7 @@ struct DecoderImageStateTests {
     @Test("the kept work is what a no-mask prompt uses")
     func keptWorkIsUsed() throws {
         let a = image(side: 24, seed: 1), b = image(side: 24, seed: 2)
-        let stateA = try decoder.imageState(imageEmbeddings: a.image, imagePE: a.pe, noMaskDense: a.noMask)
+        let stateA = try decoder.keptImageWork(imageEmbeddings: a.image, imagePE: a.pe, noMaskDense: a.noMask)
         // A state claiming image b but holding a's kept work: the kept work decides the masks.
         let mixed = MaskDecoderImageState(imageEmbeddings: b.image, dense: stateA.dense, imageTokens: stateA.imageTokens,
                                           imagePETokens: stateA.imagePETokens, keysWithPE: stateA.keysWithPE,
@@ -47,7 +47,7 @@ struct DecoderImageStateTests {
         let sparse = random.tensor([1, 2, 16])
         let fromA = try decoder.predictMasks(imageEmbeddings: a.image, imagePE: a.pe, sparse: sparse, dense: a.noMask)
         let fromB = try decoder.predictMasks(imageEmbeddings: b.image, imagePE: a.pe, sparse: sparse, dense: a.noMask)
-        let kept = try decoder.predictMasks(imageState: mixed, imagePE: a.pe, sparse: sparse, dense: a.noMask)
+        let kept = try decoder.predictMasks(kept: mixed, imagePE: a.pe, sparse: sparse, dense: a.noMask)
         #expect(kept.masks.isBitwiseEqual(to: fromA.masks))
         #expect(!kept.masks.isBitwiseEqual(to: fromB.masks))
     }

@@ -2,6 +2,7 @@ import Foundation
 import SAMConvert
 import SAMFormats
 import SAMImage
+import SAMModel
 import SAMModelFile
 import SAMPipeline
 import SAMTensor
@@ -19,7 +20,7 @@ struct ModelLoadingTests {
         let folder = try TinyPipeline.folder()
         let loaded = try ModelFile.load(try TinyPipeline.model(in: folder))
         let mapped = try loaded.file.tensor(named: Self.sampleLinear).storage.bytes.baseAddress
-        let linear = loaded.sam.maskDecoder!.transformer.layers[0].selfAttn.qProj.weight
+        let linear = (loaded.sam.maskDecoder as! MaskDecoder).transformer.layers[0].selfAttn.qProj.weight
         #expect(!linear.isStoredAsHalf)
         linear.withFloats { #expect(UnsafeRawPointer($0.baseAddress) == mapped) }
     }
@@ -32,7 +33,7 @@ struct ModelLoadingTests {
         request.precision = .half
         _ = try Converter.run(request)
         let half = try ModelFile.load(request.output)
-        #expect(half.sam.maskDecoder!.transformer.layers[0].selfAttn.qProj.weight.isStoredAsHalf)
+        #expect((half.sam.maskDecoder as! MaskDecoder).transformer.layers[0].selfAttn.qProj.weight.isStoredAsHalf)
 
         // The same values stored as float32: every kernel then reads float32 from the start.
         var widened: [String: Tensor] = [:]
@@ -72,8 +73,8 @@ struct PipelinePreprocessingTests {
         request.configFile = config
         _ = try Converter.run(request)
         let custom = try SegmentAnything(modelPath: request.output)
-        #expect(custom.preprocessor.pixelMean == [10, 20, 30] && custom.preprocessor.pixelStd == [2, 4, 8])
+        #expect(custom.transform.pixelStatistics.mean == [10, 20, 30] && custom.transform.pixelStatistics.std == [2, 4, 8])
         let standard = try SegmentAnything(modelPath: try TinyPipeline.model(in: folder))
-        #expect(standard.preprocessor.pixelMean == [123.675, 116.28, 103.53])
+        #expect(standard.transform.pixelStatistics.mean == [123.675, 116.28, 103.53])
     }
 }

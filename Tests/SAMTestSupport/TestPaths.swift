@@ -15,6 +15,10 @@ public enum TestPaths {
     /// Seeded random prompts on the tiny sets' images, with PyTorch's outputs (converters/export_fuzz.py).
     public static let tinyFuzz = packageRoot + "/reference_outputs/tiny_fuzz"
     public static let vitTinyFuzz = packageRoot + "/reference_outputs/vit_tiny_fuzz"
+    /// The committed tiny SAM 2.1 reference set (converters/export_sam2.py --config tiny).
+    public static let sam2TinyReferences = packageRoot + "/reference_outputs/sam2_tiny"
+    /// Its checkpoint, as the published .pt files are laid out.
+    public static let sam2TinyCheckpoint = sam2TinyReferences + "/sam2.1_hiera_tiny_widths.pt"
 
     /// A full-size reference set (the drop): `SAM_DROP_DIR` when set, else `../shared/fixtures/mobilesam-seed0`
     /// beside the clone, as CI lays it out.

@@ -6,6 +6,7 @@
 extension SAMConfig {
     public static func inferred(fromShapes shapes: [String: [Int]], imageSize: Int? = nil, mergeStrides: [Int]? = nil,
                                 imageEmbeddingSize: Int? = nil, base: SAMConfig = .mobileSAM) -> SAMConfig {
+        let base = inferenceBase(base, shapes: shapes)
         var config = base
         func shape(_ key: String, rank: Int) -> [Int]? { ShapeQueries.shape(key, rank: rank, in: shapes) }
         func count(_ prefix: String) -> Int { ShapeQueries.childCount(prefix, in: shapes) }
@@ -49,6 +50,7 @@ extension SAMConfig {
         let iouDepth = count("\(decoder).iou_prediction_head.layers")
         if iouDepth > 0 { config.maskDecoder.iouHeadDepth = iouDepth }
         if let hidden = shape("\(decoder).iou_prediction_head.layers.0.weight", rank: 2) { config.maskDecoder.iouHeadHiddenDim = hidden[0] }
+        config.inferSAM2Decoder(fromShapes: shapes)
         return config
     }
 }

@@ -27,6 +27,19 @@ public struct SAMConfig: Codable, Sendable, Equatable {
     public static func sam(_ vit: ViTConfig) -> SAMConfig {
         SAMConfig(imageEncoder: AnyImageEncoderConfig(vit, family: ViTFamily.self))
     }
+
+    /// SAM 2.1 with the given Hiera: SAM's prompt encoder sizes, SAM 2's decoder additions, the
+    /// input and embedding grid from the Hiera (SAM2Base: image_size // backbone_stride 16).
+    /// ref: sam2/modeling/sam2_base.py SAM2Base._build_sam_heads; sam2/build_sam.py build_sam2
+    public static func sam2(_ hiera: HieraConfig) -> SAMConfig {
+        var config = SAMConfig(imageEncoder: AnyImageEncoderConfig(hiera, family: HieraFamily.self))
+        config.promptEncoder.embedDim = hiera.neckDim
+        config.promptEncoder.inputImageSize = hiera.imageSize
+        config.promptEncoder.imageEmbeddingSize = hiera.embeddingGridSize
+        config.maskDecoder.transformerDim = hiera.neckDim
+        config.maskDecoder.sam2 = SAM2DecoderOptions(highResolutionFeatures: hiera.highResolutionFeatures)
+        return config
+    }
 }
 
 /// TinyViT as MobileSAM builds it.
@@ -79,8 +92,44 @@ public struct MaskDecoderConfig: Codable, Sendable, Equatable {
     public var numMultimaskOutputs: Int
     public var iouHeadDepth: Int
     public var iouHeadHiddenDim: Int
+    /// SAM 2's additions to the decoder; nil for SAM's.
+    public var sam2: SAM2DecoderOptions? = nil
 
     public static let mobileSAM = MaskDecoderConfig(transformerDim: 256, depth: 2, numHeads: 8, mlpDim: 2048,
                                                     attentionDownsampleRate: 2, numMultimaskOutputs: 3,
                                                     iouHeadDepth: 3, iouHeadHiddenDim: 256)
+}
+
+/// What SAM 2's mask decoder adds to SAM's (sam2/modeling/sam/mask_decoder.py MaskDecoder.__init__
+/// arguments as SAM2Base and build_sam2 pass them); defaults are every published SAM 2 / 2.1 model's.
+public struct SAM2DecoderOptions: Codable, Sendable, Equatable {
+    public enum ObjectScoreHead: String, Codable, Sendable {
+        /// pred_obj_scores=False: no object-score token (the logit is a constant 10).
+        case none
+        /// pred_obj_scores=True: Linear(d, 1).
+        case linear
+        /// pred_obj_scores_mlp=True: MLP(d, d, 1, 3).
+        case mlp
+    }
+
+    /// use_high_res_features: conv_s0/conv_s1 maps added while upscaling.
+    public var highResolutionFeatures: Bool
+    /// iou_prediction_use_sigmoid.
+    public var iouSigmoid: Bool
+    public var objectScoreHead: ObjectScoreHead
+    /// Single-mask output falls back to the best multimask output when mask 0 is unstable
+    /// (build_sam2's post-processing overrides: delta 0.05, threshold 0.98).
+    public var dynamicMultimaskViaStability: Bool
+    public var stabilityDelta: Double
+    public var stabilityThreshold: Double
+
+    public init(highResolutionFeatures: Bool = true, iouSigmoid: Bool = true, objectScoreHead: ObjectScoreHead = .mlp,
+                dynamicMultimaskViaStability: Bool = true, stabilityDelta: Double = 0.05, stabilityThreshold: Double = 0.98) {
+        self.highResolutionFeatures = highResolutionFeatures
+        self.iouSigmoid = iouSigmoid
+        self.objectScoreHead = objectScoreHead
+        self.dynamicMultimaskViaStability = dynamicMultimaskViaStability
+        self.stabilityDelta = stabilityDelta
+        self.stabilityThreshold = stabilityThreshold
+    }
 }

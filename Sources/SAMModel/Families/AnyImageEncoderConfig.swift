@@ -29,6 +29,11 @@ public struct AnyImageEncoderConfig: Codable, Sendable, Equatable {
         set { base.preprocessing = newValue }
     }
     public var summary: String { base.summary }
+    public var featureNames: [String] { base.featureNames }
+    public var featureShapes: [[Int]] { base.featureShapes }
+
+    /// The family this configuration belongs to (nil only for a name no family has, which decoding refuses).
+    public var familyType: (any ImageEncoderFamily.Type)? { ImageEncoderFamilies.named(family) }
 
     /// The encoder this configuration describes, built from the weights under `prefix`.
     public func makeEncoder(weights: WeightStore, prefix: String) throws(WeightError) -> any ImageEncoder {

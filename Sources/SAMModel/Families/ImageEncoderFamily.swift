@@ -15,6 +15,19 @@ public protocol ImageEncoderFamily {
     /// weights hold no encoder of this family. `facts` are what export graphs state beside weights.
     static func inferConfiguration(fromShapes shapes: [String: [Int]], facts: EncoderFacts,
                                    base: Configuration?) -> Configuration?
+    /// Canonical names outside `image_encoder.` that this family's encoder takes (SAM 2 applies the
+    /// decoder's high-resolution projections and `no_mem_embed` once per image): they do not make
+    /// another component present. Prefixes end with "."; other entries are whole names.
+    static var keysOutsideEncoder: [String] { get }
+}
+
+extension ImageEncoderFamily {
+    public static var keysOutsideEncoder: [String] { [] }
+
+    /// Whether `key` is one of `keysOutsideEncoder`.
+    public static func takesOutsideEncoder(_ key: String) -> Bool {
+        keysOutsideEncoder.contains { $0.hasSuffix(".") ? key.hasPrefix($0) : key == $0 }
+    }
 }
 
 /// What an image encoder's configuration tells the rest of the model and the pipeline.
@@ -29,6 +42,12 @@ public protocol ImageEncoderConfiguration: Codable, Sendable, Equatable {
     var preprocessing: ImagePreprocessing { get set }
     /// One line for listings ("TinyViT 1024x1024, dims [64, 128, 160, 320] ...").
     var summary: String { get }
+    /// The names of the encoder's outputs, embedding first (`ImageFeatures.maps` order), as
+    /// reference sets and `samrun` name their files: SAM's `image_embeddings`; SAM 2's
+    /// `image_embed`, `high_res_feats_0`, `high_res_feats_1` (SAM2ImagePredictor's names).
+    var featureNames: [String] { get }
+    /// The shape of each output, in `featureNames` order.
+    var featureShapes: [[Int]] { get }
     /// Adds a line for every size out of the family's bounds (`SAMConfig.problems` checks the shared ones).
     func checkBounds(_ check: inout ConfigProblems)
 }
@@ -38,11 +57,27 @@ extension ImageEncoderConfiguration {
     public func checkBounds(_ check: inout ConfigProblems) {}
 }
 
-/// A runnable image encoder: normalised, padded images [B, 3, S, S] in, embeddings [B, C, g, g] out.
+extension ImageEncoderConfiguration {
+    public var featureNames: [String] { ["image_embeddings"] }
+    public var featureShapes: [[Int]] { [[1, embeddingDim, embeddingGridSize, embeddingGridSize]] }
+}
+
+/// A runnable image encoder: normalised images [1, 3, S, S] in, the decoder's image features out.
 public protocol ImageEncoder: Sendable {
     var inputShapeDescription: String { get }
     /// `observer` sees every module's output in PyTorch's order, with its state-dict path.
+    func features(_ image: FloatTensor, observer: ModuleObserver?) throws(ImageEncoderError) -> ImageFeatures
+}
+
+/// An encoder whose one output is the image embedding [B, C, g, g] (SAM's ViT, MobileSAM's TinyViT).
+public protocol SingleMapImageEncoder: ImageEncoder {
     func callAsFunction(_ image: FloatTensor, observer: ModuleObserver?) throws(ImageEncoderError) -> FloatTensor
+}
+
+extension SingleMapImageEncoder {
+    public func features(_ image: FloatTensor, observer: ModuleObserver?) throws(ImageEncoderError) -> ImageFeatures {
+        ImageFeatures(embedding: try self(image, observer: observer))
+    }
 }
 
 /// What export graphs state about an encoder that no weight shows.
@@ -59,11 +94,19 @@ public struct EncoderFacts: Sendable, Equatable {
 }
 
 /// How a photo becomes the model input: SAM and MobileSAM resize the longest side to the input
-/// size and pad (ResizeLongestSide), then normalise with ImageNet's statistics in 0-255 units.
+/// size and pad (ResizeLongestSide), then normalise with ImageNet's statistics in 0-255 units;
+/// SAM 2 stretches the photo to the square input and normalises in 0-1 units.
 public struct ImagePreprocessing: Codable, Sendable, Equatable {
     public enum Resize: String, Codable, Sendable {
-        /// Longest side to the input size, aspect kept, zero padding right and bottom.
+        /// Longest side to the input size, aspect kept, zero padding right and bottom (Pillow's
+        /// bilinear on the uint8 image); prompt coordinates scale by the same factor. Mean and
+        /// std are in 0-255 units. ref: segment_anything/utils/transforms.py ResizeLongestSide
         case longestSide
+        /// Both sides to the input size, aspect not kept, as torchvision does it on float tensors:
+        /// ToTensor (÷255), Resize((S, S)) antialiased bilinear, Normalize. Mean and std are in
+        /// 0-1 units; prompt coordinates are divided by the original size and times S.
+        /// ref: sam2/utils/transforms.py SAM2Transforms
+        case square
     }
 
     public var resize: Resize
@@ -94,4 +137,7 @@ public struct ImagePreprocessing: Codable, Sendable, Equatable {
     /// ref: segment_anything/modeling/sam.py Sam pixel_mean / pixel_std defaults
     public static let sam = ImagePreprocessing(resize: .longestSide, pixelMean: [123.675, 116.28, 103.53],
                                                pixelStd: [58.395, 57.12, 57.375])
+
+    /// ref: sam2/utils/transforms.py SAM2Transforms.__init__ (mean, std)
+    public static let sam2 = ImagePreprocessing(resize: .square, pixelMean: [0.485, 0.456, 0.406], pixelStd: [0.229, 0.224, 0.225])
 }

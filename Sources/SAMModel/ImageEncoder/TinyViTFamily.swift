@@ -80,4 +80,4 @@ extension TinyViTConfig: ImageEncoderConfiguration {
     }
 }
 
-extension TinyViT: ImageEncoder {}
+extension TinyViT: SingleMapImageEncoder {}

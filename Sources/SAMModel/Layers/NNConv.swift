@@ -8,22 +8,25 @@ extension NN {
         public let weight: FloatTensor
         public let bias: FloatTensor
         public let stride: Int
+        /// Zeros added on every side (nn.Conv2d's `padding`).
+        public let padding: Int
 
         public var inChannels: Int { weight.shape[1] }
         public var outChannels: Int { weight.shape[0] }
 
         /// Loads `path.weight` [out, in, kernel, kernel] and `path.bias` [out]; nil widths come from the weight.
         public init(weights: WeightStore, path: String, inChannels: Int?, outChannels: Int?,
-                    kernel: Int, stride: Int) throws(WeightError) {
+                    kernel: Int, stride: Int, padding: Int = 0) throws(WeightError) {
             self.path = path
             weight = try NN.take("\(path).weight", shape: [outChannels, inChannels, kernel, kernel], from: weights)
             bias = try weights.take("\(path).bias", shape: [weight.shape[0]])
             self.stride = stride
+            self.padding = padding
         }
 
-        /// ref: torch.nn.Conv2d.forward (no padding)
+        /// ref: torch.nn.Conv2d.forward (zero padding)
         public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
-            let y = Kernels.conv2d(x, weight: weight, bias: bias, stride: stride)
+            let y = Kernels.conv2d(x, weight: weight, bias: bias, stride: stride, padding: padding)
             observer?(path, y)
             return y
         }

@@ -2,9 +2,18 @@ import SAMKernels
 import SAMTensor
 
 /// common.py `MLPBlock`: lin1 → activation → lin2. The two-way transformer builds it with ReLU
-/// (`TwoWayTransformer(activation=nn.ReLU)`), not the class's GELU default.
+/// (`TwoWayTransformer(activation=nn.ReLU)`), not the class's GELU default. SAM 2's transformer
+/// builds sam2_utils.py `MLP(d, mlp_dim, d, num_layers=2)` instead: the same computation with the
+/// layers named `layers.0` and `layers.1`.
 public struct MLPBlock: Sendable {
     public enum Activation: Sendable { case relu, gelu }
+
+    /// The two layers' names: SAM's `lin1`/`lin2` or SAM 2's `layers.0`/`layers.1`.
+    public enum Naming: Sendable {
+        case sam, sam2
+
+        var layers: (String, String) { self == .sam ? ("lin1", "lin2") : ("layers.0", "layers.1") }
+    }
 
     public let path: String
     public let lin1: NN.Linear
@@ -13,10 +22,12 @@ public struct MLPBlock: Sendable {
 
     /// The hidden width `mlpDim` is read from `lin1.weight` when nil.
     /// ref: common.py MLPBlock.__init__
-    public init(weights: WeightStore, path: String, embeddingDim: Int, mlpDim: Int?, activation: Activation) throws(WeightError) {
+    public init(weights: WeightStore, path: String, embeddingDim: Int, mlpDim: Int?, activation: Activation,
+                naming: Naming = .sam) throws(WeightError) {
         self.path = path
-        lin1 = try NN.Linear(weights: weights, path: "\(path).lin1", inFeatures: embeddingDim, outFeatures: mlpDim)
-        lin2 = try NN.Linear(weights: weights, path: "\(path).lin2", inFeatures: lin1.outFeatures, outFeatures: embeddingDim)
+        let (first, second) = naming.layers
+        lin1 = try NN.Linear(weights: weights, path: "\(path).\(first)", inFeatures: embeddingDim, outFeatures: mlpDim)
+        lin2 = try NN.Linear(weights: weights, path: "\(path).\(second)", inFeatures: lin1.outFeatures, outFeatures: embeddingDim)
         self.activation = activation
     }
 

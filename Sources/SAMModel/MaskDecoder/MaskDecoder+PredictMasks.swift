@@ -24,10 +24,10 @@ extension MaskDecoder {
         }
     }
 
-    /// `predictMasks` on an image whose prompt-independent work was done once (`imageState`): the
+    /// `predictMasks` on an image whose prompt-independent work was done once (`keptImageWork`): the
     /// same outputs, bit for bit. The kept work is used when `dense` is the no-mask embedding it
     /// was made with and no observer is attached; otherwise this is the plain call.
-    public func predictMasks(imageState state: MaskDecoderImageState, imagePE: FloatTensor, sparse: FloatTensor,
+    public func predictMasks(kept state: MaskDecoderImageState, imagePE: FloatTensor, sparse: FloatTensor,
                              dense: FloatTensor, observer: ModuleObserver? = nil) throws(PromptError) -> (masks: FloatTensor, iou: FloatTensor) {
         guard observer == nil, dense.isBitwiseEqual(to: state.dense) else {
             return try predictMasks(imageEmbeddings: state.imageEmbeddings, imagePE: imagePE, sparse: sparse, dense: dense, observer: observer)

@@ -28,8 +28,8 @@ public struct MaskDecoderImageState: Sendable {
 extension MaskDecoder {
     /// The per-image state for `imageEmbeddings` [1, C, g, g], with `imagePE` and the no-mask
     /// `dense` embedding (both [1, C, g, g], from the prompt encoder).
-    public func imageState(imageEmbeddings: FloatTensor, imagePE: FloatTensor,
-                           noMaskDense dense: FloatTensor) throws(PromptError) -> MaskDecoderImageState {
+    public func keptImageWork(imageEmbeddings: FloatTensor, imagePE: FloatTensor,
+                              noMaskDense dense: FloatTensor) throws(PromptError) -> MaskDecoderImageState {
         try checkImageInputs(imageEmbeddings: imageEmbeddings, imagePE: imagePE, dense: dense)
         // ref: predict_masks — src = image_embeddings + dense_prompt_embeddings; pos_src = image_pe;
         // TwoWayTransformer.forward flattens both to tokens.
@@ -40,6 +40,26 @@ extension MaskDecoder {
         let firstBlock = transformer.layers[0].imageProjections(keys: imageTokens, keysWithPE: keysWithPE)
         return MaskDecoderImageState(imageEmbeddings: imageEmbeddings, dense: dense, imageTokens: imageTokens,
                                      imagePETokens: imagePETokens, keysWithPE: keysWithPE, firstBlock: firstBlock)
+    }
+
+    /// `PromptMaskDecoder.imageState`: SAM's decoder keeps `MaskDecoderImageState`.
+    public func imageState(features: ImageFeatures, imagePE: FloatTensor,
+                           noMaskDense dense: FloatTensor) throws(PromptError) -> DecoderImageState {
+        guard features.highResolution.isEmpty else {
+            throw .highResolutionFeatures(expected: 0, actual: features.highResolution.count)
+        }
+        let kept = try keptImageWork(imageEmbeddings: features.embedding, imagePE: imagePE, noMaskDense: dense)
+        return DecoderImageState(features: features, kept: kept)
+    }
+
+    /// `PromptMaskDecoder.predictMasks(imageState:…)` with SAM's kept work.
+    public func predictMasks(imageState: DecoderImageState, imagePE: FloatTensor, sparse: FloatTensor, dense: FloatTensor,
+                             observer: ModuleObserver?) throws(PromptError) -> MaskPrediction {
+        guard let kept = imageState.kept as? MaskDecoderImageState else {
+            return try predictMasks(features: imageState.features, imagePE: imagePE, sparse: sparse, dense: dense, observer: observer)
+        }
+        let (masks, iou) = try predictMasks(kept: kept, imagePE: imagePE, sparse: sparse, dense: dense, observer: observer)
+        return MaskPrediction(masks: masks, iou: iou)
     }
 }
 

@@ -20,7 +20,7 @@ public struct TwoWayAttentionBlock: Sendable {
     /// `mlpDim` nil reads the MLP width from `mlp.lin1.weight`.
     /// ref: transformer.py TwoWayAttentionBlock.__init__
     public init(weights: WeightStore, path: String, embeddingDim: Int, numHeads: Int, mlpDim: Int?,
-                attentionDownsampleRate: Int, skipFirstLayerPE: Bool) throws(WeightError) {
+                attentionDownsampleRate: Int, skipFirstLayerPE: Bool, mlpNaming: MLPBlock.Naming = .sam) throws(WeightError) {
         self.path = path
         selfAttn = try .init(weights: weights, path: "\(path).self_attn", embeddingDim: embeddingDim,
                              numHeads: numHeads, downsampleRate: 1)
@@ -28,7 +28,8 @@ public struct TwoWayAttentionBlock: Sendable {
         crossAttnTokenToImage = try .init(weights: weights, path: "\(path).cross_attn_token_to_image", embeddingDim: embeddingDim,
                                           numHeads: numHeads, downsampleRate: attentionDownsampleRate)
         norm2 = try NN.LayerNorm(weights: weights, path: "\(path).norm2", dim: embeddingDim)
-        mlp = try MLPBlock(weights: weights, path: "\(path).mlp", embeddingDim: embeddingDim, mlpDim: mlpDim, activation: .relu)
+        mlp = try MLPBlock(weights: weights, path: "\(path).mlp", embeddingDim: embeddingDim, mlpDim: mlpDim, activation: .relu,
+                           naming: mlpNaming)
         norm3 = try NN.LayerNorm(weights: weights, path: "\(path).norm3", dim: embeddingDim)
         norm4 = try NN.LayerNorm(weights: weights, path: "\(path).norm4", dim: embeddingDim)
         crossAttnImageToToken = try .init(weights: weights, path: "\(path).cross_attn_image_to_token", embeddingDim: embeddingDim,

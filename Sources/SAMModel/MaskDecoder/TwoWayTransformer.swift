@@ -16,12 +16,13 @@ public struct TwoWayTransformer: Sendable {
     /// `layers.0.mlp.lin1.weight`; both are checked against `config`, which gives the head count
     /// and the cross-attention downsample rate.
     /// ref: transformer.py TwoWayTransformer.__init__
-    public init(weights: WeightStore, path: String, embeddingDim: Int, config: MaskDecoderConfig) throws(WeightError) {
+    public init(weights: WeightStore, path: String, embeddingDim: Int, config: MaskDecoderConfig,
+                mlpNaming: MLPBlock.Naming = .sam) throws(WeightError) {
         self.path = path
         let depth = NN.childCount("\(path).layers", in: weights)
         try NN.requireConsistent(depth, config.depth, field: "maskDecoder.depth", key: "\(path).layers", source: weights.source)
         guard depth > 0 else { throw .missing(key: "\(path).layers.0.norm1.weight", source: weights.source) }
-        let mlpKey = "\(path).layers.0.mlp.lin1.weight"
+        let mlpKey = "\(path).layers.0.mlp.\(mlpNaming.layers.0).weight"
         guard let mlpShape = weights.shape(of: mlpKey) else { throw .missing(key: mlpKey, source: weights.source) }
         let mlpDim = mlpShape.first ?? 0
         try NN.requireConsistent(mlpDim, config.mlpDim, field: "maskDecoder.mlpDim", key: mlpKey, source: weights.source)
@@ -30,7 +31,7 @@ public struct TwoWayTransformer: Sendable {
             try TwoWayAttentionBlock(weights: weights, path: "\(path).layers.\(index)", embeddingDim: embeddingDim,
                                      numHeads: config.numHeads, mlpDim: mlpDim,
                                      attentionDownsampleRate: config.attentionDownsampleRate,
-                                     skipFirstLayerPE: index == 0)
+                                     skipFirstLayerPE: index == 0, mlpNaming: mlpNaming)
         }
         finalAttnTokenToImage = try Attention(weights: weights, path: "\(path).final_attn_token_to_image",
                                               embeddingDim: embeddingDim, numHeads: config.numHeads,

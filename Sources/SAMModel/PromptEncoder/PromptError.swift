@@ -15,6 +15,8 @@ public enum PromptError: Error, Equatable, CustomStringConvertible {
     case missingMaskInput(hasMaskInput: Float)
     /// A mask input was switched on, but the model's weights have no `mask_downscaling`.
     case noMaskPath
+    /// The image features carry a different number of high-resolution maps than the decoder takes.
+    case highResolutionFeatures(expected: Int, actual: Int)
 
     public var description: String {
         switch self {
@@ -30,6 +32,8 @@ public enum PromptError: Error, Equatable, CustomStringConvertible {
             "hasMaskInput is \(hasMaskInput) but no mask input was given"
         case .noMaskPath:
             "this model has no prompt_encoder.mask_downscaling weights (its export took no mask), so it cannot use a mask input"
+        case .highResolutionFeatures(let expected, let actual):
+            "the image features hold \(actual) high-resolution map\(actual == 1 ? "" : "s"), this mask decoder takes \(expected)"
         }
     }
 }

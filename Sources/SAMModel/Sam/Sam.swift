@@ -1,7 +1,8 @@
 import SAMKernels
 import SAMTensor
 
-/// The whole model, as PyTorch's `Sam` holds it: `image_encoder`, `prompt_encoder`, `mask_decoder`.
+/// The whole model, as PyTorch's `Sam` holds it: `image_encoder`, `prompt_encoder`, `mask_decoder`
+/// (SAM 2's `sam_prompt_encoder` and `sam_mask_decoder` take the same canonical names).
 /// A component is present when the weights hold it; asking a missing one to run is a `SamError`,
 /// so an encoder-only or decoder-only file still loads.
 public struct Sam: Sendable {
@@ -12,18 +13,26 @@ public struct Sam: Sendable {
     /// The image encoder of the configured family (`config.imageEncoder.family`).
     public let imageEncoder: (any ImageEncoder)?
     public let promptEncoder: PromptEncoder?
-    public let maskDecoder: MaskDecoder?
+    /// The mask decoder of the configured model family's decoder family (`MaskDecoderFamilies`).
+    public let maskDecoder: (any PromptMaskDecoder)?
 
     /// Builds every component whose weights are present, then requires that every supplied weight was used.
     /// `densePositionalEncoding` ([1, C, g, g], e.g. `image_points_embeddings.bin`) replaces the one computed
     /// from `prompt_encoder.pe_layer`.
     public init(weights: WeightStore, config: SAMConfig = .mobileSAM, densePositionalEncoding: FloatTensor? = nil) throws(WeightError) {
-        func has(_ component: String) -> Bool { weights.keys.contains { $0.hasPrefix(component + ".") } }
+        guard let encoderFamily = config.imageEncoder.familyType, let decoderFamily = MaskDecoderFamilies.family(for: config) else {
+            throw .invalid(key: Self.imageEncoderKey, reason: "no decoder family for image encoder family '\(config.imageEncoder.family)'",
+                           source: weights.source)
+        }
+        // Keys the encoder takes from other components (SAM 2's conv_s0/conv_s1) do not make them present.
+        func has(_ component: String) -> Bool {
+            weights.keys.contains { $0.hasPrefix(component + ".") && !encoderFamily.takesOutsideEncoder($0) }
+        }
         self.config = config
         // The image encoder on one core, the prompt encoder and mask decoder on another: a load is
         // mostly copying weights into fresh pages (page faults), which the cores do side by side.
         var encoder: Result<(any ImageEncoder)?, WeightError> = .success(nil)
-        var decoders: Result<(PromptEncoder?, MaskDecoder?), WeightError> = .success((nil, nil))
+        var decoders: Result<(PromptEncoder?, (any PromptMaskDecoder)?), WeightError> = .success((nil, nil))
         Kernels.parallelFor(2) { part in
             if part == 0 {
                 encoder = Result { () throws(WeightError) in
@@ -33,7 +42,7 @@ public struct Sam: Sendable {
                 decoders = Result { () throws(WeightError) in
                     (has("prompt_encoder")
                         ? try PromptEncoder(weights: weights, config: config, densePositionalEncoding: densePositionalEncoding) : nil,
-                     has("mask_decoder") ? try MaskDecoder(weights: weights, config: config) : nil)
+                     has("mask_decoder") ? try decoderFamily.makeDecoder(weights: weights, prefix: "mask_decoder", config: config) : nil)
                 }
             }
         }
@@ -42,11 +51,21 @@ public struct Sam: Sendable {
         try weights.finish()
     }
 
-    /// [1, 3, S, S] normalised, padded image -> image embeddings [1, C, g, g].
-    public func encodeImage(_ image: FloatTensor, observer: ModuleObserver? = nil) throws(SamError) -> FloatTensor {
+    /// [1, 3, S, S] normalised image -> the decoder's image features (the embedding [1, C, g, g]
+    /// and, for SAM 2, its high-resolution maps).
+    public func encodeFeatures(_ image: FloatTensor, observer: ModuleObserver? = nil) throws(SamError) -> ImageFeatures {
         guard let imageEncoder else { throw .missingComponent(Self.imageEncoderKey) }
-        do { return try imageEncoder(image, observer: observer) } catch { throw .imageEncoder(error) }
+        do { return try imageEncoder.features(image, observer: observer) } catch { throw .imageEncoder(error) }
     }
+
+    /// [1, 3, S, S] normalised, padded image -> image embeddings [1, C, g, g]: the features'
+    /// embedding (all a SAM or MobileSAM decoder takes; SAM 2's also needs `encodeFeatures`' maps).
+    public func encodeImage(_ image: FloatTensor, observer: ModuleObserver? = nil) throws(SamError) -> FloatTensor {
+        try encodeFeatures(image, observer: observer).embedding
+    }
+
+    /// How this model's predictor lays out prompts (box corners first or last, padding point).
+    public var promptLayout: PromptLayout { MaskDecoderFamilies.family(for: config)?.promptLayout ?? .sam }
 
     /// The prompt encoder and mask decoder as the official ONNX decoder (`SamOnnxModel`) runs them,
     /// before its upscaling: points in the input-image frame with labels (-1, 0, 1, 2, 3); a (0,0,-1)
@@ -56,13 +75,24 @@ public struct Sam: Sendable {
     public func decode(imageEmbeddings: FloatTensor, points: FloatTensor, labels: FloatTensor, appendPaddingPoint: Bool,
                        maskInput: FloatTensor?, hasMaskInput: Float,
                        observer: ModuleObserver? = nil) throws(SamError) -> (masks: FloatTensor, iou: FloatTensor) {
+        let prediction = try decode(features: ImageFeatures(embedding: imageEmbeddings), points: points, labels: labels,
+                                    appendPaddingPoint: appendPaddingPoint, maskInput: maskInput, hasMaskInput: hasMaskInput,
+                                    observer: observer)
+        return (prediction.masks, prediction.iou)
+    }
+
+    /// `decode(imageEmbeddings:…)` on the image features of any family: all K mask logits, their
+    /// scores and (SAM 2) the object-score logit.
+    public func decode(features: ImageFeatures, points: FloatTensor, labels: FloatTensor, appendPaddingPoint: Bool,
+                       maskInput: FloatTensor?, hasMaskInput: Float,
+                       observer: ModuleObserver? = nil) throws(SamError) -> MaskPrediction {
         guard let promptEncoder else { throw .missingComponent("prompt_encoder") }
         guard let maskDecoder else { throw .missingComponent("mask_decoder") }
         do {
             let sparse = try promptEncoder.embedPoints(coords: points, labels: labels,
                                                        appendPaddingPoint: appendPaddingPoint, observer: observer)
             let dense = try promptEncoder.denseEmbedding(maskInput: maskInput, hasMaskInput: hasMaskInput, observer: observer)
-            return try maskDecoder.predictMasks(imageEmbeddings: imageEmbeddings,
+            return try maskDecoder.predictMasks(features: features,
                                                 imagePE: promptEncoder.denseImagePositionalEncoding(observer: observer),
                                                 sparse: sparse, dense: dense, observer: observer)
         } catch {
@@ -70,23 +100,24 @@ public struct Sam: Sendable {
         }
     }
 
-    /// The decoder's prompt-independent work on `imageEmbeddings`, to pass to `decode(imageState:...)`
-    /// for every prompt on that image (see `MaskDecoderImageState`).
-    public func decoderImageState(imageEmbeddings: FloatTensor) throws(SamError) -> MaskDecoderImageState {
+    /// The decoder's prompt-independent work on `features`, to pass to `decode(imageState:...)` for
+    /// every prompt on that image (see `DecoderImageState`).
+    public func decoderImageState(features: ImageFeatures) throws(SamError) -> DecoderImageState {
         guard let promptEncoder else { throw .missingComponent("prompt_encoder") }
         guard let maskDecoder else { throw .missingComponent("mask_decoder") }
         do {
-            return try maskDecoder.imageState(imageEmbeddings: imageEmbeddings, imagePE: promptEncoder.denseImagePositionalEncoding(),
+            return try maskDecoder.imageState(features: features, imagePE: promptEncoder.denseImagePositionalEncoding(),
                                               noMaskDense: promptEncoder.denseEmbedding(maskInput: nil, hasMaskInput: 0))
         } catch {
             throw .prompt(error)
         }
     }
 
-    /// `decode` on an image whose prompt-independent decoder work was done once: the same outputs, bit for bit.
-    public func decode(imageState: MaskDecoderImageState, points: FloatTensor, labels: FloatTensor, appendPaddingPoint: Bool,
+    /// `decode(features:…)` on an image whose prompt-independent decoder work was done once: the same
+    /// outputs, bit for bit.
+    public func decode(imageState: DecoderImageState, points: FloatTensor, labels: FloatTensor, appendPaddingPoint: Bool,
                        maskInput: FloatTensor?, hasMaskInput: Float,
-                       observer: ModuleObserver? = nil) throws(SamError) -> (masks: FloatTensor, iou: FloatTensor) {
+                       observer: ModuleObserver? = nil) throws(SamError) -> MaskPrediction {
         guard let promptEncoder else { throw .missingComponent("prompt_encoder") }
         guard let maskDecoder else { throw .missingComponent("mask_decoder") }
         do {

@@ -64,4 +64,4 @@ extension ViTConfig: ImageEncoderConfiguration {
     }
 }
 
-extension ImageEncoderViT: ImageEncoder {}
+extension ImageEncoderViT: SingleMapImageEncoder {}

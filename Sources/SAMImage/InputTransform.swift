@@ -1,0 +1,72 @@
+import SAMTensor
+
+/// How a model family's predictor maps a photo to the model input, prompts to the input frame and
+/// low-res mask logits back to the photo: SAM's `SamPredictor` (longest side resized, padded; masks
+/// upscaled to the padded square, cropped, then resized) or SAM 2's `SAM2ImagePredictor` (stretched
+/// to the square; masks resized straight to the photo's size).
+public enum InputTransform: Sendable, Equatable {
+    /// ResizeLongestSide(side), normalise in 0-255 units, zero-pad to side x side.
+    case longestSide(SamPreprocessor)
+    /// SAM2Transforms(side): stretch to side x side, normalise in 0-1 units.
+    case square(SquarePreprocessor)
+
+    /// The square input's side.
+    public var side: Int {
+        switch self {
+        case .longestSide(let preprocessor): preprocessor.imageSize
+        case .square(let preprocessor): preprocessor.side
+        }
+    }
+
+    /// [1, 3, side, side] and the resized image's size inside it (upstream's `input_size`).
+    public func prepare(_ image: RGBImage) throws(ImageError) -> (input: FloatTensor, inputSize: ImageSize) {
+        switch self {
+        case .longestSide(let preprocessor): try preprocessor.prepare(image)
+        case .square(let preprocessor): try preprocessor.prepare(image)
+        }
+    }
+
+    /// The resized image's size inside the square input, for an image of `originalSize`.
+    public func inputSize(for originalSize: ImageSize) -> ImageSize {
+        switch self {
+        case .longestSide(let preprocessor): ResizeLongestSide(targetLength: preprocessor.imageSize).targetSize(originalSize)
+        case .square(let preprocessor): ImageSize(height: preprocessor.side, width: preprocessor.side)
+        }
+    }
+
+    /// Per-channel mean and std the input is normalised with, in the family's pixel scale.
+    public var pixelStatistics: (mean: [Float], std: [Float]) {
+        switch self {
+        case .longestSide(let preprocessor): (preprocessor.pixelMean, preprocessor.pixelStd)
+        case .square(let preprocessor): (preprocessor.pixelMean, preprocessor.pixelStd)
+        }
+    }
+
+    /// x, y pairs in original-image pixels -> the model input's frame.
+    public func applyCoords(_ points: [Float], originalSize: ImageSize) throws(ImageError) -> [Float] {
+        switch self {
+        case .longestSide(let preprocessor):
+            try ResizeLongestSide(targetLength: preprocessor.imageSize).applyCoords(points, originalSize: originalSize)
+        case .square(let preprocessor):
+            try preprocessor.applyCoords(points, originalSize: originalSize)
+        }
+    }
+
+    /// Binary masks at the original size from low-res logits [1, K, h, w], thresholded at 0.
+    /// SAM: bilinear to the padded square, crop `inputSize`, bilinear to the photo (Sam.postprocess_masks).
+    /// SAM 2: bilinear from h x w straight to the photo (SAM2Transforms.postprocess_masks); the first
+    /// resize is then h x w to itself, which gives every logit back unchanged (weights 1 and 0).
+    public func masks(_ lowRes: FloatTensor, inputSize: ImageSize, originalSize: ImageSize) throws(ImageError) -> BinaryMasks {
+        switch self {
+        case .longestSide(let preprocessor):
+            return try MaskPostprocessor(imageSize: preprocessor.imageSize).masks(lowRes, inputSize: inputSize, originalSize: originalSize)
+        case .square:
+            guard lowRes.shape.count == 4, lowRes.shape[2] == lowRes.shape[3] else {
+                throw ImageError(.invalidArgument, file: "<memory>", "low-res masks must be [B, K, h, h], got \(lowRes.shape)")
+            }
+            let side = lowRes.shape[2]
+            return try MaskPostprocessor(imageSize: side).masks(lowRes, inputSize: ImageSize(height: side, width: side),
+                                                                originalSize: originalSize)
+        }
+    }
+}

@@ -1,0 +1,141 @@
+import SAMTensor
+
+/// One family of mask decoders (SAM's, SAM 2's): how to build it from weights, and how prompts are
+/// laid out for it. `MaskDecoderFamilies` picks the family by the model family of the image
+/// encoder's (`ImageEncoderFamily.modelFamily`), so a `.samw` needs no second family name.
+public protocol MaskDecoderFamily {
+    /// "sam", "sam2".
+    static var name: String { get }
+    /// The model families whose decoder this is ("mobile_sam", "sam"; "sam2").
+    static var modelFamilies: Set<String> { get }
+    /// How the predictor of these models orders box corners and adds the padding point.
+    static var promptLayout: PromptLayout { get }
+    /// The decoder built strictly from the weights under `prefix` (sizes checked against `config`).
+    static func makeDecoder(weights: WeightStore, prefix: String, config: SAMConfig) throws(WeightError) -> any PromptMaskDecoder
+}
+
+/// A runnable mask decoder: prompt tokens and image features in, every mask token's low-res
+/// logits and scores out; what a single-mask request returns is the family's rule.
+public protocol PromptMaskDecoder: Sendable {
+    var path: String { get }
+    /// C, the transformer width (= the prompt embedding width).
+    var transformerDim: Int { get }
+    /// 1 + num_multimask_outputs (4).
+    var numMaskTokens: Int { get }
+    /// The sparse token counts `predictMasks` accepts (points, box corners and padding).
+    var sparseTokenRange: ClosedRange<Int> { get }
+    /// Where the predictor clamps the low-res logits it returns (SAM 2: -32...32); nil: not clamped.
+    var lowResolutionClamp: ClosedRange<Float>? { get }
+    /// Whether `predictMasks` gives object-score logits (SAM 2).
+    var predictsObjectScores: Bool { get }
+
+    /// imagePE [1, C, g, g] (`PromptEncoder.denseImagePositionalEncoding()`), sparse [1, N, C],
+    /// dense [1, C, g, g]: every mask token's logits [1, K, 4g, 4g] and scores [1, K].
+    func predictMasks(features: ImageFeatures, imagePE: FloatTensor, sparse: FloatTensor, dense: FloatTensor,
+                      observer: ModuleObserver?) throws(PromptError) -> MaskPrediction
+    /// The index (into all K) of the mask a single-mask request returns. `tokenCount` is the
+    /// number of sparse tokens the decoder saw (points, box corners, padding point).
+    func singleMaskIndex(_ prediction: MaskPrediction, tokenCount: Int) -> Int
+
+    /// The decoder's prompt-independent work on `features` (with the no-mask `dense` embedding),
+    /// done once per image and passed to `predictMasks(imageState:…)` for every prompt on it.
+    func imageState(features: ImageFeatures, imagePE: FloatTensor, noMaskDense dense: FloatTensor) throws(PromptError)
+        -> DecoderImageState
+    /// `predictMasks(features:…)` on an image prepared by `imageState`: the same outputs, bit for bit.
+    func predictMasks(imageState: DecoderImageState, imagePE: FloatTensor, sparse: FloatTensor, dense: FloatTensor,
+                      observer: ModuleObserver?) throws(PromptError) -> MaskPrediction
+}
+
+/// An image's features with whatever work the decoder family does once per image (SAM's decoder:
+/// its first block's projections of the image tokens; `MaskDecoderImageState`). Apps call predict
+/// many times per image; this work is the same for every prompt without a mask.
+public struct DecoderImageState: Sendable {
+    public let features: ImageFeatures
+    /// The family's kept work; nil when it keeps none.
+    let kept: (any Sendable)?
+
+    public init(features: ImageFeatures) {
+        self.features = features
+        kept = nil
+    }
+
+    init(features: ImageFeatures, kept: any Sendable) {
+        self.features = features
+        self.kept = kept
+    }
+}
+
+extension PromptMaskDecoder {
+    /// A family that keeps no per-image work keeps the features alone.
+    public func imageState(features: ImageFeatures, imagePE: FloatTensor, noMaskDense dense: FloatTensor) throws(PromptError)
+        -> DecoderImageState {
+        DecoderImageState(features: features)
+    }
+
+    public func predictMasks(imageState: DecoderImageState, imagePE: FloatTensor, sparse: FloatTensor, dense: FloatTensor,
+                             observer: ModuleObserver?) throws(PromptError) -> MaskPrediction {
+        try predictMasks(features: imageState.features, imagePE: imagePE, sparse: sparse, dense: dense, observer: observer)
+    }
+}
+
+extension PromptMaskDecoder {
+    /// The masks the family's predictor returns: 1...K-1 for multimask output, else the one
+    /// `singleMaskIndex` picks.
+    /// ref: segment_anything/modeling/mask_decoder.py MaskDecoder.forward (mask_slice);
+    /// sam2/modeling/sam/mask_decoder.py MaskDecoder.forward
+    public func predictorSelection(_ prediction: MaskPrediction, multimask: Bool, tokenCount: Int) -> [Int] {
+        multimask ? Array(1..<max(numMaskTokens, 2)) : [singleMaskIndex(prediction, tokenCount: tokenCount)]
+    }
+}
+
+/// Every mask token's outputs for one prompt.
+public struct MaskPrediction: Sendable, Equatable {
+    /// Low-res mask logits [1, K, 4g, 4g], K = numMaskTokens.
+    public var masks: FloatTensor
+    /// IoU predictions [1, K].
+    public var iou: FloatTensor
+    /// SAM 2's object-score logit [1, 1] (is the object present); nil for SAM.
+    public var objectScoreLogits: FloatTensor?
+
+    public init(masks: FloatTensor, iou: FloatTensor, objectScoreLogits: FloatTensor? = nil) {
+        self.masks = masks
+        self.iou = iou
+        self.objectScoreLogits = objectScoreLogits
+    }
+
+    /// Masks and scores `indices` (into all K) only, the logits clamped to `range` when given (the
+    /// object-score logit is kept).
+    public func selecting(_ indices: [Int], clampedTo range: ClosedRange<Float>? = nil) -> MaskPrediction {
+        let plane = masks.shape[2] * masks.shape[3]
+        var data: [Float] = []
+        data.reserveCapacity(indices.count * plane)
+        for index in indices { data += masks.data[(index * plane)..<((index + 1) * plane)] }
+        if let range { for i in data.indices { data[i] = min(max(data[i], range.lowerBound), range.upperBound) } }
+        return MaskPrediction(masks: FloatTensor(shape: [1, indices.count, masks.shape[2], masks.shape[3]], data: data),
+                              iou: FloatTensor(shape: [1, indices.count], data: indices.map { iou.data[$0] }),
+                              objectScoreLogits: objectScoreLogits)
+    }
+}
+
+/// How a predictor turns points and a box into the decoder's sparse tokens.
+public struct PromptLayout: Sendable, Equatable {
+    /// Box corners (labels 2, 3) before the points (SAM 2's predictor) or after them (SAM's).
+    public var boxFirst: Bool
+    /// The (0, 0) padding point labelled -1 is appended even when there is a box (SAM 2: its
+    /// predictor passes the box as points, so the prompt encoder always pads); SAM pads only
+    /// without a box.
+    public var padsWithBox: Bool
+
+    public init(boxFirst: Bool, padsWithBox: Bool) {
+        self.boxFirst = boxFirst
+        self.padsWithBox = padsWithBox
+    }
+
+    /// ref: segment_anything/predictor.py predict_torch; prompt_encoder.py forward (pad=(boxes is None))
+    public static let sam = PromptLayout(boxFirst: false, padsWithBox: false)
+    /// ref: sam2/sam2_image_predictor.py SAM2ImagePredictor._predict (concat_points, boxes=None)
+    public static let sam2 = PromptLayout(boxFirst: true, padsWithBox: true)
+
+    /// Whether the padding point is appended to a prompt with or without a box.
+    public func appendsPaddingPoint(hasBox: Bool) -> Bool { padsWithBox || !hasBox }
+}

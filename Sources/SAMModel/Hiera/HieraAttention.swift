@@ -1,0 +1,70 @@
+import Foundation
+import SAMKernels
+import SAMTensor
+
+/// hieradet.py `MultiScaleAttention`: one qkv projection to 3 * dimOut (all heads' q, then k, then
+/// v), the queries max-pooled 2x2 at a stage transition (q_pool), scaled dot-product attention
+/// over a window (or the whole grid), and the output projection.
+public struct HieraAttention: Sendable {
+    public let path: String
+    public let qkv: NN.Linear
+    public let proj: NN.Linear
+    public let heads: Int
+    public let headDim: Int
+    /// SDPA's default scale, head_dim ** -0.5.
+    public let scale: Float
+    /// The query pooling stride (nil: queries are not pooled).
+    public let queryStride: Int?
+    /// Where PyTorch reports the query pooling: the block's `pool` module, which the attention shares.
+    let poolPath: String
+
+    init(weights: WeightStore, path: String, dim: Int, dimOut: Int, heads: Int, queryStride: Int?, poolPath: String) throws(WeightError) {
+        self.path = path
+        guard heads >= 1, dimOut % heads == 0 else {
+            throw .invalid(key: "\(path).qkv.weight", reason: "\(heads) heads do not divide \(dimOut)", source: weights.source)
+        }
+        qkv = try NN.Linear(weights: weights, path: "\(path).qkv", inFeatures: dim, outFeatures: 3 * dimOut)
+        proj = try NN.Linear(weights: weights, path: "\(path).proj", inFeatures: dimOut, outFeatures: dimOut)
+        self.heads = heads
+        headDim = dimOut / heads
+        scale = Float(1 / Double(headDim).squareRoot())
+        self.queryStride = queryStride
+        self.poolPath = poolPath
+    }
+
+    public var dimOut: Int { proj.outFeatures }
+
+    /// x [N, h*w, dim]: N windows (or images) of h x w tokens. Returns [N, h'*w', dimOut], h' = h /
+    /// stride when the queries are pooled. `then` is applied to the projection's output (a fused
+    /// residual add) unless an observer wants it first.
+    /// ref: hieradet.py MultiScaleAttention.forward
+    public func callAsFunction(_ x: FloatTensor, grid: GridSize, then epilogue: Kernels.Epilogue = .none,
+                               observer: ModuleObserver? = nil) -> FloatTensor {
+        let windows = x.shape[0], width = dimOut
+        var packed = qkv(x, observer: nil)
+        observer?(qkv.path, packed.reshaped([windows, grid.height, grid.width, 3 * width]))
+        let attended: FloatTensor
+        if let stride = queryStride {
+            // ref: forward — q = do_pool(q.reshape(B, H, W, -1), self.q_pool) (k and v keep every token)
+            let q = Kernels.maxPoolTokens(packed, height: grid.height, width: grid.width, stride: stride, channels: 0..<width)
+            let pooled = GridSize(height: grid.height / stride, width: grid.width / stride)
+            if let observer {
+                observer(poolPath, Kernels.tokensToNCHW(q, height: pooled.height, width: pooled.width))
+            }
+            let k = Kernels.columns(packed, width..<(2 * width)), v = Kernels.columns(packed, (2 * width)..<(3 * width))
+            packed = FloatTensor(zeros: [0])  // the keys and values are copied out: free the projection
+            // ref: forward — F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
+            attended = Kernels.attention(q: q, k: k, v: v, heads: heads, scale: scale, bias: nil)
+        } else {
+            attended = Kernels.attention(packedQKV: packed, heads: heads, keyDim: headDim, valueDim: headDim, scale: scale, bias: nil)
+        }
+        let outGrid = queryStride.map { GridSize(height: grid.height / $0, width: grid.width / $0) } ?? grid
+        guard let observer else { return proj(attended, then: epilogue) }
+        var y = proj(attended)
+        let layout = [windows, outGrid.height, outGrid.width, width]
+        observer(proj.path, y.reshaped(layout))
+        observer(path, y.reshaped(layout))
+        Kernels.applyEpilogue(epilogue, to: &y)
+        return y
+    }
+}

@@ -1,0 +1,75 @@
+import SAMKernels
+import SAMTensor
+
+/// SAM 2's image encoder in image mode: what `SAM2ImagePredictor.set_image` computes once per image
+/// (and samexporter's encoder export holds). The Hiera trunk and FPN neck (`image_encoder.*`), the
+/// scalp, then the decoder's high-resolution projections `mask_decoder.conv_s0`/`conv_s1` on the two
+/// finest levels (`forward_image` precomputes them for every click) and `no_mem_embed` added to the
+/// coarsest kept level (`directly_add_no_mem_embed`, image mode's stand-in for memory).
+/// Features: `image_embed` [1, C, g, g], `high_res_feats_0` [1, C/8, 4g, 4g], `high_res_feats_1`
+/// [1, C/4, 2g, 2g].
+public struct SAM2ImageEncoder: ImageEncoder {
+    /// Where the weights that image mode takes from outside `image_encoder.` live.
+    public static let highResolutionProjections = ["mask_decoder.conv_s0", "mask_decoder.conv_s1"]
+    public static let noMemoryEmbeddingKey = "no_mem_embed"
+
+    public let path: String
+    public let config: HieraConfig
+    public let trunk: Hiera
+    public let neck: FpnNeck
+    /// conv_s0 (finest level, d -> d/8) and conv_s1 (next, d -> d/4); empty without high-res features.
+    public let highResolutionConvs: [NN.Conv2d]
+    /// `no_mem_embed` [1, 1, d] as a channel bias [d]; nil when image mode does not add it.
+    public let noMemoryEmbedding: FloatTensor?
+
+    /// ref: sam2/modeling/sam2_base.py SAM2Base.__init__, _build_sam_heads; image_encoder.py ImageEncoder
+    public init(weights: WeightStore, prefix: String, config: HieraConfig) throws(WeightError) {
+        path = prefix
+        self.config = config
+        trunk = try Hiera(weights: weights, path: modulePath(prefix, Hiera.key), config: config)
+        neck = try FpnNeck(weights: weights, path: modulePath(prefix, FpnNeck.key), channels: config.stageDims,
+                           dModel: config.neckDim, topDownLevels: config.fpnTopDownLevels)
+        let levels = config.keptLevels
+        guard levels >= 1, config.scalp >= 0 else {
+            throw .invalid(key: prefix, reason: "scalp \(config.scalp) leaves no level of \(config.stages.count)", source: weights.source)
+        }
+        let d = config.neckDim
+        if config.highResolutionFeatures {
+            guard levels >= 3 else {
+                throw .invalid(key: prefix, reason: "high-resolution features need 3 kept levels, the config keeps \(levels)",
+                               source: weights.source)
+            }
+            // ref: mask_decoder.py MaskDecoder.__init__ — conv_s0: Conv2d(d, d // 8, 1), conv_s1: Conv2d(d, d // 4, 1)
+            highResolutionConvs = try zip(Self.highResolutionProjections, [8, 4]).map { (key, divisor) throws(WeightError) in
+                try NN.Conv2d(weights: weights, path: key, inChannels: d, outChannels: d / divisor, kernel: 1, stride: 1)
+            }
+        } else {
+            highResolutionConvs = []
+        }
+        noMemoryEmbedding = config.addNoMemoryEmbedding
+            ? try weights.take(Self.noMemoryEmbeddingKey, shape: [1, 1, d]).reshaped([d]) : nil
+    }
+
+    public var inputShapeDescription: String { "[1, \(config.inChannels), \(config.imageSize), \(config.imageSize)]" }
+
+    /// ref: sam2_image_predictor.py SAM2ImagePredictor.set_image — forward_image (trunk, neck,
+    /// conv_s0/conv_s1), _prepare_backbone_features, vision_feats[-1] + no_mem_embed
+    public func features(_ image: FloatTensor, observer: ModuleObserver?) throws(ImageEncoderError) -> ImageFeatures {
+        let shape = image.shape
+        guard shape.count == 4, shape[0] == 1, shape[1] == config.inChannels, shape[2] == config.imageSize,
+              shape[3] == config.imageSize else {
+            throw .imageShape(expected: inputShapeDescription, actual: shape)
+        }
+        let levels = trunk(image, observer: observer)
+        // ref: image_encoder.py ImageEncoder.forward — features[: -self.scalp]
+        var fpn = neck(levels, keep: config.keptLevels, observer: observer)
+        // ref: sam2_base.py forward_image — backbone_fpn[0] = conv_s0(...), backbone_fpn[1] = conv_s1(...)
+        let highResolution = highResolutionConvs.enumerated().map { level, conv in conv(fpn[level], observer: observer) }
+        var embedding = fpn.removeLast()
+        if let noMemoryEmbedding {
+            // ref: set_image — vision_feats[-1] = vision_feats[-1] + self.model.no_mem_embed (per channel)
+            Kernels.addBias(&embedding, channelBias: noMemoryEmbedding)
+        }
+        return ImageFeatures(embedding: embedding, highResolution: highResolution)
+    }
+}

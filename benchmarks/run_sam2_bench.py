@@ -1,0 +1,71 @@
+"""`make bench-sam2`: the native SAM 2 image encoder beside onnxruntime on samexporter's export.
+
+One reference set made by converters/export_sam2.py --onnx (SET: config.json, encoder.onnx,
+references/input_image.npy): the native model is converted from the set's encoder.onnx (the same
+export onnxruntime runs), then `sambench encoder` and `ort_sam2_bench.py` run in separate processes,
+interleaved, ROUNDS times each, same thread count. Prints a table and writes --json (medians of the
+per-round medians, ratios native / onnxruntime for time and peak RSS).
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+
+def run_json(command, env):
+    out = subprocess.run(command, check=True, capture_output=True, text=True, env=env)
+    return json.loads(out.stdout)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--bin", required=True, help="release bin folder (samconvert, sambench)")
+    p.add_argument("--set", required=True)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--runs", type=int, default=2, help="timed encoder runs per process (after a warm-up)")
+    p.add_argument("--json", default="out/bench-sam2.json")
+    a = p.parse_args()
+    env = dict(os.environ, SAM_NUM_THREADS=str(a.threads), OMP_NUM_THREADS=str(a.threads))
+    with tempfile.TemporaryDirectory() as tmp:
+        model = os.path.join(tmp, "encoder.samw")
+        config = os.path.join(a.set, "config.json")
+        subprocess.run([os.path.join(a.bin, "samconvert"), os.path.join(a.set, "encoder.onnx"), "--config", config,
+                        "--out", model], check=True, capture_output=True, env=env)
+        rounds = []
+        for _ in range(a.rounds):
+            native = run_json([os.path.join(a.bin, "sambench"), "encoder", model, a.set, "--runs", str(a.runs),
+                               "--threads", str(a.threads)], env)
+            ort = run_json([sys.executable, str(Path(__file__).with_name("ort_sam2_bench.py")), a.set,
+                            "--runs", str(a.runs), "--threads", str(a.threads)], env)
+            rounds.append({"native": native, "onnxruntime": ort})
+    def med(side, key):
+        return statistics.median(r[side][key] for r in rounds)
+    result = {
+        "set": a.set, "threads": a.threads, "rounds": rounds, "machine": platform.processor() or platform.machine(),
+        "encoder_s": {"native": med("native", "encoder_median_s"), "onnxruntime": med("onnxruntime", "encoder_median_s")},
+        "peak_rss_kib": {"native": med("native", "peak_rss_kib"), "onnxruntime": med("onnxruntime", "peak_rss_kib")},
+        "load_s": {"native": med("native", "load_s"), "onnxruntime": med("onnxruntime", "load_s")},
+        "blas": rounds[0]["native"].get("blas"), "onnxruntime_version": rounds[0]["onnxruntime"].get("version"),
+    }
+    for key in ("encoder_s", "peak_rss_kib", "load_s"):
+        result[key]["ratio"] = result[key]["native"] / result[key]["onnxruntime"]
+    Path(a.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.json).write_text(json.dumps(result, indent=1) + "\n")
+    print(f"SAM 2 image encoder, {a.set}, {a.threads} threads, {a.rounds} interleaved rounds ({result['blas']})")
+    print("| what | native | onnxruntime | ratio |\n|---|---|---|---|")
+    print(f"| encoder | {result['encoder_s']['native'] * 1000:.0f} ms | {result['encoder_s']['onnxruntime'] * 1000:.0f} ms "
+          f"| {result['encoder_s']['ratio']:.2f}x |")
+    print(f"| peak RSS | {result['peak_rss_kib']['native'] / 1024:.0f} MiB | {result['peak_rss_kib']['onnxruntime'] / 1024:.0f} MiB "
+          f"| {result['peak_rss_kib']['ratio']:.2f}x |")
+    print(f"| load | {result['load_s']['native'] * 1000:.0f} ms | {result['load_s']['onnxruntime'] * 1000:.0f} ms "
+          f"| {result['load_s']['ratio']:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
