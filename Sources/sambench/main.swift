@@ -3,11 +3,10 @@
 //   sambench run MODEL.samw DROP_DIR [--encoder-runs N] [--decoder-runs N] [--threads T]
 //   sambench sgemm [--size N] [--runs N] [--threads T]
 //   sambench load MODEL.samw [--runs N] [--skip-checksums]
-//   sambench encoder MODEL.samw IMAGE.npy [--runs N] [--threads T]
+//   sambench encoder MODEL.samw IMAGE.npy|SET_DIR [--runs N] [--threads T]
 //   sambench profile-decoder MODEL.samw DROP_DIR [--runs N] [--depth D]
 //   sambench profile-encoder MODEL.samw DROP_DIR [--runs N] [--depth D]
 //   sambench attention [--runs N]
-//   sambench encoder MODEL.samw SET_DIR [--runs N] [--threads T]
 //   (model modes take --untuned: without Kernels.tuneProcessForInference, as an app that did not opt in)
 //
 // `run`: model load (ModelFile.load), image encoder latency on references/input_image.npy
@@ -15,12 +14,11 @@
 // image in an app), decoder latency per prompt (Sam.decode(imageState:) + MaskPostprocessor.upscale to the
 // original 1365x2048 image, the official ONNX decoder's equivalent work) for the point1,
 // points16 and points100 cases, the BLAS backend that ran, and peak RSS (VmHWM) at the end.
-// `encoder`: model load and image-encoder latency alone (one untimed warm-up first) on any
-// family's model and a preprocessed [1,3,S,S] input, and peak RSS, for sets without the drop's cases.
-// `sgemm`: a large square BLAS.sgemm timing, for the achieved-vs-peak GFLOP/s figure.
 // `encoder`: model load and the image encoder alone (every feature map, `Sam.encodeFeatures`) on a
-// reference set's references/input_image.npy, one untimed warm-up first, then peak RSS: the native
-// side of `make bench-sam2` (any family; SAM 2 sets have no drop-style decoder cases).
+// preprocessed [1,3,S,S] input (IMAGE.npy, or a set's references/input_image.npy), one untimed
+// warm-up first, then peak RSS: any family, for sets without the drop's decoder cases
+// (`make bench ENCODER_SETS=...`, `make bench-sam2`).
+// `sgemm`: a large square BLAS.sgemm timing, for the achieved-vs-peak GFLOP/s figure.
 // `attention`: Kernels.attention alone on the shapes MobileSAM runs, each kernel in turn
 // (median ms per call), to choose between them and to A/B-time a kernel change.
 import Foundation
@@ -158,24 +156,6 @@ case "load":
     }
     emit(["mode": "load", "checksums": verifying, "runs": times, "median_s": median(times)])
 
-case "encoder":
-    guard args.count >= 3 else { fail("encoder needs MODEL.samw IMAGE.npy") }
-    let runs = option(args, "--runs", 1)
-    let t0 = now()
-    let sam: Sam
-    do { sam = try ModelFile.load(args[1]).sam } catch { fail("\(args[1]): \(error)") }
-    let loadSeconds = now() - t0
-    let image = load(args[2])
-    var times: [Double] = []
-    for run in 0...runs {  // run 0 is a warm-up
-        let s = now()
-        do { _ = try sam.encodeImage(image) } catch { fail("encodeImage: \(error)") }
-        if run > 0 { times.append(now() - s) }
-    }
-    emit(["mode": "encoder", "load_s": loadSeconds, "encoder_runs": times, "encoder_median_s": median(times),
-          "blas": BLAS.backendDescription, "threads": threads, "kernel_workers": Kernels.workerCount,
-          "peak_rss_kib": peakRSSKiB()])
-
 case "profile-decoder":
     // Where one decoder call's time goes, per module (observed, so kernels run unfused), for
     // the drop's point1 / points16 / points100 cases, on the reference embeddings.
@@ -292,20 +272,23 @@ case "run":
           "peak_rss_kib": peakRSSKiB()])
 
 case "encoder":
-    guard args.count >= 3 else { fail("encoder needs MODEL.samw SET_DIR") }
-    let runs = option(args, "--runs", 3)
+    // The image encoder alone (every output it hands the decoder), on IMAGE.npy or a set's input image.
+    guard args.count >= 3 else { fail("encoder needs MODEL.samw IMAGE.npy|SET_DIR") }
+    let runs = option(args, "--runs", 1)
     let t0 = now()
     let loaded: LoadedModel
     do { loaded = try ModelFile.load(args[1]) } catch { fail("\(args[1]): \(error)") }
     let loadSeconds = now() - t0
-    let image = load(args[2] + "/references/input_image.npy")
+    var isFolder: ObjCBool = false
+    _ = FileManager.default.fileExists(atPath: args[2], isDirectory: &isFolder)
+    let image = load(isFolder.boolValue ? args[2] + "/references/input_image.npy" : args[2])
     var times: [Double] = []
     for run in 0...runs {  // run 0 is a warm-up
         let s = now()
         do { _ = try loaded.sam.encodeFeatures(image) } catch { fail("encodeFeatures: \(error)") }
         if run > 0 { times.append(now() - s) }
     }
-    emit(["mode": "native", "load_s": loadSeconds, "encoder_runs": times, "encoder_median_s": median(times),
+    emit(["mode": "encoder", "load_s": loadSeconds, "encoder_runs": times, "encoder_median_s": median(times),
           "family": loaded.metadata.config.imageEncoder.family, "blas": BLAS.backendDescription, "threads": threads,
           "kernel_workers": Kernels.workerCount, "peak_rss_kib": peakRSSKiB()])
 
