@@ -45,9 +45,13 @@ let package = Package(
         // Tensors: dtypes, shapes, storage that may borrow a reader's bytes.
         .target(name: "SAMTensor"),
 
+        // A fault inside libhdf5 while it parses a user's file becomes an error naming the file.
+        .target(name: "CFaultContainment"),
+
         // Readers (and the .npy writer) for the files people export: ONNX, HDF5, .npy, raw blobs.
         .target(name: "SAMFormats",
-                dependencies: ["SAMTensor", "SAMParallel", "CONNXProto", "CProtobufC", "CHDF5", "CZlib", "CLibCrypto"]),
+                dependencies: ["SAMTensor", "SAMParallel", "CONNXProto", "CProtobufC", "CHDF5", "CZlib", "CLibCrypto",
+                               "CFaultContainment"]),
 
         // The one place that picks the BLAS: Accelerate on Apple platforms, OpenBLAS elsewhere.
         .target(name: "SAMBLAS",

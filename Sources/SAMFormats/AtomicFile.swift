@@ -40,6 +40,7 @@ public final class AtomicFileWriter {
             if descriptor >= 0 {
                 self.temporary = candidate
                 self.descriptor = descriptor
+                FaultContainment.registerTemporary(candidate)
                 return
             }
             attempt += 1
@@ -104,13 +105,17 @@ public final class AtomicFileWriter {
             throw FormatError(.writeFailed, file: path, "cannot rename into place: \(String(cString: strerror(errno)))")
         }
         committed = true
+        FaultContainment.unregisterTemporary(temporary)
     }
 
     private var committed = false
 
     deinit {
         if descriptor >= 0 { close(descriptor) }
-        if !committed { unlink(temporary) }
+        if !committed {
+            unlink(temporary)
+            FaultContainment.unregisterTemporary(temporary)
+        }
     }
 }
 

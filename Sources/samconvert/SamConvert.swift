@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SAMConvert
+import SAMFormats
 import SAMKernels
 
 /// `samconvert INPUT... --out model.samw`: exported weights in, one native model file out.
@@ -53,6 +54,7 @@ struct SamConvert: ParsableCommand {
 
     /// ArgumentParser's usage errors exit 64; the tools' contract is 2 for bad input or usage.
     static func main() {
+        FaultContainment.install()  // a libhdf5 crash on a corrupt .h5 exits 2 naming the file
         do {
             var command = try parseAsRoot()
             try command.run()

@@ -38,6 +38,7 @@ struct SamInspect: ParsableCommand {
 
     /// ArgumentParser's usage errors exit 64; the tools' contract is 2 for bad input or usage.
     static func main() {
+        FaultContainment.install()  // a libhdf5 crash on a corrupt .h5 exits 2 naming the file
         do {
             var command = try parseAsRoot()
             try command.run()

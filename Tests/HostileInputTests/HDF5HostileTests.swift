@@ -19,6 +19,25 @@ struct HDF5HostileTests {
                        mentions: [name] + mentions, output: output).check()
     }
 
+    /// A fuzzed link message that makes libhdf5 itself dereference NULL (H5G_link_to_info): the fault
+    /// is contained, and both tools exit 2 naming the file and the library, with nothing written.
+    @Test("a file that crashes libhdf5 itself: exit 2 naming the file, no signal, no output")
+    func libraryFaultContained() throws {
+        let folder = try Hostile.folder()
+        defer { Hostile.remove(folder) }
+        let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Corpus/regressions").path
+        let path = folder + "/link-message.h5"
+        try FileManager.default.copyItem(atPath: corpus + "/HDF5-fd3aee3891ba.h5", toPath: path)
+        let name = (path as NSString).lastPathComponent
+        try HostileRun(label: "libhdf5 fault", tool: saminspect, arguments: [path],
+                       mentions: [name, "libhdf5 crashed while reading this file"], expected: [2]).check()
+        let output = folder + "/out.samw"
+        try HostileRun(label: "libhdf5 fault", tool: samconvert, arguments: [path, "--config", Self.config, "--out", output],
+                       mentions: [name, "libhdf5 crashed while reading this file"], output: output, expected: [2]).check()
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.contains(".tmp-") }
+        #expect(leftovers.isEmpty, "temporaries left behind: \(leftovers)")
+    }
+
     @Test("a hard-link cycle and a diamond of 2^40 paths: each group listed once, in milliseconds")
     func cyclesAndDiamonds() throws {
         let folder = try Hostile.folder()

@@ -1,24 +1,20 @@
 import CHDF5
 import Foundation
+import SAMFormats
 
 /// Writes HDF5 files through libhdf5 for tests: groups, datasets (contiguous, compact or chunked,
 /// filtered, unwritten), and every kind of link and foreign storage a reader must refuse. Hostile
 /// files that would be large on disk are made here from a few calls instead of being committed.
 ///
-/// libhdf5 may be built without thread safety and tests run in parallel: a builder holds
-/// `libraryLock` from creation to `close()`, and test code reading with `HDF5File` meanwhile takes
-/// it through `withLibrary`.
+/// libhdf5 may be built without thread safety and tests run in parallel: a builder holds the
+/// reader's own lock (`HDF5Library.hold()`) from creation to `close()`.
 public final class HDF5Builder {
     // Files are opened without libhdf5's file locks (as the reader opens them): a tool spawned by a
     // parallel test inherits open descriptors (Foundation's Process does not close them) and would
     // hold their locks for as long as it runs.
-    public static let libraryLock = NSRecursiveLock()
-
     /// Runs `body` while no builder is writing.
-    public static func withLibrary<T>(_ body: () throws -> T) rethrows -> T {
-        libraryLock.lock()
-        defer { libraryLock.unlock() }
-        return try body()
+    public static func withLibrary<T>(_ body: () throws -> T) throws -> T {
+        try HDF5Library.serialized { () throws(any Error) -> T in try body() }
     }
 
     public struct Failure: Error, CustomStringConvertible {
@@ -33,7 +29,7 @@ public final class HDF5Builder {
     /// storage, fixed-array chunk indexes), which keeps files of many objects fast to write.
     public init(path: String, latestFormat: Bool = true) throws {
         self.path = path
-        Self.libraryLock.lock()
+        HDF5Library.hold()
         _ = H5open()
         shim_H5_silence_errors()
         let access = shim_H5_file_access_without_locking()
@@ -41,7 +37,7 @@ public final class HDF5Builder {
         if latestFormat { H5Pset_libver_bounds(access, shim_H5F_LIBVER_LATEST(), shim_H5F_LIBVER_LATEST()) }
         file = H5Fcreate(path, shim_H5F_ACC_TRUNC(), shim_H5P_DEFAULT(), access)
         guard file >= 0 else {
-            Self.libraryLock.unlock()
+            HDF5Library.release()
             throw Failure(description: "cannot create \(path)")
         }
     }
@@ -49,14 +45,14 @@ public final class HDF5Builder {
     /// Opens an existing file to add to it.
     public init(appendingTo path: String) throws {
         self.path = path
-        Self.libraryLock.lock()
+        HDF5Library.hold()
         _ = H5open()
         shim_H5_silence_errors()
         let access = shim_H5_file_access_without_locking()
         defer { H5Pclose(access) }
         file = H5Fopen(path, shim_H5F_ACC_RDWR(), access)
         guard file >= 0 else {
-            Self.libraryLock.unlock()
+            HDF5Library.release()
             throw Failure(description: "cannot open \(path) to add to it")
         }
     }
@@ -68,7 +64,7 @@ public final class HDF5Builder {
         guard !closed else { return }
         closed = true
         H5Fclose(file)
-        Self.libraryLock.unlock()
+        HDF5Library.release()
     }
 
     @discardableResult

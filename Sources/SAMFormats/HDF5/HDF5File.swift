@@ -28,6 +28,8 @@ public final class HDF5File {
     public init(path: String, limits: HDF5Limits = .default) throws(FormatError) {
         self.path = path
         self.limits = limits
+        HDF5Library.enter(reading: path)
+        defer { HDF5Library.leave() }
         _ = H5open()
         shim_H5_silence_errors()
         // Check the file first (a regular file, never waited on) so a missing file is not reported as "not HDF5".
@@ -65,6 +67,8 @@ public final class HDF5File {
     }
 
     deinit {
+        HDF5Library.enter(reading: path)
+        defer { HDF5Library.leave() }
         H5Fclose(file)
         H5Pclose(linkAccess)
         H5Pclose(datasetAccess)
@@ -81,6 +85,8 @@ public final class HDF5File {
 
     /// Reads one dataset's elements (the listing has checked its size and storage).
     public func tensor(_ dataset: HDF5Dataset) throws(FormatError) -> Tensor {
+        HDF5Library.enter(reading: path)
+        defer { HDF5Library.leave() }
         let id = H5Dopen2(file, dataset.path, datasetAccess)
         guard id >= 0 else { throw FormatError(.corrupt, file: path, tensor: dataset.key, "cannot open dataset") }
         defer { H5Dclose(id) }
