@@ -13,6 +13,8 @@ public enum ImportRule: String, CaseIterable, Sendable, CustomStringConvertible 
     case dropClassifierHead = "drop TinyViT classifier head"
     /// `*.attention_bias_idxs`: index table derived from the window size (upstream keeps it out of the state dict).
     case dropDerivedIndexTable = "drop derived attention-bias index table"
+    /// A Hugging Face `transformers` SamModel key renamed to upstream's by `HuggingFaceSamNames`.
+    case huggingFaceName = "transformers SamModel name renamed"
     /// float64 stored tensor narrowed to float32 (the runtime's precision).
     case narrowFloat64 = "narrow float64 to float32"
 
