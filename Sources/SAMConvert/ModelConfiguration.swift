@@ -27,6 +27,7 @@ public enum ModelConfiguration {
                                         mergeStrides: strides, imageEmbeddingSize: facts.imageEmbeddingSize)
         }
         if let maxPoints { config.maxPoints = maxPoints }
+        try PreprocessingCheck.check(imported.facts.inGraphNormalization, against: config)
         return config
     }
 }

@@ -68,6 +68,9 @@ public enum ImportRule: String, CaseIterable, Sendable, CustomStringConvertible 
     case peCoordinateGrid = "dense-PE coordinate grid (derived from g, checked)"
     /// Consumed only as shape/scale arguments (Resize scales, Reshape shapes ...).
     case shapeArithmetic = "shape arithmetic"
+    /// A 3-element constant subtracted from (mean) or dividing (std) the image input: in-graph
+    /// preprocessing (samexporter's encoder), checked against the model's preprocessing at conversion.
+    case inGraphPixelNormalization = "in-graph pixel normalisation (checked against the preprocessing)"
     /// The scale or zero point of a quantized weight (used in dequantizing it).
     case quantizationParameter = "quantization scale or zero point"
 

@@ -6,6 +6,7 @@ extension ONNXWeightMapper {
     mutating func recogniseNonWeight(_ stored: ONNXInitializer, uses: [ONNXUse]) throws(ImportError) -> ImportRule? {
         if !uses.isEmpty, uses.allSatisfy(Self.isShapeArgument) { return .shapeArithmetic }
         if try isPECoordinateGrid(stored, uses: uses) { return .peCoordinateGrid }
+        if try recognisePixelNormalization(stored, uses: uses) { return .inGraphPixelNormalization }
         return nil
     }
 
