@@ -15,12 +15,33 @@ struct ViTVerifyTests {
         return request.output
     }
 
+    static func model(from inputs: [String], in folder: String) throws -> String {
+        var request = ConversionRequest(inputs: inputs, output: folder + "/vit.samw")
+        request.configFile = TestPaths.vitTinyReferences + "/config.json"
+        _ = try Converter.run(request)
+        return request.output
+    }
+
+    static let importFixtures = TestPaths.packageRoot + "/Tests/SAMImportTests/Fixtures"
+
     @Test("the converted ViT passes every check of its set")
     func passes() throws {
         let folder = try temporaryFolder("vit")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let report = try Verifier.verify(modelPath: try Self.model(in: folder), referencesPath: TestPaths.vitTinyReferences)
         print(TableReport.render(report))
+        #expect(report.exitCode == 0 && report.counts.checks == 32 && report.counts.passed == 32, "\(report.problems)")
+    }
+
+    /// The same weights saved by transformers' SamModel (converters/export_hf_sam.py), and the
+    /// encoder exported by samexporter with in-graph preprocessing beside the set's official decoder.
+    @Test("converted from a transformers checkpoint or a samexporter encoder, the ViT passes every check",
+          arguments: [["hf_vit_tiny.safetensors"], ["samexporter_vit_tiny.onnx", "../../../reference_outputs/vit_tiny/sam_decoder.onnx"]])
+    func passesFromOtherExports(inputs: [String]) throws {
+        let folder = try temporaryFolder("vit-exports")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let model = try Self.model(from: inputs.map { Self.importFixtures + "/" + $0 }, in: folder)
+        let report = try Verifier.verify(modelPath: model, referencesPath: TestPaths.vitTinyReferences)
         #expect(report.exitCode == 0 && report.counts.checks == 32 && report.counts.passed == 32, "\(report.problems)")
     }
 
