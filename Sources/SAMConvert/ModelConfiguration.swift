@@ -2,7 +2,8 @@ import SAMImport
 import SAMModel
 
 /// The architecture a converted model declares: a config file when there is one, else what the
-/// weights' shapes and the ONNX graphs state (`SAMConfig.inferred`), MobileSAM's values for the rest.
+/// weights' shapes and the ONNX graphs state (`SAMConfig.inferred`, pixel statistics an encoder graph
+/// applies included), MobileSAM's values for the rest.
 public enum ModelConfiguration {
     public static func resolve(explicitFile: String?, imported: ImportedWeights, maxPoints: Int?) throws(ConversionFailure) -> SAMConfig {
         var explicit: SAMConfig?
@@ -27,7 +28,7 @@ public enum ModelConfiguration {
                                         mergeStrides: strides, imageEmbeddingSize: facts.imageEmbeddingSize)
         }
         if let maxPoints { config.maxPoints = maxPoints }
-        try PreprocessingCheck.check(imported.facts.inGraphNormalization, against: config)
+        try InGraphPreprocessing.reconcile(imported.facts.inGraphNormalization, with: &config, configFile: explicitFile)
         return config
     }
 }

@@ -1,12 +1,15 @@
 import Foundation
 import SAMConvert
 import SAMFormats
+import SAMModel
+import SAMModelFile
 import SAMTensor
 import SAMTestSupport
 import Testing
 
-/// samexporter's encoder normalises pixels in its graph; conversion checks those statistics against
-/// the model's preprocessing (the runtime normalises before the encoder, so they are not carried over).
+/// samexporter's encoder normalises pixels in its graph; the runtime normalises before its encoder, so
+/// conversion checks those statistics against a config file's preprocessing, or records them in the
+/// configuration it infers.
 @Suite("Conversion: in-graph preprocessing")
 struct InGraphPreprocessingTests {
     static let fixture = TestPaths.packageRoot + "/Tests/SAMImportTests/Fixtures/samexporter_vit_tiny.onnx"
@@ -40,7 +43,23 @@ struct InGraphPreprocessingTests {
         #expect(result.metadata.components.count == 3)
     }
 
-    @Test("another pixel mean or std is refused, naming the file and the constant",
+    @Test("without a config file, the graph's statistics become the model's preprocessing")
+    func recorded() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let encoder = try Self.patched([123.675, 116.28, 103.53], firstBecomes: 127.5, in: folder)
+        let request = ConversionRequest(inputs: [encoder], output: folder + "/model.samw")
+        let result = try Converter.run(request)
+        let stored = try ModelFile.load(request.output).metadata.config.imageEncoder.preprocessing
+        #expect(stored.pixelMean == [127.5, Double(Float(116.28)), Double(Float(103.53))])
+        #expect(stored.pixelStd == [58.395, 57.12, 57.375].map { Double(Float($0)) })
+        #expect(result.metadata.config.imageEncoder.preprocessing == stored)
+        // SAM's own statistics leave the default in place (nothing extra written).
+        let plain = try Converter.run(ConversionRequest(inputs: [Self.fixture], output: folder + "/plain.samw"))
+        #expect(plain.metadata.config.imageEncoder.preprocessing == .sam)
+    }
+
+    @Test("another pixel mean or std than the config file's is refused, naming the file and the constant",
           arguments: [([Float(123.675), 116.28, 103.53], "subtracts pixel mean"), ([Float(58.395), 57.12, 57.375], "divides by pixel std")])
     func mismatch(values: [Float], wording: String) throws {
         let folder = try temporaryFolder()
@@ -48,7 +67,7 @@ struct InGraphPreprocessingTests {
         let encoder = try Self.patched(values, firstBecomes: values[0] + 1, in: folder)
         let failure = try #require(throws: ConversionFailure.self) { try Self.convert(encoder, in: folder) }
         #expect(failure.message.hasPrefix("\(encoder): tensor '/Constant"), "\(failure)")
-        #expect(failure.message.contains(wording), "\(failure)")
+        #expect(failure.message.contains(wording) && failure.message.contains(Self.config), "\(failure)")
         #expect(!FileManager.default.fileExists(atPath: folder + "/model.samw"))
     }
 }
