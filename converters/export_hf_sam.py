@@ -23,7 +23,10 @@ predictor cases and is compared with the set's PyTorch (upstream) outputs, twice
 ``transformers`` builds the model (its mask-decoder transformer LayerNorms ``layer_norm1..4`` use
 ``SamMaskDecoderConfig.layer_norm_eps`` = 1e-6) and with those four norms at upstream's 1e-5
 (``nn.LayerNorm``'s default in ``TwoWayTransformer``). The figures are printed as JSON (and
-written beside ``--out`` as ``<name>.report.json`` with ``--report``).
+written beside ``--out`` as ``<name>.report.json`` with ``--report``). ``--hf-set DIR`` also writes
+a copy of the reference set whose expected outputs are ``transformers``' own (image embeddings,
+and every case's four masks and IoU scores from them): ``samverify`` on it measures the native
+runtime against ``transformers``.
 """
 
 from __future__ import annotations
@@ -199,6 +202,47 @@ def compare_with_references(model: SamModel, root: Path) -> Dict[str, Any]:
     return report
 
 
+def all_masks(model: SamModel, embeddings: torch.Tensor, feeds: Dict[str, torch.Tensor]):
+    """All four low-res masks and IoU scores, as the official decoder returns them: transformers
+    gives mask 0 without multimask output and masks 1..3 with it."""
+    with torch.no_grad():
+        single = model(image_embeddings=embeddings, multimask_output=False, **feeds)
+        multi = model(image_embeddings=embeddings, multimask_output=True, **feeds)
+    masks = torch.cat([single.pred_masks[0], multi.pred_masks[0]], dim=1)
+    iou = torch.cat([single.iou_scores[0], multi.iou_scores[0]], dim=1)
+    return masks.numpy(), iou.numpy()
+
+
+def write_hf_set(model: SamModel, root: Path, out: Path) -> None:
+    """A copy of the reference set at `root` whose expected outputs are transformers' own: the image
+    embeddings and, per case, the official decoder's four masks and IoU scores from those embeddings
+    (the decoder inputs copied). samverify on it measures the native runtime against transformers."""
+    manifest = json.loads((root / "manifest.json").read_text())
+    if out.exists():
+        shutil.rmtree(out)
+    (out / "references").mkdir(parents=True)
+    for name in ("manifest.json", "config.json", "image_points_embeddings.bin", "references/input_image.npy"):
+        shutil.copyfile(root / name, out / name)
+    image = torch.from_numpy(load(root, "references/input_image.npy"))
+    with torch.no_grad():
+        embeddings = model.get_image_embeddings(image)
+    np.save(out / "references/image_embeddings.npy", embeddings.numpy())
+    for case in manifest["cases"]:
+        if "predictor" not in case:
+            continue
+        folder = out / "references" / case["name"]
+        folder.mkdir()
+        for source in (root / "references" / case["name"]).glob("onnx_*.npy"):
+            if source.name not in ("onnx_low_res_masks.npy", "onnx_iou_predictions.npy"):
+                shutil.copyfile(source, folder / source.name)
+        masks, iou = all_masks(model, embeddings, predictor_inputs(root, case))
+        np.save(folder / "onnx_low_res_masks.npy", masks)
+        np.save(folder / "onnx_iou_predictions.npy", iou)
+    (out / "README.md").write_text(
+        f"Expected outputs from transformers {transformers.__version__} SamModel (converters/export_hf_sam.py), "
+        f"not from upstream: the image embeddings and each case's official-decoder outputs. Inputs from {root}.\n")
+
+
 # --- main ----------------------------------------------------------------------------------------------
 
 
@@ -210,6 +254,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, required=True, help="the model.safetensors to write")
     parser.add_argument("--references", type=Path, help="a reference set of these weights: compare transformers' forward")
     parser.add_argument("--report", action="store_true", help="also write <out>.report.json")
+    parser.add_argument("--hf-set", type=Path, help="with --references: write a copy of the set whose expected "
+                        "outputs are transformers' (samverify on it compares the native runtime with transformers)")
     return parser.parse_args(argv)
 
 
@@ -222,6 +268,8 @@ def main(argv: Optional[List[str]] = None) -> None:
         model.save_pretrained(folder, safe_serialization=True)
         shutil.copyfile(Path(folder) / "model.safetensors", args.out)
     report: Dict[str, Any] = {"out": str(args.out), "bytes": args.out.stat().st_size}
+    if args.references and args.hf_set:
+        write_hf_set(model, args.references, args.hf_set)
     if args.references:
         report.update(compare_with_references(model, args.references))
     text = json.dumps(report, indent=1)
