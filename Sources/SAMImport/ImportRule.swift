@@ -45,6 +45,8 @@ public enum ImportRule: String, CaseIterable, Sendable, CustomStringConvertible 
     case attentionBiasTableInverted = "TinyViT attention-bias table inverted"
     /// [s, s, head_dim] read by the rel_h / rel_w Einsum in a ViT `attn` scope = get_rel_pos folded, -> `rel_pos_h` / `rel_pos_w`.
     case relativePositionsUngathered = "ViT relative positions un-gathered to [2s-1, head_dim]"
+    /// [2s-1, head_dim] gathered at run time (GatherND by the constant q - k + s - 1 table) for the rel_h / rel_w Einsum -> `rel_pos_h` / `rel_pos_w` as stored.
+    case relativePositionsGatheredAtRunTime = "ViT relative positions gathered at run time"
     /// A constant [1,C,g,g] dense-embedding graph output, the same at every position -> `prompt_encoder.no_mask_embed.weight` [1,C].
     case noMaskEmbedFromDenseOutput = "no-mask embedding from a constant dense-embedding output"
     /// [1,C,1,1] expanded or multiplied at the prompt encoder's root -> `prompt_encoder.no_mask_embed.weight` [1,C].
