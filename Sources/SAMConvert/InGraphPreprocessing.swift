@@ -6,8 +6,10 @@ import SAMModel
 /// constants become the configuration's preprocessing: checked against a config file's, or, when the
 /// configuration is inferred from the weights, recorded in it.
 enum InGraphPreprocessing {
+    /// `configSource` names the configuration that was given (a config file); nil when it was
+    /// inferred from the weights, which takes the graph's statistics.
     static func reconcile(_ normalization: InGraphNormalization?, with config: inout SAMConfig,
-                          configFile: String?) throws(ConversionFailure) {
+                          configSource: String?) throws(ConversionFailure) {
         guard let normalization else { return }
         let configured = config.imageEncoder.preprocessing
         let file = normalization.file
@@ -22,12 +24,12 @@ enum InGraphPreprocessing {
             stored.count == wanted.count && zip(stored, wanted).allSatisfy { Float($0) == Float($1) }
         }
         if same(mean, configured.pixelMean) && same(std, configured.pixelStd) { return }
-        if let configFile {
+        if let configSource {
             let (tensor, what, stored, wanted) = same(mean, configured.pixelMean)
                 ? (normalization.stdTensor, "divides by pixel std", std, configured.pixelStd)
                 : (normalization.meanTensor, "subtracts pixel mean", mean, configured.pixelMean)
             throw ConversionFailure("\(file): tensor '\(tensor ?? "?")': the graph \(what) \(stored), "
-                                    + "the configuration (\(configFile)) \(wanted)")
+                                    + "the configuration (\(configSource)) \(wanted)")
         }
         config.imageEncoder.preprocessing = ImagePreprocessing(resize: configured.resize, pixelMean: mean, pixelStd: std)
     }

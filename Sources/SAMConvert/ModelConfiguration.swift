@@ -10,12 +10,13 @@ public enum ModelConfiguration {
         if let explicitFile {
             do { explicit = try SAMConfig(contentsOf: explicitFile) } catch { throw ConversionFailure("\(error)") }
         }
-        return resolve(explicit: explicit, imported: imported, maxPoints: maxPoints)
+        return try resolve(explicit: explicit, configFile: explicitFile, imported: imported, maxPoints: maxPoints)
     }
 
-    /// `resolve` with the config file already read (conversion reads it before the import, so a bad
-    /// one is refused before the work).
-    public static func resolve(explicit: SAMConfig?, imported: ImportedWeights, maxPoints: Int?) -> SAMConfig {
+    /// `resolve` with the config file (`configFile`) already read (conversion reads it before the
+    /// import, so a bad one is refused before the work).
+    public static func resolve(explicit: SAMConfig?, configFile: String?, imported: ImportedWeights,
+                               maxPoints: Int?) throws(ConversionFailure) -> SAMConfig {
         var config: SAMConfig
         if let explicit {
             config = explicit
@@ -28,7 +29,8 @@ public enum ModelConfiguration {
                                         mergeStrides: strides, imageEmbeddingSize: facts.imageEmbeddingSize)
         }
         if let maxPoints { config.maxPoints = maxPoints }
-        try InGraphPreprocessing.reconcile(imported.facts.inGraphNormalization, with: &config, configFile: explicitFile)
+        try InGraphPreprocessing.reconcile(imported.facts.inGraphNormalization, with: &config,
+                                           configSource: explicit == nil ? nil : configFile ?? "the given configuration")
         return config
     }
 }
