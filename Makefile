@@ -113,7 +113,8 @@ venv:
 
 # The committed tiny sets: weights, references, every ONNX export style (reference_outputs/tiny/exports,
 # converters/export_styles.py, which export.py runs), SAM's ViT, both sets' fuzzed prompts, SAM 2.1
-# (checkpoint and samexporter's ONNX pair), then the format fixtures.
+# (checkpoint and samexporter's ONNX pair), the format fixtures, and the tiny ViT set's weights as a
+# transformers SamModel checkpoint and a samexporter encoder (import fixtures).
 references: venv
 	$(PYTHON) converters/export.py --model vit_t --seed 0 --config tiny --out reference_outputs/tiny
 	$(PYTHON) converters/export_reference.py --config vit_tiny --seed 0 --out reference_outputs/vit_tiny
@@ -121,6 +122,10 @@ references: venv
 	$(PYTHON) converters/export_fuzz.py --source reference_outputs/vit_tiny --count 64 --seed 0 --out reference_outputs/vit_tiny_fuzz
 	$(PYTHON) converters/export_sam2.py --config tiny --seed 0 --onnx --out reference_outputs/sam2_tiny
 	$(PYTHON) converters/make_format_fixtures.py --out Tests/SAMFormatsTests/Fixtures
+	$(PYTHON) converters/export_hf_sam.py --config vit_tiny --weights reference_outputs/vit_tiny/sam.h5 \
+	    --out Tests/SAMImportTests/Fixtures/hf_vit_tiny.safetensors
+	$(PYTHON) converters/export_samexporter.py --config vit_tiny --weights reference_outputs/vit_tiny/sam.h5 \
+	    --out Tests/SAMImportTests/Fixtures/samexporter_vit_tiny.onnx
 
 # Native runtime vs onnxruntime on a full-size reference set (DROP), 2 threads each, interleaved
 # processes: writes BENCHMARKS.md and benchmarks/results.json (see benchmarks/run_bench.py). Takes

@@ -80,7 +80,8 @@ public enum Converter {
         }
 
         progress("checking the model builds from \(imported.tensors.count) tensors")
-        let config = ModelConfiguration.resolve(explicit: explicitConfig, imported: imported, maxPoints: request.maxPoints)
+        let config = try ModelConfiguration.resolve(explicit: explicitConfig, configFile: plan.configFile, imported: imported,
+                                                    maxPoints: request.maxPoints)
         do { try config.validate(file: plan.configFile ?? "the configuration inferred from the weights") } catch {
             throw ConversionFailure("\(error)")
         }

@@ -2,19 +2,21 @@ import SAMImport
 import SAMModel
 
 /// The architecture a converted model declares: a config file when there is one, else what the
-/// weights' shapes and the ONNX graphs state (`SAMConfig.inferred`), MobileSAM's values for the rest.
+/// weights' shapes and the ONNX graphs state (`SAMConfig.inferred`, pixel statistics an encoder graph
+/// applies included), MobileSAM's values for the rest.
 public enum ModelConfiguration {
     public static func resolve(explicitFile: String?, imported: ImportedWeights, maxPoints: Int?) throws(ConversionFailure) -> SAMConfig {
         var explicit: SAMConfig?
         if let explicitFile {
             do { explicit = try SAMConfig(contentsOf: explicitFile) } catch { throw ConversionFailure("\(error)") }
         }
-        return resolve(explicit: explicit, imported: imported, maxPoints: maxPoints)
+        return try resolve(explicit: explicit, configFile: explicitFile, imported: imported, maxPoints: maxPoints)
     }
 
-    /// `resolve` with the config file already read (conversion reads it before the import, so a bad
-    /// one is refused before the work).
-    public static func resolve(explicit: SAMConfig?, imported: ImportedWeights, maxPoints: Int?) -> SAMConfig {
+    /// `resolve` with the config file (`configFile`) already read (conversion reads it before the
+    /// import, so a bad one is refused before the work).
+    public static func resolve(explicit: SAMConfig?, configFile: String?, imported: ImportedWeights,
+                               maxPoints: Int?) throws(ConversionFailure) -> SAMConfig {
         var config: SAMConfig
         if let explicit {
             config = explicit
@@ -27,6 +29,8 @@ public enum ModelConfiguration {
                                         mergeStrides: strides, imageEmbeddingSize: facts.imageEmbeddingSize)
         }
         if let maxPoints { config.maxPoints = maxPoints }
+        try InGraphPreprocessing.reconcile(imported.facts.inGraphNormalization, with: &config,
+                                           configSource: explicit == nil ? nil : configFile ?? "the given configuration")
         return config
     }
 }

@@ -101,6 +101,14 @@ public enum ImportMerge {
             }
             merged.mergeStrides[stage] = stride
         }
+        if let normalization = facts.inGraphNormalization {
+            if let known = merged.inGraphNormalization,
+               known.pixelMean != normalization.pixelMean || known.pixelStd != normalization.pixelStd {
+                throw ImportError(.conflictingFacts, file: file, tensor: normalization.meanTensor ?? normalization.stdTensor,
+                                  otherFile: known.file, "the graphs normalise pixels differently: \(normalization) vs \(known)")
+            }
+            merged.inGraphNormalization = merged.inGraphNormalization ?? normalization
+        }
         merged.opsets.merge(facts.opsets) { first, _ in first }
         merged.dynamicPointInputs.merge(facts.dynamicPointInputs) { first, _ in first }
         merged.storedPrecisions.merge(facts.storedPrecisions) { first, second in first.union(second) }

@@ -13,6 +13,8 @@ public enum ImportRule: String, CaseIterable, Sendable, CustomStringConvertible 
     case dropClassifierHead = "drop TinyViT classifier head"
     /// `*.attention_bias_idxs`: index table derived from the window size (upstream keeps it out of the state dict).
     case dropDerivedIndexTable = "drop derived attention-bias index table"
+    /// A Hugging Face `transformers` SamModel key renamed to upstream's by `HuggingFaceSamNames`.
+    case huggingFaceName = "transformers SamModel name renamed"
     /// float64 stored tensor narrowed to float32 (the runtime's precision).
     case narrowFloat64 = "narrow float64 to float32"
     /// SAM 2's `sam_prompt_encoder.*` / `sam_mask_decoder.*`: SAM's components under SAM2Base's names.
@@ -48,6 +50,8 @@ public enum ImportRule: String, CaseIterable, Sendable, CustomStringConvertible 
     case attentionBiasTableInverted = "TinyViT attention-bias table inverted"
     /// [s, s, head_dim] read by the rel_h / rel_w Einsum in a ViT `attn` scope = get_rel_pos folded, -> `rel_pos_h` / `rel_pos_w`.
     case relativePositionsUngathered = "ViT relative positions un-gathered to [2s-1, head_dim]"
+    /// [2s-1, head_dim] gathered at run time (GatherND by the constant q - k + s - 1 table) for the rel_h / rel_w Einsum -> `rel_pos_h` / `rel_pos_w` as stored.
+    case relativePositionsGatheredAtRunTime = "ViT relative positions gathered at run time"
     /// A constant [1,C,g,g] dense-embedding graph output, the same at every position -> `prompt_encoder.no_mask_embed.weight` [1,C].
     case noMaskEmbedFromDenseOutput = "no-mask embedding from a constant dense-embedding output"
     /// [1,C,1,1] expanded or multiplied at the prompt encoder's root -> `prompt_encoder.no_mask_embed.weight` [1,C].
@@ -78,6 +82,9 @@ public enum ImportRule: String, CaseIterable, Sendable, CustomStringConvertible 
     case paddingPointCoordinates = "padding point coordinates (zeros, checked)"
     /// Consumed only as shape/scale arguments (Resize scales, Reshape shapes ...).
     case shapeArithmetic = "shape arithmetic"
+    /// A 3-element constant subtracted from (mean) or dividing (std) the image input: in-graph
+    /// preprocessing (samexporter's encoder), checked against the model's preprocessing at conversion.
+    case inGraphPixelNormalization = "in-graph pixel normalisation (checked against the preprocessing)"
     /// The scale or zero point of a quantized weight (used in dequantizing it).
     case quantizationParameter = "quantization scale or zero point"
 

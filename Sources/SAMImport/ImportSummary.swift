@@ -27,6 +27,7 @@ extension ImportedWeights {
         if let dense = denseImagePE { lines.append("dense image PE: \(Shape.text(dense.tensor.shape)) from \(dense.origin.file)") }
         if let size = facts.imageEmbeddingSize { lines.append("image embedding: \(facts.embeddingDim.map(String.init) ?? "?") x \(size) x \(size)") }
         for (file, opset) in facts.opsets.sorted(by: { $0.key < $1.key }) { lines.append("opset \(opset): \(file)") }
+        if let normalization = facts.inGraphNormalization { lines.append("in-graph preprocessing: \(normalization)") }
         if !agreements.isEmpty {
             let exact = agreements.filter(\.bitExact).count
             lines.append("overlapping tensors: \(agreements.count), \(exact) bit-exact")

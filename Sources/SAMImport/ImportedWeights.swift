@@ -73,6 +73,8 @@ public struct ImportFacts: Sendable, Equatable {
     public var mergeStrides: [Int: Int] = [:]
     /// How each file stored the weights it supplied ("f32", "f16", "i8 per-channel (MatMulInteger)" ...), by file.
     public var storedPrecisions: [String: Set<String>] = [:]
+    /// Pixel statistics an encoder export applies in its graph (samexporter's preprocessing), if any.
+    public var inGraphNormalization: InGraphNormalization?
 
     public init() {}
 }

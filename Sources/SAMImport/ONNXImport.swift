@@ -133,7 +133,9 @@ struct ONNXWeightMapper {
             for (target, evidence) in targets { try apply(target, to: stored, namedBy: evidence, derivation: derivation) }
             return
         }
-        // 3. Not a weight: the dense PE, its coordinate grid, or shape arithmetic.
+        // 3. A ViT relative-position table gathered at run time (names no module by its readers' op).
+        if try importRelativePositionsGatheredAtRunTime(stored, uses: uses, derivation: derivation) { return }
+        // 4. Not a weight: the dense PE, its coordinate grid, or shape arithmetic.
         if try importDensePE(stored) { return }
         if try importConstantDenseEmbedding(stored, uses: uses) { return }
         if let rule = try recogniseNonWeight(stored, uses: uses) {

@@ -8,6 +8,7 @@ extension ONNXWeightMapper {
         if try isPECoordinateGrid(stored, uses: uses) { return .peCoordinateGrid }
         if try isSinePositionFrequencies(stored, uses: uses) { return .sinePositionFrequencies }
         if try isPaddingPointCoordinates(stored, uses: uses) { return .paddingPointCoordinates }
+        if try recognisePixelNormalization(stored, uses: uses) { return .inGraphPixelNormalization }
         return nil
     }
 

@@ -26,47 +26,50 @@ public enum StateDictImport {
         return try importTensors(StoredTensors(stored), file: path, options: options)
     }
 
-    /// The one place where a state dict's stored names become canonical: wrapper prefixes stripped,
-    /// BatchNorm folded, attention-bias caches recovered, weight-like tensors no rule maps reported.
-    /// A stored tensor is read only once its key has mapped.
+    /// The one place where a state dict's stored names become canonical: transformers' SamModel
+    /// names renamed, wrapper prefixes stripped, BatchNorm folded, attention-bias caches recovered,
+    /// weight-like tensors no rule maps reported. A stored tensor is read only once its key has mapped.
     static func importTensors(_ stored: StoredTensors, file path: String, options: ImportOptions) throws(ImportError) -> ImportedWeights {
         var result = ImportedWeights()
         result.files = [path]
         var unmapped: [UnmappedTensor] = []
+        let huggingFaceNames = HuggingFaceSamNames.canonicalNames(for: stored.entries.keys)
         for key in stored.keys {
             let entry = stored.entries[key]!
-            switch SAM2Names.resolve(key) {
-            case .videoOnly:
+            if huggingFaceNames == nil, case .videoOnly = SAM2Names.resolve(key) {
                 result.dropped.append(DroppedTensor(file: path, name: key, rule: .dropVideoOnly))
                 continue
-            case .canonical(let name, _):
-                let tensor: Tensor
-                do { tensor = try stored.read(key) } catch { throw ImportError(error) }
-                let (value, narrowed) = tensor.narrowedToFloat32()
-                let origin = TensorOrigin(file: path, sources: [key], rule: narrowed ? .narrowFloat64 : .sam2ComponentRenamed,
-                                          derivation: .stored)
-                try result.insert(name, value, origin: origin)
-                continue
-            case nil:
-                break
             }
-            guard let resolved = CanonicalNames.resolve(key), resolved.path.contains(".") else {
+            guard let (name, rule) = canonicalName(of: key, huggingFaceNames: huggingFaceNames) else {
                 if entry.isWeightLike {
                     unmapped.append(UnmappedTensor(file: path, name: key, dtype: entry.dtype.shortName, shape: entry.shape,
-                                                   context: "no segment names a SAM component or one of its modules"))
+                                                   context: huggingFaceNames == nil ? "no segment names a SAM component or one of its modules"
+                                                       : "a transformers SamModel key that no rule of HuggingFaceSamNames maps"))
                 }
                 continue
             }
             let tensor: Tensor
             do { tensor = try stored.read(key) } catch { throw ImportError(error) }
             let (value, narrowed) = tensor.narrowedToFloat32()
-            let origin = TensorOrigin(file: path, sources: [key], rule: narrowed ? .narrowFloat64 : .stateDictKey, derivation: .stored)
-            try result.insert(resolved.path, value, origin: origin)
+            let origin = TensorOrigin(file: path, sources: [key], rule: narrowed ? .narrowFloat64 : rule, derivation: .stored)
+            try result.insert(name, value, origin: origin)
         }
         try StateDictRules.apply(to: &result, file: path, eps: options.batchNormEps)
         try AttentionBiasCaches.recover(in: &result, file: path)
         try Unmapped.report(unmapped, file: path, into: &result, options: options)
         return result
+    }
+}
+
+extension StateDictImport {
+    /// A stored key's canonical name and the rule that gave it: transformers' table for a
+    /// transformers checkpoint (`huggingFaceNames` non-nil), SAM 2's component names, else the key
+    /// itself, wrapper prefix stripped.
+    static func canonicalName(of key: String, huggingFaceNames: [String: String]?) -> (String, ImportRule)? {
+        if let huggingFaceNames { return huggingFaceNames[key].map { ($0, .huggingFaceName) } }
+        if case .canonical(let name, _) = SAM2Names.resolve(key) { return (name, .sam2ComponentRenamed) }
+        guard let resolved = CanonicalNames.resolve(key), resolved.path.contains(".") else { return nil }
+        return (resolved.path, .stateDictKey)
     }
 }
 

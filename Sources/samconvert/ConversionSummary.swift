@@ -45,6 +45,10 @@ struct ConversionSummary {
             emit("  \(source.path): weights stored as \(stored.joined(separator: ", "))"
                         + (stored.contains { $0.contains("(") } ? "; quantized weights were dequantized" : ""))
         }
+        if let normalization = imported.facts.inGraphNormalization {
+            Swift.print("  \(normalization.file): normalises pixels in its graph, as the model does: mean "
+                        + "\(normalization.pixelMean ?? []), std \(normalization.pixelStd ?? [])")
+        }
         if let worst = imported.worstAgreement {
             emit("  inputs agreed on \(imported.agreements.count) shared tensors; largest difference \(worst.maxAbsDifference) (\(worst.tensor))")
         }

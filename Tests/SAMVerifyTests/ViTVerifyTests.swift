@@ -15,6 +15,15 @@ struct ViTVerifyTests {
         return request.output
     }
 
+    static func model(from inputs: [String], in folder: String) throws -> String {
+        var request = ConversionRequest(inputs: inputs, output: folder + "/vit.samw")
+        request.configFile = TestPaths.vitTinyReferences + "/config.json"
+        _ = try Converter.run(request)
+        return request.output
+    }
+
+    static let importFixtures = TestPaths.packageRoot + "/Tests/SAMImportTests/Fixtures"
+
     @Test("the converted ViT passes every check of its set")
     func passes() throws {
         let folder = try temporaryFolder("vit")
@@ -28,6 +37,18 @@ struct ViTVerifyTests {
             let task = try #require(result.task, "\(result.name)")
             #expect(task.minMaskIoU != nil && task.bestMaskDisagreements == 0, "\(result.name): \(task.summary)")
         }
+    }
+
+    /// The same weights saved by transformers' SamModel (converters/export_hf_sam.py), and the
+    /// encoder exported by samexporter with in-graph preprocessing beside the set's official decoder.
+    @Test("converted from a transformers checkpoint or a samexporter encoder, the ViT passes every check",
+          arguments: [["hf_vit_tiny.safetensors"], ["samexporter_vit_tiny.onnx", "../../../reference_outputs/vit_tiny/sam_decoder.onnx"]])
+    func passesFromOtherExports(inputs: [String]) throws {
+        let folder = try temporaryFolder("vit-exports")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let model = try Self.model(from: inputs.map { Self.importFixtures + "/" + $0 }, in: folder)
+        let report = try Verifier.verify(modelPath: model, referencesPath: TestPaths.vitTinyReferences)
+        #expect(report.exitCode == 0 && report.counts.checks == 33 && report.counts.passed == 33, "\(report.problems)")
     }
 
     /// One entry of block 1's `rel_pos_h` (a global block) moved by +0.5: only the attention

@@ -22,8 +22,16 @@ struct ONNXTestFile {
         var metadata: [String: String] = [:]
     }
 
+    /// An int64 initializer (indices, shapes).
+    struct Int64Tensor {
+        var name: String
+        var shape: [Int]
+        var values: [Int64]
+    }
+
     var nodes: [Node] = []
     var initializers: [FloatTensor] = []
+    var int64Initializers: [Int64Tensor] = []
     var inputs: [String] = []
     var outputs: [String] = []
 
@@ -43,6 +51,7 @@ struct ONNXTestFile {
         for node in nodes { graph.field(1, message: Self.encode(node)) }
         graph.field(2, string: "test")
         for tensor in initializers { graph.field(5, message: Self.encode(tensor)) }
+        for tensor in int64Initializers { graph.field(5, message: Self.encode(tensor)) }
         for input in inputs { graph.field(11, message: Data().with { $0.field(1, string: input) }) }
         for output in outputs { graph.field(12, message: Data().with { $0.field(1, string: output) }) }
         var model = Data()
@@ -57,6 +66,15 @@ struct ONNXTestFile {
         var data = Data()
         for dim in tensor.shape { data.field(1, varint: UInt64(dim)) }
         data.field(2, varint: 1)  // FLOAT
+        data.field(8, string: tensor.name)
+        data.field(9, bytes: tensor.values.withUnsafeBytes { Data($0) })
+        return data
+    }
+
+    static func encode(_ tensor: Int64Tensor) -> Data {
+        var data = Data()
+        for dim in tensor.shape { data.field(1, varint: UInt64(dim)) }
+        data.field(2, varint: 7)  // INT64
         data.field(8, string: tensor.name)
         data.field(9, bytes: tensor.values.withUnsafeBytes { Data($0) })
         return data
