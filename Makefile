@@ -122,6 +122,8 @@ references: venv
 	$(PYTHON) converters/export_fuzz.py --source reference_outputs/vit_tiny --count 64 --seed 0 --out reference_outputs/vit_tiny_fuzz
 	$(PYTHON) converters/export_sam2.py --config tiny --seed 0 --onnx --out reference_outputs/sam2_tiny
 	$(PYTHON) converters/make_format_fixtures.py --out Tests/SAMFormatsTests/Fixtures
+	$(PYTHON) converters/make_checkpoint_fixtures.py --formats Tests/SAMFormatsTests/Fixtures --imports Tests/SAMImportTests/Fixtures \
+	    --tiny reference_outputs/tiny/mobile_sam.h5 --sam2 reference_outputs/sam2_tiny/sam2.1_hiera_tiny_widths.pt
 	$(PYTHON) converters/export_hf_sam.py --config vit_tiny --weights reference_outputs/vit_tiny/sam.h5 \
 	    --out Tests/SAMImportTests/Fixtures/hf_vit_tiny.safetensors
 	$(PYTHON) converters/export_samexporter.py --config vit_tiny --weights reference_outputs/vit_tiny/sam.h5 \

@@ -92,6 +92,11 @@ safetensors
 Files in --imports (the committed tiny model's weights, read from --tiny with h5py):
     tiny_mobile_sam.pth           torch.save({"model": state_dict})
     tiny_mobile_sam.safetensors   safetensors.torch.save_file(state_dict)
+
+and, with --sam2 (the committed tiny SAM 2.1 checkpoint, {"model": state_dict}), its state dict as
+the other formats users convert SAM 2 from, upstream key names kept:
+    tiny_sam2.safetensors         safetensors.torch.save_file(state_dict)
+    tiny_sam2.h5                  h5py, one dataset per key, flat dotted names
 """
 import argparse
 import collections
@@ -450,17 +455,28 @@ def make_tiny(out, h5_path):
     save_file(dict(state), os.path.join(out, "tiny_mobile_sam.safetensors"))
 
 
+def make_sam2(out, checkpoint):
+    state = torch.load(checkpoint, map_location="cpu", weights_only=True)["model"]
+    save_file({k: v.contiguous() for k, v in state.items()}, os.path.join(out, "tiny_sam2.safetensors"))
+    with h5py.File(os.path.join(out, "tiny_sam2.h5"), "w") as f:
+        for key, value in state.items():
+            f.create_dataset(key, data=value.numpy())
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--formats", required=True, help="Tests/SAMFormatsTests/Fixtures")
     parser.add_argument("--imports", required=True, help="Tests/SAMImportTests/Fixtures")
     parser.add_argument("--tiny", required=True, help="reference_outputs/tiny/mobile_sam.h5")
+    parser.add_argument("--sam2", help="reference_outputs/sam2_tiny/sam2.1_hiera_tiny_widths.pt")
     args = parser.parse_args()
     os.makedirs(args.formats, exist_ok=True)
     os.makedirs(args.imports, exist_ok=True)
     make_pth(args.formats)
     make_safetensors(args.formats)
     make_tiny(args.imports, args.tiny)
+    if args.sam2:
+        make_sam2(args.imports, args.sam2)
 
 
 if __name__ == "__main__":

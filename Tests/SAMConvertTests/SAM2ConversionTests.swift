@@ -167,6 +167,25 @@ struct SAM2ConversionTests {
         #expect(decoderOnly.imageEncoder == nil && decoderOnly.maskDecoder != nil)
     }
 
+    /// The same state dict as the other formats people hold SAM 2 in (converters/make_checkpoint_fixtures.py
+    /// --sam2): upstream's keys, no `{"model": ...}` wrapper. Every format must give the same canonical
+    /// tensors, bit for bit, and leave out the same video-only weights.
+    @Test("the checkpoint's state dict as safetensors or HDF5 imports to the same tensors, bit for bit",
+          arguments: ["tiny_sam2.safetensors", "tiny_sam2.h5"])
+    func otherStateDictFormats(file: String) throws {
+        let fromCheckpoint = try StateDictImport.importPyTorch(TestPaths.sam2TinyCheckpoint)
+        let path = TestPaths.packageRoot + "/Tests/SAMImportTests/Fixtures/" + file
+        let other = file.hasSuffix(".h5") ? try StateDictImport.importHDF5(path) : try StateDictImport.importSafetensors(path)
+        let expected = fromCheckpoint.canonicalTensors, actual = other.canonicalTensors
+        #expect(actual.keys.sorted() == expected.keys.sorted())
+        for (name, tensor) in expected {
+            let mine = try #require(actual[name], "\(file) lacks \(name)")
+            #expect(mine.dtype == tensor.dtype && mine.shape == tensor.shape && mine.storage.bytes.elementsEqual(tensor.storage.bytes),
+                    "\(file): \(name) differs")
+        }
+        #expect(Set(other.dropped.map(\.name)) == Set(fromCheckpoint.dropped.map(\.name)) && !other.dropped.isEmpty)
+    }
+
     @Test("samconvert says what it left out and which SAM 2 heads the model has")
     func commandLineSummary() throws {
         let folder = try TestPaths.temporaryFolder("sam2-cli")
