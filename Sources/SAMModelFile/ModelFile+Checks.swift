@@ -7,11 +7,11 @@ extension ModelFile {
     /// names agree with the tensor table, and, unless `verifyingChecksums` is false, every tensor the
     /// model uses still has the CRC-32 the table records. The checksums cost about 0.5 ms per MB on 2
     /// cores (`sambench load`, with and without `--skip-checksums`): MobileSAM's 39 MB loads in 62 ms
-    /// instead of 35, a ViT-B-sized 372 MB file in 270-320 ms instead of 125-140; ViT-H's 2.5 GB
-    /// would take about 1.2 s more.
+    /// instead of 35, a ViT-B-sized 372 MB file in 270-320 ms instead of 125-140 (a busy machine). On a
+    /// quiet one, file in the page cache: ViT-H's 2.56 GB f32 file loads in 225 ms, its f16 file in 122 ms.
     public static func checkBeforeBuilding(_ file: SAMWFile, metadata: ModelFileMetadata,
                                            verifyingChecksums: Bool = true) throws(ModelFileError) {
-        let components = Set(file.names.compactMap { name in Sam.components.first { name.hasPrefix($0 + ".") } })
+        let components = Set(file.names.compactMap(Sam.component(ofTensor:)))
         guard components == Set(metadata.components) else {
             throw .metadata(file: file.path, "lists components \(metadata.components.sorted()) but its tensors hold \(components.sorted())")
         }

@@ -186,6 +186,21 @@ struct SAM2ConversionTests {
         #expect(Set(other.dropped.map(\.name)) == Set(fromCheckpoint.dropped.map(\.name)) && !other.dropped.isEmpty)
     }
 
+    /// samexporter's encoder.onnx alone holds `mask_decoder.conv_s0`/`conv_s1` and `no_mem_embed`, which
+    /// the image encoder runs in image mode: the file is an encoder-only model and loads as one.
+    @Test("samexporter's encoder alone converts to an encoder-only model that loads")
+    func encoderOnlyExport() throws {
+        let folder = try TestPaths.temporaryFolder("sam2-encoder-only")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var request = ConversionRequest(inputs: [Self.root + "/encoder.onnx"], output: folder + "/encoder.samw")
+        request.configFile = Self.root + "/config.json"
+        _ = try Converter.run(request)
+        let loaded = try ModelFile.load(request.output)
+        #expect(loaded.metadata.components == [Sam.imageEncoderKey])
+        #expect(loaded.file.names.contains { $0.hasPrefix("mask_decoder.conv_s0.") })
+        #expect(loaded.sam.imageEncoder != nil && loaded.sam.maskDecoder == nil && loaded.sam.promptEncoder == nil)
+    }
+
     @Test("samconvert says what it left out and which SAM 2 heads the model has")
     func commandLineSummary() throws {
         let folder = try TestPaths.temporaryFolder("sam2-cli")

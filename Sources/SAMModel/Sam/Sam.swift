@@ -9,6 +9,16 @@ public struct Sam: Sendable {
     public static let imageEncoderKey = "image_encoder"
     public static let components = [imageEncoderKey, "prompt_encoder", "mask_decoder"]
 
+    /// The component a stored tensor belongs to: its top-level module, except the weights SAM 2's
+    /// image encoder runs in image mode although upstream keeps them elsewhere
+    /// (`mask_decoder.conv_s0`/`conv_s1`, `no_mem_embed`): an encoder-only file holds them.
+    public static func component(ofTensor name: String) -> String? {
+        if name == "no_mem_embed" || SAM2ImageEncoder.highResolutionProjections.contains(where: { name.hasPrefix($0 + ".") }) {
+            return imageEncoderKey
+        }
+        return components.first { name.hasPrefix($0 + ".") }
+    }
+
     public let config: SAMConfig
     /// The image encoder of the configured family (`config.imageEncoder.family`).
     public let imageEncoder: (any ImageEncoder)?
