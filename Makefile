@@ -148,8 +148,9 @@ bench: setup bench-venv
 	    $(foreach set,$(ENCODER_SETS),--encoder-set "$(set)") $(BENCH_ARGS)
 
 # SAM 2.1's image encoder beside onnxruntime on samexporter's export of the same model (SAM2_SET, a
-# full-size set from `make sam2-references`), separate processes, interleaved, 2 threads each, on
-# OpenBLAS's own kernel choice: prints a table, writes out/bench-sam2.json (benchmarks/run_sam2_bench.py).
+# full-size set from `make sam2-references`), separate processes, 10 interleaved rounds (median and fastest
+# run), 2 threads each, on OpenBLAS's own kernel choice: prints a table, writes out/bench-sam2.json
+# (benchmarks/run_sam2_bench.py).
 SAM2_SETS ?= /tmp/sam2-sets
 SAM2_SET  ?= $(SAM2_SETS)/sam2.1_hiera_tiny
 bench-sam2: setup bench-venv
@@ -157,7 +158,7 @@ bench-sam2: setup bench-venv
 	$(SWIFT) build $(RELEASE) --product sambench
 	$(SWIFT) build $(RELEASE) --product samconvert
 	env -u OPENBLAS_CORETYPE $(PYTHON) benchmarks/run_sam2_bench.py --bin "$$($(SWIFT) build $(RELEASE) --show-bin-path)" \
-	    --set "$(SAM2_SET)" --threads 2 --rounds 3 --json out/bench-sam2.json
+	    --set "$(SAM2_SET)" --threads 2 --rounds 10 --json out/bench-sam2.json
 
 # Full-size SAM 2.1 reference sets (seeded weights, the drop's photo, samexporter's ONNX pair) into
 # SAM2_SETS: several GB with the checkpoints, never committed. SAM2_CONFIGS picks the models.
