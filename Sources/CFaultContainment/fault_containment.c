@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <link.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -27,6 +28,28 @@ static atomic_int range_count;
 static char ranged_libraries[4][library_limit];
 static int ranged_library_count;
 static atomic_flag ranges_lock = ATOMIC_FLAG_INIT;
+
+// One recursive lock for the libraries scopes name: a libhdf5 built without thread safety must not
+// be entered from two threads at once. A scope holds it, so a recovered fault can release it.
+static pthread_mutex_t library_lock;
+static pthread_once_t library_lock_once = PTHREAD_ONCE_INIT;
+
+static void make_library_lock(void) {
+    pthread_mutexattr_t attributes;
+    pthread_mutexattr_init(&attributes);
+    pthread_mutexattr_settype(&attributes, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&library_lock, &attributes);
+    pthread_mutexattr_destroy(&attributes);
+}
+
+void sam_library_lock(void) {
+    pthread_once(&library_lock_once, make_library_lock);
+    pthread_mutex_lock(&library_lock);
+}
+
+void sam_library_unlock(void) {
+    pthread_mutex_unlock(&library_lock);
+}
 
 static _Thread_local int scope_depth;
 static _Thread_local char scope_file[path_limit];
@@ -167,6 +190,7 @@ static void copy_bounded(char *destination, const char *source, size_t capacity)
 }
 
 void sam_fault_scope_enter(const char *library, const char *file) {
+    sam_library_lock();
     find_ranges(library);
     copy_bounded(scope_library, library, library_limit);
     copy_bounded(scope_file, file, path_limit);
@@ -174,7 +198,9 @@ void sam_fault_scope_enter(const char *library, const char *file) {
 }
 
 void sam_fault_scope_leave(void) {
-    if (scope_depth > 0) scope_depth--;
+    if (scope_depth == 0) return;
+    scope_depth--;
+    sam_library_unlock();
 }
 
 int sam_fault_register_temporary(const char *path) {
@@ -214,6 +240,7 @@ int sam_fault_recovering_call(void (*body)(void *), void *context) {
         return 0;
     }
     recovery = outer;
-    scope_depth = depth;
+    // The scopes the fault skipped never left: release the lock once for each.
+    while (scope_depth > depth) sam_fault_scope_leave();
     return sig;
 }

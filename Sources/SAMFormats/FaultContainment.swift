@@ -11,8 +11,10 @@ public enum FaultContainment {
         sam_fault_containment_install(exitStatus)
     }
 
-    /// For fuzzing harnesses: runs `body`; a contained fault returns here with its signal number
-    /// (0 when `body` returned). The frames it skips never finish: their memory leaks.
+    /// For single-threaded fuzzing harnesses: runs `body`; a contained fault returns here with its
+    /// signal number (0 when `body` returned). The scopes it skipped are left, but the frames never
+    /// finish: their memory leaks, and a thread-safe libhdf5 keeps its own API lock held by this
+    /// thread, so afterwards only this thread may use libhdf5.
     public static func recovering(_ body: @escaping () -> Void) -> Int32 {
         // Escaping and boxed: a fault skips the frames that would release what the call retained.
         let box = Unmanaged.passRetained(Work(body))
@@ -27,7 +29,8 @@ public enum FaultContainment {
         init(_ body: @escaping () -> Void) { self.body = body }
     }
 
-    /// Until the matching `leaveScope()`, faults inside libhdf5 on this thread are blamed on `file`.
+    /// Until the matching `leaveScope()`, this thread holds the libhdf5 lock (`HDF5Library`) and
+    /// faults inside libhdf5 on it are blamed on `file`.
     static func enterHDF5Scope(_ file: String) { sam_fault_scope_enter("libhdf5", file) }
     static func leaveScope() { sam_fault_scope_leave() }
 

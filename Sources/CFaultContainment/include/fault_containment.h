@@ -21,8 +21,14 @@ void sam_fault_containment_install(int exit_status);
 
 /// Opens a scope on the calling thread: faults inside `library` (a fragment of its file name, such as
 /// "libhdf5") are contained and blamed on `file`. Scopes nest (the most recently entered names the file).
+/// A scope also holds the library lock below until it is left.
 void sam_fault_scope_enter(const char *library, const char *file);
 void sam_fault_scope_leave(void);
+
+/// One recursive lock for the libraries that scopes name (a libhdf5 built without thread safety must
+/// not be entered from two threads at once), for callers that use one outside a scope (a test writer).
+void sam_library_lock(void);
+void sam_library_unlock(void);
 
 /// Temporaries to remove when a contained fault ends the process (an output not yet renamed into place).
 /// At most 16 at once; returns 0 when registered, -1 when full or the path is too long.
@@ -30,8 +36,10 @@ int sam_fault_register_temporary(const char *path);
 void sam_fault_unregister_temporary(const char *path);
 
 /// Runs `body(context)` so that a contained fault returns here instead of ending the process: the
-/// result is the signal number, or 0 when `body` returned. For fuzzing harnesses only: the frames the
-/// fault skips never finish (their memory leaks, the library's state for that file is abandoned).
+/// result is the signal number, or 0 when `body` returned. The scopes the fault skipped are left (their
+/// locks released). For single-threaded fuzzing harnesses only: the frames the fault skips never
+/// finish (their memory leaks, the library's state for that file is abandoned, and a thread-safe
+/// libhdf5 keeps its own API lock held by the faulting thread).
 int sam_fault_recovering_call(void (*body)(void *), void *context);
 
 #ifdef __cplusplus
