@@ -37,6 +37,30 @@ public struct MaskDecoder: Sendable {
     /// The hypernetwork MLPs' depth, fixed in upstream code (`MLP(dim, dim, dim // 8, 3)`).
     static let hypernetworkDepth = 3
 
+    /// The IoU token (C from its width) and the mask tokens, checked against `config`: read first by
+    /// SAM's and SAM 2's decoders alike. ref: mask_decoder.py MaskDecoder.__init__
+    static func tokens(weights: WeightStore, prefix: String, config: MaskDecoderConfig) throws(WeightError)
+        -> (iou: NN.Embedding, masks: NN.Embedding) {
+        let iou = try NN.Embedding(weights: weights, path: "\(prefix).iou_token", count: 1, dim: nil)
+        try NN.requireConsistent(iou.dim, config.transformerDim, field: "maskDecoder.transformerDim",
+                                 key: "\(prefix).iou_token.weight", source: weights.source)
+        let masks = try NN.Embedding(weights: weights, path: "\(prefix).mask_tokens", count: nil, dim: iou.dim)
+        try NN.requireConsistent(masks.count - 1, config.numMultimaskOutputs, field: "maskDecoder.numMultimaskOutputs",
+                                 key: "\(prefix).mask_tokens.weight", source: weights.source)
+        return (iou, masks)
+    }
+
+    /// `prefix.output_hypernetworks_mlps`, once the weights are seen to hold one MLP per mask token.
+    static func hypernetworksPath(weights: WeightStore, prefix: String, tokenCount: Int) throws(WeightError) -> String {
+        let path = "\(prefix).output_hypernetworks_mlps"
+        let count = NN.childCount(path, in: weights)
+        guard count == tokenCount else {
+            throw .invalid(key: path, reason: "the weights hold \(count) hypernetwork MLPs for \(tokenCount) mask tokens",
+                           source: weights.source)
+        }
+        return path
+    }
+
     /// Loads `prefix.*` from `weights`. C comes from `iou_token`, the mask-token count from
     /// `mask_tokens`, the transformer depth and MLP width and the IoU head's depth and width from
     /// their weights; all are checked against `config.maskDecoder`, which also gives the head count
@@ -45,24 +69,13 @@ public struct MaskDecoder: Sendable {
     public init(weights: WeightStore, prefix: String = "mask_decoder", config: SAMConfig = .mobileSAM) throws(WeightError) {
         let configured = config.maskDecoder
         path = prefix
-        iouToken = try NN.Embedding(weights: weights, path: "\(prefix).iou_token", count: 1, dim: nil)
-        let dim = iouToken.dim
-        try NN.requireConsistent(dim, configured.transformerDim, field: "maskDecoder.transformerDim",
-                                 key: "\(prefix).iou_token.weight", source: weights.source)
-        maskTokens = try NN.Embedding(weights: weights, path: "\(prefix).mask_tokens", count: nil, dim: dim)
-        let tokenCount = maskTokens.count
-        try NN.requireConsistent(tokenCount - 1, configured.numMultimaskOutputs, field: "maskDecoder.numMultimaskOutputs",
-                                 key: "\(prefix).mask_tokens.weight", source: weights.source)
+        (iouToken, maskTokens) = try Self.tokens(weights: weights, prefix: prefix, config: configured)
+        let dim = iouToken.dim, tokenCount = maskTokens.count
 
         transformer = try TwoWayTransformer(weights: weights, path: "\(prefix).transformer", embeddingDim: dim, config: configured)
         outputUpscaling = try OutputUpscaling(weights: weights, path: "\(prefix).output_upscaling", transformerDim: dim)
 
-        let hypernetworksPath = "\(prefix).output_hypernetworks_mlps"
-        let hypernetworkCount = NN.childCount(hypernetworksPath, in: weights)
-        guard hypernetworkCount == tokenCount else {
-            throw .invalid(key: hypernetworksPath, reason: "the weights hold \(hypernetworkCount) hypernetwork MLPs for \(tokenCount) mask tokens",
-                           source: weights.source)
-        }
+        let hypernetworksPath = try Self.hypernetworksPath(weights: weights, prefix: prefix, tokenCount: tokenCount)
         outputHypernetworksMLPs = try (0..<tokenCount).map { (index) throws(WeightError) in
             try MLP(weights: weights, path: "\(hypernetworksPath).\(index)", inputDim: dim, hiddenDim: dim,
                     outputDim: dim / 8, layerCount: Self.hypernetworkDepth)

@@ -41,26 +41,15 @@ public struct SAM2MaskDecoder: PromptMaskDecoder {
         let options = configured.sam2 ?? SAM2DecoderOptions()
         path = prefix
         self.options = options
-        iouToken = try NN.Embedding(weights: weights, path: "\(prefix).iou_token", count: 1, dim: nil)
-        let dim = iouToken.dim
-        try NN.requireConsistent(dim, configured.transformerDim, field: "maskDecoder.transformerDim",
-                                 key: "\(prefix).iou_token.weight", source: weights.source)
-        maskTokens = try NN.Embedding(weights: weights, path: "\(prefix).mask_tokens", count: nil, dim: dim)
-        let tokenCount = maskTokens.count
-        try NN.requireConsistent(tokenCount - 1, configured.numMultimaskOutputs, field: "maskDecoder.numMultimaskOutputs",
-                                 key: "\(prefix).mask_tokens.weight", source: weights.source)
+        (iouToken, maskTokens) = try MaskDecoder.tokens(weights: weights, prefix: prefix, config: configured)
+        let dim = iouToken.dim, tokenCount = maskTokens.count
         objectScoreToken = options.objectScoreHead == .none ? nil
             : try NN.Embedding(weights: weights, path: "\(prefix).obj_score_token", count: 1, dim: dim)
         transformer = try TwoWayTransformer(weights: weights, path: "\(prefix).transformer", embeddingDim: dim, config: configured,
                                             mlpNaming: .sam2)
         outputUpscaling = try OutputUpscaling(weights: weights, path: "\(prefix).output_upscaling", transformerDim: dim)
 
-        let hypernetworksPath = "\(prefix).output_hypernetworks_mlps"
-        let hypernetworkCount = NN.childCount(hypernetworksPath, in: weights)
-        guard hypernetworkCount == tokenCount else {
-            throw .invalid(key: hypernetworksPath, reason: "the weights hold \(hypernetworkCount) hypernetwork MLPs for \(tokenCount) mask tokens",
-                           source: weights.source)
-        }
+        let hypernetworksPath = try MaskDecoder.hypernetworksPath(weights: weights, prefix: prefix, tokenCount: tokenCount)
         outputHypernetworksMLPs = try (0..<tokenCount).map { (index) throws(WeightError) in
             try SAM2MLP(weights: weights, path: "\(hypernetworksPath).\(index)", inputDim: dim, hiddenDim: dim, outputDim: dim / 8,
                         layerCount: 3, activation: .relu)

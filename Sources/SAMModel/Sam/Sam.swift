@@ -96,18 +96,9 @@ public struct Sam: Sendable {
     public func decode(features: ImageFeatures, points: FloatTensor, labels: FloatTensor, appendPaddingPoint: Bool,
                        maskInput: FloatTensor?, hasMaskInput: Float,
                        observer: ModuleObserver? = nil) throws(SamError) -> MaskPrediction {
-        guard let promptEncoder else { throw .missingComponent("prompt_encoder") }
-        guard let maskDecoder else { throw .missingComponent("mask_decoder") }
-        do {
-            let sparse = try promptEncoder.embedPoints(coords: points, labels: labels,
-                                                       appendPaddingPoint: appendPaddingPoint, observer: observer)
-            let dense = try promptEncoder.denseEmbedding(maskInput: maskInput, hasMaskInput: hasMaskInput, observer: observer)
-            return try maskDecoder.predictMasks(features: features,
-                                                imagePE: promptEncoder.denseImagePositionalEncoding(observer: observer),
-                                                sparse: sparse, dense: dense, observer: observer)
-        } catch {
-            throw .prompt(error)
-        }
+        // A state that keeps no per-image work: every family decodes it from the features alone.
+        try decode(imageState: DecoderImageState(features: features), points: points, labels: labels,
+                   appendPaddingPoint: appendPaddingPoint, maskInput: maskInput, hasMaskInput: hasMaskInput, observer: observer)
     }
 
     /// The decoder's prompt-independent work on `features`, to pass to `decode(imageState:...)` for
