@@ -27,33 +27,32 @@ public final class HDF5Builder {
 
     /// Creates (truncates) `path`; `latestFormat` uses the newest object formats (dense link
     /// storage, fixed-array chunk indexes), which keeps files of many objects fast to write.
-    public init(path: String, latestFormat: Bool = true) throws {
-        self.path = path
-        HDF5Library.hold()
-        _ = H5open()
-        shim_H5_silence_errors()
-        let access = shim_H5_file_access_without_locking()
-        defer { H5Pclose(access) }
-        if latestFormat { H5Pset_libver_bounds(access, shim_H5F_LIBVER_LATEST(), shim_H5F_LIBVER_LATEST()) }
-        file = H5Fcreate(path, shim_H5F_ACC_TRUNC(), shim_H5P_DEFAULT(), access)
-        guard file >= 0 else {
-            HDF5Library.release()
-            throw Failure(description: "cannot create \(path)")
+    public convenience init(path: String, latestFormat: Bool = true) throws {
+        try self.init(path: path, failure: "cannot create \(path)") { access in
+            if latestFormat { H5Pset_libver_bounds(access, shim_H5F_LIBVER_LATEST(), shim_H5F_LIBVER_LATEST()) }
+            return H5Fcreate(path, shim_H5F_ACC_TRUNC(), shim_H5P_DEFAULT(), access)
         }
     }
 
     /// Opens an existing file to add to it.
-    public init(appendingTo path: String) throws {
+    public convenience init(appendingTo path: String) throws {
+        try self.init(path: path, failure: "cannot open \(path) to add to it") { access in
+            H5Fopen(path, shim_H5F_ACC_RDWR(), access)
+        }
+    }
+
+    /// Holds the library, then opens the file with `open` given a file-access list without locks.
+    private init(path: String, failure: String, open: (hid_t) -> hid_t) throws {
         self.path = path
         HDF5Library.hold()
         _ = H5open()
         shim_H5_silence_errors()
         let access = shim_H5_file_access_without_locking()
         defer { H5Pclose(access) }
-        file = H5Fopen(path, shim_H5F_ACC_RDWR(), access)
+        file = open(access)
         guard file >= 0 else {
             HDF5Library.release()
-            throw Failure(description: "cannot open \(path) to add to it")
+            throw Failure(description: failure)
         }
     }
 
