@@ -1,5 +1,5 @@
-"""onnxruntime side of `make bench`'s encoder-only comparison (any model family): one process,
-prints one JSON object.
+"""onnxruntime side of the encoder-only comparisons (`make bench ENCODER_SETS=...`, `make bench-sam2`;
+any model family, every output of the encoder): one process, prints one JSON object.
 
 Creates a session for ENCODER.onnx, runs it on IMAGE.npy (one untimed warm-up, then --runs timed
 runs) and reports session creation time, the run times and peak RSS (VmHWM). Same work as

@@ -2,7 +2,7 @@
 
 One reference set made by converters/export_sam2.py --onnx (SET: config.json, encoder.onnx,
 references/input_image.npy): the native model is converted from the set's encoder.onnx (the same
-export onnxruntime runs), then `sambench encoder` and `ort_sam2_bench.py` run in separate processes,
+export onnxruntime runs), then `sambench encoder` and `ort_encoder_bench.py` run in separate processes,
 interleaved, ROUNDS times each, same thread count. Prints a table and writes --json (medians of the
 per-round medians and the fastest run of each side, ratios native / onnxruntime for time and peak RSS).
 """
@@ -41,7 +41,8 @@ def main():
         for _ in range(a.rounds):
             native = run_json([os.path.join(a.bin, "sambench"), "encoder", model, a.set, "--runs", str(a.runs),
                                "--threads", str(a.threads)], env)
-            ort = run_json([sys.executable, str(Path(__file__).with_name("ort_sam2_bench.py")), a.set,
+            ort = run_json([sys.executable, str(Path(__file__).with_name("ort_encoder_bench.py")),
+                            os.path.join(a.set, "encoder.onnx"), os.path.join(a.set, "references", "input_image.npy"),
                             "--runs", str(a.runs), "--threads", str(a.threads)], env)
             rounds.append({"native": native, "onnxruntime": ort})
     def med(side, key):
