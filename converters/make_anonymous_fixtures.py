@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Write reference_outputs/tiny/anonymous/: tiny decoder exports with every name removed.
+
+Each file is one of reference_outputs/tiny/exports/ passed through ``anonymize_onnx.py``
+(initializers and values renamed, node names and metadata dropped; ``shuffled`` files also
+re-sorted into another topological order). ``ambiguous-labels.onnx`` is one of them with the
+label one point embedding is compared against changed from 2 to 1, so two embeddings claim
+label 1 and none label 2: an importer must refuse it and list both. ``manifest.json`` says
+where each file came from.
+
+Usage::
+
+    venv/bin/python converters/make_anonymous_fixtures.py
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from anonymize_onnx import anonymize
+
+ROOT = Path(__file__).resolve().parent.parent
+EXPORTS = ROOT / "reference_outputs/tiny/exports"
+OUT = ROOT / "reference_outputs/tiny/anonymous"
+
+# (output name, export, shuffle seed or None, components)
+FILES = [
+    ("torchscript-opset17-official.onnx", "torchscript-opset17/mobile_sam_decoder.onnx", None, ["prompt_encoder", "mask_decoder"]),
+    ("torchscript-opset14-official.onnx", "torchscript-opset14/mobile_sam_decoder.onnx", None, ["prompt_encoder", "mask_decoder"]),
+    ("torchscript-opset17-official-shuffled.onnx", "torchscript-opset17/mobile_sam_decoder.onnx", 1, ["prompt_encoder", "mask_decoder"]),
+    ("dynamo-default-official.onnx", "dynamo-default/mobile_sam_decoder.onnx", None, ["prompt_encoder", "mask_decoder"]),
+    ("onnxslim-dynamo-default-official.onnx", "onnxslim-dynamo-default/mobile_sam_decoder.onnx", None, ["prompt_encoder", "mask_decoder"]),
+    ("dynamo-default-segment_anything.onnx", "dynamo-default/segment_anything_decoder.onnx", 2, ["prompt_encoder", "mask_decoder"]),
+    ("torchscript-opset17-PromptEncoder.onnx", "torchscript-opset17/PromptEncoder.onnx", None, ["prompt_encoder"]),
+    ("torchscript-opset17-MaskDecoder.onnx", "torchscript-opset17/MaskDecoder.onnx", None, ["mask_decoder"]),
+    ("dynamo-default-PromptEncoder.onnx", "dynamo-default/PromptEncoder.onnx", 3, ["prompt_encoder"]),
+    ("dynamo-default-MaskDecoder.onnx", "dynamo-default/MaskDecoder.onnx", 4, ["mask_decoder"]),
+]
+
+
+def relabel(model: onnx.ModelProto, old: int, new: int) -> onnx.ModelProto:
+    """Changes the scalar constant one `Equal` compares the labels against from `old` to `new`."""
+    initializers = {init.name: init for init in model.graph.initializer}
+    constants = {node.output[0]: node for node in model.graph.node if node.op_type == "Constant"}
+    for node in model.graph.node:
+        if node.op_type != "Equal":
+            continue
+        for name in node.input:
+            if name in initializers:
+                value = numpy_helper.to_array(initializers[name])
+                if value.size == 1 and value.item() == old:
+                    initializers[name].CopyFrom(numpy_helper.from_array(np.full_like(value, new), name))
+                    return model
+            elif name in constants:
+                attribute = constants[name].attribute[0]
+                value = numpy_helper.to_array(attribute.t)
+                if value.size == 1 and value.item() == old:
+                    attribute.t.CopyFrom(numpy_helper.from_array(np.full_like(value, new)))
+                    return model
+    raise SystemExit(f"make_anonymous_fixtures: no Equal compares with {old}")
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    manifest = {"files": {}}
+    for name, source, shuffle, components in FILES:
+        model = anonymize(onnx.load(EXPORTS / source), shuffle)
+        onnx.checker.check_model(model)
+        onnx.save(model, OUT / name)
+        manifest["files"][name] = {"source": f"exports/{source}", "shuffle_seed": shuffle, "components": components}
+    ambiguous = relabel(anonymize(onnx.load(EXPORTS / FILES[0][1]), None), 2, 1)
+    onnx.save(ambiguous, OUT / "ambiguous-labels.onnx")
+    manifest["files"]["ambiguous-labels.onnx"] = {"source": f"exports/{FILES[0][1]}", "shuffle_seed": None,
+                                                  "components": FILES[0][3],
+                                                  "edit": "the Equal comparing labels with 2 compares with 1"}
+    (OUT / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    print(f"wrote {len(manifest['files'])} files to {OUT}")
+
+
+if __name__ == "__main__":
+    main()
