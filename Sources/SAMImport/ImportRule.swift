@@ -48,6 +48,8 @@ public enum ImportRule: String, CaseIterable, Sendable, CustomStringConvertible 
     case gaussianMatrixByScope = "positional Gaussian matrix from consumer scope"
     /// [H,N,N] added to attention logits = `attention_biases[:, attention_bias_idxs]`, inverted to [H, offsets].
     case attentionBiasTableInverted = "TinyViT attention-bias table inverted"
+    /// A [1,C] row in a point-embedding scope (`not_a_point_embed`, `point_embeddings.N`) -> `<scope>.weight`.
+    case embeddingRowByScope = "point embedding row from consumer scope"
     /// [s, s, head_dim] read by the rel_h / rel_w Einsum in a ViT `attn` scope = get_rel_pos folded, -> `rel_pos_h` / `rel_pos_w`.
     case relativePositionsUngathered = "ViT relative positions un-gathered to [2s-1, head_dim]"
     /// [2s-1, head_dim] gathered at run time (GatherND by the constant q - k + s - 1 table) for the rel_h / rel_w Einsum -> `rel_pos_h` / `rel_pos_w` as stored.

@@ -55,6 +55,12 @@ enum ONNXConsumerRules {
             return .tensor(name: scope + ".weight", layout: .asStored, rule: .layerNormAffineByScope)
         case ("LayerNormalization", 2):
             return .tensor(name: scope + ".bias", layout: .asStored, rule: .layerNormAffineByScope)
+        case ("Mul", _) where shape.count == 1 && CanonicalNames.leaf(scope).hasPrefix("norm"):
+            // LayerNorm decomposed below opset 17: x_hat * weight + bias.
+            return .tensor(name: scope + ".weight", layout: .asStored, rule: .layerNormAffineByScope)
+        case (_, _) where shape.count == 2 && isPointEmbedding(scope):
+            // point_embedding + weight * (labels == i), + weight where labels == i, or = weight there.
+            return .tensor(name: scope + ".weight", layout: .asStored, rule: .embeddingRowByScope)
         case ("Mul", _) where isChannelColumn(shape):
             // LayerNorm2d: weight[:, None, None] * x
             return .tensor(name: scope + ".weight", layout: .channelAffine, rule: .channelAffineReshaped)
@@ -99,6 +105,11 @@ enum ONNXConsumerRules {
             return .outputTokens(iouToken: "mask_decoder.iou_token.weight", maskTokens: "mask_decoder.mask_tokens.weight")
         }
         return nil
+    }
+
+    /// `prompt_encoder.not_a_point_embed` or `prompt_encoder.point_embeddings.N`.
+    static func isPointEmbedding(_ scope: String) -> Bool {
+        scope == "prompt_encoder.not_a_point_embed" || scope.hasPrefix("prompt_encoder.point_embeddings.")
     }
 
     /// `image_encoder.layers.S.blocks.B.attn`: an attention inside a TinyViT stage (ref:

@@ -31,7 +31,12 @@ struct ONNXGraphIndex {
     private let candidateScopes: [Int: [String]]
     private let canonicalScopes: [CanonicalPath?]
 
-    init(_ graph: ONNXGraph) {
+    /// Why a graph without names could not be matched to the runtime's modules, when it could not.
+    let structuralFailure: String?
+
+    /// - Parameter smallConstant: the values of a stored tensor of a few elements (labels and
+    ///   indices the structural match reads), or nil.
+    init(_ graph: ONNXGraph, smallConstant: @escaping (String) -> [Double]? = { _ in nil }) {
         nodes = graph.nodes
         var readers: [String: [(node: Int, input: Int)]] = [:]
         for (index, node) in graph.nodes.enumerated() {
@@ -42,9 +47,28 @@ struct ONNXGraphIndex {
         self.readers = readers
         // A scope that does not resolve to a SAM module (a wrapper's own forward) says nothing.
         let explicit = graph.nodes.map(ONNXScope.modulePath).map { CanonicalNames.resolve($0) == nil ? "" : $0 }
-        let inferred = ONNXScopeInference(graph: graph, readers: readers).infer(explicit: explicit)
-        (scopes, scopeEvidence, candidateScopes) = (inferred.scopes, inferred.evidence, inferred.ambiguous)
+        if Self.isAnonymous(graph, explicitScopes: explicit) {
+            let match = ONNXStructuralMatch(flow: ONNXDataFlow(graph: graph, readers: readers, smallConstant: smallConstant))
+            var scopes = explicit
+            for (node, scope) in match.scopes { scopes[node] = scope }
+            self.scopes = scopes
+            scopeEvidence = scopes.map { $0.isEmpty ? nil : .structure }
+            candidateScopes = [:]
+            structuralFailure = match.failure
+        } else {
+            let inferred = ONNXScopeInference(graph: graph, readers: readers).infer(explicit: explicit)
+            (scopes, scopeEvidence, candidateScopes) = (inferred.scopes, inferred.evidence, inferred.ambiguous)
+            structuralFailure = nil
+        }
         canonicalScopes = scopes.map { $0.isEmpty ? nil : CanonicalNames.resolve($0) }
+    }
+
+    /// Nothing in the graph says which module a weight belongs to: no node scope, no fx_node
+    /// metadata, no stored tensor under a PyTorch name. Only the structure is left.
+    static func isAnonymous(_ graph: ONNXGraph, explicitScopes: [String]) -> Bool {
+        explicitScopes.allSatisfy(\.isEmpty)
+            && !graph.nodes.contains { $0.metadataProps["pkg.torch.onnx.fx_node"] != nil }
+            && !(graph.initializers + graph.constants).contains { CanonicalNames.resolveParameter($0.name) != nil }
     }
 
     /// Every non-Identity read of `value`, following Identity outputs.

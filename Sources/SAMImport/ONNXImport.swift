@@ -31,13 +31,23 @@ struct ONNXWeightMapper {
         self.model = model
         self.file = file
         self.options = options
-        index = ONNXGraphIndex(model.graph)
+        let shapes = Dictionary(model.storedTensors.map { ($0.name, $0.shape) }, uniquingKeysWith: { first, _ in first })
+        index = ONNXGraphIndex(model.graph) { name in
+            guard let shape = shapes[name], (try? Shape.elementCount(shape)).map({ $0 <= 8 }) == true,
+                  let tensor = try? model.tensor(named: name) else { return nil }
+            return (0..<tensor.elementCount).map(tensor.value(at:))
+        }
         let named = model.storedTensors.compactMap { CanonicalNames.resolveParameter($0.name)?.component }
         components = index.scopeComponents.union(named)
         result.files = [file]
     }
 
     mutating func run() throws(ImportError) -> ImportedWeights {
+        if let failure = index.structuralFailure {
+            throw ImportError(.unmappedTensors, file: file,
+                              "no tensor keeps a PyTorch name and no node says its module, and the graph's structure "
+                                + "does not match the runtime's module order: \(failure)")
+        }
         try readFacts()
         let quantized = try findQuantizedWeights()
         let parameters = Set(quantized.values.flatMap { [$0.scale] + ($0.zeroPoint.map { [$0] } ?? []) })

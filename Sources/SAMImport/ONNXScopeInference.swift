@@ -12,6 +12,8 @@ enum ScopeEvidence: String, Sendable {
     case layerNorm2dPosition = "LayerNorm2d, the Sequential child after the layer it normalises"
     /// A 1-D tensor reshaped and added to a quantized Conv's rescaled product: that Conv's bias.
     case quantizedConvBias = "bias of the quantized Conv whose product it is added to"
+    /// Nothing named it: the module the runtime expects at its place in the graph (`ONNXStructuralMatch`).
+    case structure = "module at its place in the runtime's module order (names and metadata absent)"
 }
 
 /// Module scopes for the nodes of graphs whose exporter left them flat or dropped them:

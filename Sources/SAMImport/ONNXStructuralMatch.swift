@@ -1,0 +1,106 @@
+import SAMFormats
+
+/// Module scopes for a graph whose names and metadata are all gone (initializers renamed, node
+/// names and `metadata_props` dropped, nodes re-sorted): each module the runtime expects, in
+/// forward order, takes the one graph module of its kind (and role) whose inputs depend only on
+/// modules already taken. Where none or several fit, matching stops with an error that lists
+/// them: an order is never guessed. Today's module order covers SAM's prompt encoder and mask
+/// decoder (the official decoder and the split pair).
+struct ONNXStructuralMatch {
+    /// The module path of each node that reads weights, by node index.
+    private(set) var scopes: [Int: String] = [:]
+    /// Why matching stopped, when it did.
+    private(set) var failure: String?
+
+    init(flow: ONNXDataFlow) {
+        let found = ONNXGraphModules(flow: flow)
+        let modules = found.modules
+        guard !modules.isEmpty else { return }
+        let expected: [ExpectedModule]
+        switch Self.expectedOrder(modules) {
+        case .success(let order): expected = order
+        case .failure(let reason):
+            failure = reason.message
+            return
+        }
+        let ancestors = Self.moduleAncestors(modules, flow: flow)
+        var taken: [Int?] = Array(repeating: nil, count: modules.count)
+        var takenSet: Set<Int> = []
+        for (position, module) in expected.enumerated() {
+            let candidates = modules.indices.filter { index in
+                !takenSet.contains(index) && modules[index].kind == module.kind && modules[index].role == module.role
+                    && ancestors[index].isSubset(of: takenSet)
+            }
+            guard candidates.count == 1, let match = candidates.first else {
+                let listed = candidates.map { Self.describe(modules[$0], flow: flow) }
+                failure = "expected \(module) as module \(position + 1) of \(expected.count), and "
+                    + (candidates.isEmpty ? "no module of the graph fits there"
+                        : "\(candidates.count) fit: " + listed.joined(separator: "; "))
+                return
+            }
+            taken[match] = position
+            takenSet.insert(match)
+            for (node, child) in modules[match].nodes { scopes[node] = child.isEmpty ? module.path : module.path + "." + child }
+        }
+        if let left = modules.indices.first(where: { taken[$0] == nil }) {
+            failure = "the graph has a \(modules[left].kind.rawValue) the decoder does not: \(Self.describe(modules[left], flow: flow))"
+            scopes = [:]
+        }
+    }
+
+    struct Refusal: Error { let message: String }
+
+    /// The expected order for the components the modules show, with counts read off the graph.
+    static func expectedOrder(_ modules: [GraphModule]) -> Result<[ExpectedModule], Refusal> {
+        let attention = modules.filter { $0.kind == .selfAttention || $0.kind == .crossAttention }.count
+        let pointEmbeddings = modules.filter { if case .label(let value) = $0.role { value >= 0 } else { false } }.count
+        let maskTokens = modules.filter { if case .token(let value) = $0.role { value >= 1 } else { false } }.count
+        var order: [ExpectedModule] = []
+        if modules.contains(where: { $0.kind == .gaussianMatrix }) {
+            order += SAMDecoderModuleOrder.promptEncoder(pointEmbeddings: pointEmbeddings, masks: modules.contains { $0.kind == .conv })
+        }
+        if attention > 0 {
+            // Three attentions per two-way block and one final token-to-image attention.
+            guard attention % 3 == 1 else {
+                return .failure(Refusal(message: "\(attention) attention modules: a SAM mask decoder has 3 per block plus 1"))
+            }
+            order += SAMDecoderModuleOrder.maskDecoder(depth: attention / 3, maskTokens: maskTokens)
+        }
+        guard !order.isEmpty else {
+            return .failure(Refusal(message: "no prompt-encoder or mask-decoder structure found (encoders are matched by name only)"))
+        }
+        return .success(order)
+    }
+
+    /// For each module, the other modules whose outputs its weight-reading nodes depend on.
+    static func moduleAncestors(_ modules: [GraphModule], flow: ONNXDataFlow) -> [Set<Int>] {
+        var moduleOfNode: [Int: Int] = [:]
+        for (index, module) in modules.enumerated() {
+            for (node, _) in module.nodes { moduleOfNode[node] = index }
+        }
+        var upstream = [Set<Int>](repeating: [], count: flow.nodes.count)
+        for index in flow.topologicalOrder() {
+            var set: Set<Int> = []
+            for input in flow.nodes[index].inputs {
+                guard let producer = flow.producers[input] else { continue }
+                set.formUnion(upstream[producer])
+                if let module = moduleOfNode[producer] { set.insert(module) }
+            }
+            upstream[index] = set
+        }
+        return modules.indices.map { index in
+            var set: Set<Int> = []
+            for (node, _) in modules[index].nodes { set.formUnion(upstream[node]) }
+            set.remove(index)
+            return set
+        }
+    }
+
+    /// "cross-attention reading t12, t13, ... (nodes 40, 41, ...)", for messages.
+    static func describe(_ module: GraphModule, flow: ONNXDataFlow) -> String {
+        let weights = module.nodes.flatMap { flow.nodes[$0.node].inputs.filter(flow.isStored) }
+        let nodes = module.nodes.map { flow.nodes[$0.node].name.isEmpty ? "#\($0.node)" : "'\(flow.nodes[$0.node].name)'" }
+        return "\(module.kind.rawValue)\(module.role) reading \(weights.prefix(4).joined(separator: ", "))"
+            + (weights.count > 4 ? ", ..." : "") + " (nodes \(nodes.prefix(4).joined(separator: ", "))\(nodes.count > 4 ? ", ..." : ""))"
+    }
+}
