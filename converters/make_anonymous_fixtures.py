@@ -5,7 +5,9 @@ Each file is one of reference_outputs/tiny/exports/ passed through ``anonymize_o
 (initializers and values renamed, node names and metadata dropped; ``shuffled`` files also
 re-sorted into another topological order). ``ambiguous-labels.onnx`` is one of them with the
 label one point embedding is compared against changed from 2 to 1, so two embeddings claim
-label 1 and none label 2: an importer must refuse it and list both. ``manifest.json`` says
+label 1 and none label 2: an importer must refuse it and list both. ``dropped-norm-multiply.onnx``
+has its first LayerNorm2d weight multiply removed (what optimisers do to a multiply by ones): the
+norm's bias is still matched, its weight is missing. ``manifest.json`` says
 where each file came from.
 
 Usage::
@@ -65,6 +67,23 @@ def relabel(model: onnx.ModelProto, old: int, new: int) -> onnx.ModelProto:
     raise SystemExit(f"make_anonymous_fixtures: no Equal compares with {old}")
 
 
+def drop_channel_multiply(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Removes the first LayerNorm2d weight multiply (a Mul by a stored [C,1,1]), as graph
+    optimisers do when the weight is all ones: its readers read the normalised map instead."""
+    shapes = {init.name: list(init.dims) for init in model.graph.initializer}
+    for node in model.graph.node:
+        stored = [name for name in node.input if len(shapes.get(name, [])) == 3 and shapes[name][1:] == [1, 1]]
+        if node.op_type == "Mul" and stored:
+            other = next(name for name in node.input if name not in stored)
+            for reader in model.graph.node:
+                reader.input[:] = [other if name == node.output[0] else name for name in reader.input]
+            model.graph.node.remove(node)
+            weight = next(init for init in model.graph.initializer if init.name == stored[0])
+            model.graph.initializer.remove(weight)
+            return model
+    raise SystemExit("make_anonymous_fixtures: no LayerNorm2d multiply found")
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     manifest = {"files": {}}
@@ -78,6 +97,12 @@ def main() -> None:
     manifest["files"]["ambiguous-labels.onnx"] = {"source": f"exports/{FILES[0][1]}", "shuffle_seed": None,
                                                   "components": FILES[0][3],
                                                   "edit": "the Equal comparing labels with 2 compares with 1"}
+    dropped = drop_channel_multiply(anonymize(onnx.load(EXPORTS / FILES[0][1]), None))
+    onnx.checker.check_model(dropped)
+    onnx.save(dropped, OUT / "dropped-norm-multiply.onnx")
+    manifest["files"]["dropped-norm-multiply.onnx"] = {"source": f"exports/{FILES[0][1]}", "shuffle_seed": None,
+                                                       "components": FILES[0][3],
+                                                       "edit": "the first LayerNorm2d weight multiply removed"}
     (OUT / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     print(f"wrote {len(manifest['files'])} files to {OUT}")
 

@@ -173,6 +173,14 @@ struct ONNXGraphModules {
             let bias = flow.biasAdd(after: index) ?? channelBiasAdd(after: index, shape: shape)
             add(shape.count == 1 ? .layerNorm : .channelAffine, .none, [(index, "")] + (bias.map { [($0, "")] } ?? []))
         }
+        // A norm whose multiply by ones a graph optimiser removed: only its bias is left. Matched
+        // all the same, so the missing weight is reported under its own name.
+        for index in flow.nodes.indices where !claimed.contains(index) && flow.nodes[index].opType == "Add" {
+            let node = flow.nodes[index]
+            guard node.inputs.count == 2, let bias = (0..<2).first(where: { flow.storedInput(index, $0).map(Self.isAffineShape) ?? false }),
+                  !flow.isStored(node.inputs[1 - bias]), let shape = flow.storedInput(index, bias) else { continue }
+            add(shape.count == 1 ? .layerNorm : .channelAffine, .none, [(index, "")])
+        }
     }
 
     /// [C] (LayerNorm) or [C,1,1] (LayerNorm2d), C > 1.

@@ -63,6 +63,14 @@ struct StructuralMatchTests {
         #expect(Set(listed).count == 2, "\(text)")
     }
 
+    @Test("a LayerNorm2d whose multiply an optimiser removed: its bias matched, its weight missing")
+    func droppedNormMultiply() throws {
+        let imported = try ONNXImport.importModel(Self.root + "/dropped-norm-multiply.onnx")
+        let comparison = WeightComparison(imported, against: TinyImportTests.stateDict, components: [.promptEncoder, .maskDecoder])
+        #expect(comparison.onlyInReference == ["prompt_encoder.mask_downscaling.1.weight"], "\(comparison)")
+        #expect(comparison.onlyInCandidate.isEmpty && comparison.differing.isEmpty, "\(comparison)")
+    }
+
     @Test("a named export is not matched by structure")
     func namedExportsKeepTheirRules() throws {
         let imported = try ONNXImport.importModel(TestPaths.tinyReferences + "/exports/torchscript-opset17/mobile_sam_decoder.onnx")
