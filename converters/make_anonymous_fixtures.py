@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""Write reference_outputs/tiny/anonymous/: tiny decoder exports with every name removed.
+"""Write reference_outputs/tiny/anonymous/: tiny exports with every name removed.
 
-Each file is one of reference_outputs/tiny/exports/ passed through ``anonymize_onnx.py``
+Each file is one of the tiny MobileSAM exports (reference_outputs/tiny/exports/) or the tiny
+SAM ViT set's (reference_outputs/vit_tiny/) passed through ``anonymize_onnx.py``
 (initializers and values renamed, node names and metadata dropped; ``shuffled`` files also
 re-sorted into another topological order). ``ambiguous-labels.onnx`` is one of them with the
 label one point embedding is compared against changed from 2 to 1, so two embeddings claim
 label 1 and none label 2: an importer must refuse it and list both. ``dropped-norm-multiply.onnx``
 has its first LayerNorm2d weight multiply removed (what optimisers do to a multiply by ones): the
-norm's bias is still matched, its weight is missing. ``manifest.json`` says
-where each file came from.
+norm's bias is still matched, its weight is missing. ``sam2-decoder.onnx`` is the tiny SAM 2.1
+decoder, which must be refused with a message that says so. ``manifest.json`` says
+where each file came from and which committed state dict holds its weights.
 
 Usage::
 
@@ -42,6 +44,11 @@ FILES = [
     ("torchscript-opset17-MaskDecoder.onnx", "torchscript-opset17/MaskDecoder.onnx", None, ["mask_decoder"]),
     ("dynamo-default-PromptEncoder.onnx", "dynamo-default/PromptEncoder.onnx", 3, ["prompt_encoder"]),
     ("dynamo-default-MaskDecoder.onnx", "dynamo-default/MaskDecoder.onnx", 4, ["mask_decoder"]),
+    ("torchscript-opset17-ImageEncoder.onnx", "torchscript-opset17/ImageEncoder.onnx", None, ["image_encoder"]),
+    ("torchscript-opset14-ImageEncoder.onnx", "torchscript-opset14/ImageEncoder.onnx", 5, ["image_encoder"]),
+    ("dynamo-default-ImageEncoder.onnx", "dynamo-default/ImageEncoder.onnx", 6, ["image_encoder"]),
+    ("vit-torchscript-ImageEncoder.onnx", "../../vit_tiny/ImageEncoder.onnx", 7, ["image_encoder"]),
+    ("vit-torchscript-official.onnx", "../../vit_tiny/sam_decoder.onnx", 8, ["prompt_encoder", "mask_decoder"]),
 ]
 
 
@@ -91,18 +98,25 @@ def main() -> None:
         model = anonymize(onnx.load(EXPORTS / source), shuffle)
         onnx.checker.check_model(model)
         onnx.save(model, OUT / name)
-        manifest["files"][name] = {"source": f"exports/{source}", "shuffle_seed": shuffle, "components": components}
+        state_dict = "vit_tiny/sam.h5" if "vit_tiny" in source else "tiny/mobile_sam.h5"
+        manifest["files"][name] = {"source": str((EXPORTS / source).resolve().relative_to(ROOT / "reference_outputs")),
+                                   "shuffle_seed": shuffle, "components": components, "state_dict": state_dict}
     ambiguous = relabel(anonymize(onnx.load(EXPORTS / FILES[0][1]), None), 2, 1)
     onnx.save(ambiguous, OUT / "ambiguous-labels.onnx")
-    manifest["files"]["ambiguous-labels.onnx"] = {"source": f"exports/{FILES[0][1]}", "shuffle_seed": None,
-                                                  "components": FILES[0][3],
+    manifest["files"]["ambiguous-labels.onnx"] = {"source": f"tiny/exports/{FILES[0][1]}", "shuffle_seed": None,
+                                                  "components": FILES[0][3], "state_dict": "tiny/mobile_sam.h5",
                                                   "edit": "the Equal comparing labels with 2 compares with 1"}
     dropped = drop_channel_multiply(anonymize(onnx.load(EXPORTS / FILES[0][1]), None))
     onnx.checker.check_model(dropped)
     onnx.save(dropped, OUT / "dropped-norm-multiply.onnx")
-    manifest["files"]["dropped-norm-multiply.onnx"] = {"source": f"exports/{FILES[0][1]}", "shuffle_seed": None,
-                                                       "components": FILES[0][3],
+    manifest["files"]["dropped-norm-multiply.onnx"] = {"source": f"tiny/exports/{FILES[0][1]}", "shuffle_seed": None,
+                                                       "components": FILES[0][3], "state_dict": "tiny/mobile_sam.h5",
                                                        "edit": "the first LayerNorm2d weight multiply removed"}
+    sam2 = anonymize(onnx.load(ROOT / "reference_outputs/sam2_tiny/decoder.onnx"), None)
+    onnx.save(sam2, OUT / "sam2-decoder.onnx")
+    manifest["files"]["sam2-decoder.onnx"] = {"source": "sam2_tiny/decoder.onnx", "shuffle_seed": None,
+                                              "components": ["prompt_encoder", "mask_decoder"],
+                                              "edit": "none: a SAM 2 decoder, which has no structural module order"}
     (OUT / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     print(f"wrote {len(manifest['files'])} files to {OUT}")
 

@@ -48,6 +48,11 @@ public enum ImportRule: String, CaseIterable, Sendable, CustomStringConvertible 
     case gaussianMatrixByScope = "positional Gaussian matrix from consumer scope"
     /// [H,N,N] added to attention logits = `attention_biases[:, attention_bias_idxs]`, inverted to [H, offsets].
     case attentionBiasTableInverted = "TinyViT attention-bias table inverted"
+    /// [2s-1, head_dim] gathered by indices the graph computes, for the einsum the structure
+    /// names (`ONNXStructuralMatch`) -> `rel_pos_h` / `rel_pos_w` as stored.
+    case relativePositionsGatheredByComputedIndices = "ViT relative positions gathered by computed indices"
+    /// [1,H,W,C] added to the patch embedding at the ViT encoder's root -> `image_encoder.pos_embed`.
+    case positionEmbeddingByScope = "ViT absolute position embedding from consumer scope"
     /// A [1,C] row in a point-embedding scope (`not_a_point_embed`, `point_embeddings.N`) -> `<scope>.weight`.
     case embeddingRowByScope = "point embedding row from consumer scope"
     /// [s, s, head_dim] read by the rel_h / rel_w Einsum in a ViT `attn` scope = get_rel_pos folded, -> `rel_pos_h` / `rel_pos_w`.

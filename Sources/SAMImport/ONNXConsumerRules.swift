@@ -76,6 +76,13 @@ enum ONNXConsumerRules {
             guard let axis = relativePositionAxis(use.node) else { return nil }
             return .tensor(name: scope + (axis == 1 ? ".rel_pos_h" : ".rel_pos_w"), layout: .gatheredRelativePositions,
                            rule: .relativePositionsUngathered)
+        case ("Gather", 0) where shape.count == 2 && ["rel_pos_h", "rel_pos_w"].contains(CanonicalNames.leaf(scope)):
+            // get_rel_pos: rel_pos[q_coords - k_coords + (k_size - 1)], indices computed in the graph;
+            // the scope (from the structure) already says which table the einsum reads.
+            return .tensor(name: scope, layout: .asStored, rule: .relativePositionsGatheredByComputedIndices)
+        case ("Add", _) where shape.count == 4 && shape[0] == 1 && shape[1] == shape[2] && scope == "image_encoder":
+            // ImageEncoderViT.forward: x = x + self.pos_embed.
+            return .tensor(name: "image_encoder.pos_embed", layout: .asStored, rule: .positionEmbeddingByScope)
         case ("Add", _) where shape.count == 4 && shape[0] == 1 && scope == SAM2Names.hieraTrunk:
             // Hiera: x + _get_pos_embed(...), which dynamo folds into one [1, H, W, C] constant.
             return .tensor(name: SAM2Names.foldedPositionEmbedding, layout: .asStored, rule: .hieraPositionEmbeddingFolded)

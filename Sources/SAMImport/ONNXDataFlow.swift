@@ -16,6 +16,17 @@ struct ONNXDataFlow {
         nodes = graph.nodes
         var stored: [String: [Int]] = [:]
         for tensor in graph.initializers + graph.constants { stored[tensor.name] = tensor.shape }
+        // The TorchScript exporter feeds deduplicated initializers through Identity nodes.
+        var changed = true
+        while changed {
+            changed = false
+            for node in graph.nodes where node.opType == "Identity" && node.inputs.count == 1 && node.outputs.count == 1 {
+                if let shape = stored[node.inputs[0]], stored[node.outputs[0]] == nil {
+                    stored[node.outputs[0]] = shape
+                    changed = true
+                }
+            }
+        }
         self.stored = stored
         var producers: [String: Int] = [:]
         for (index, node) in graph.nodes.enumerated() {
@@ -58,12 +69,15 @@ struct ONNXDataFlow {
     /// (Mul/Div by a stored scalar) and a bias Add; nil when anything else is in the way.
     func linearProducing(_ value: String) -> Int? {
         var current = value
-        for _ in 0..<12 {
+        for _ in 0..<16 {
             guard let index = producers[current] else { return nil }
             let node = nodes[index]
             if isLinear(index) { return index }
             switch node.opType {
             case _ where Self.reshapingOps.contains(node.opType):
+                current = node.inputs[0]
+            case "Split", "Slice", "Gather" where !isStored(node.inputs[0]):
+                // One of q, k, v taken from a fused qkv projection's output.
                 current = node.inputs[0]
             case "Mul", "Div", "Add":
                 guard node.inputs.count == 2, let other = (0..<2).first(where: { !isStored(node.inputs[$0]) }),

@@ -6,6 +6,10 @@ enum StructuralKind: String, Hashable, Sendable {
     case selfAttention = "self-attention"
     /// q reading one value, k and v another.
     case crossAttention = "cross-attention"
+    /// One `qkv` projection for all three, an output `proj` (encoder blocks).
+    case fusedAttention = "attention with fused qkv"
+    /// A stored [1, H, W, C] added to the patch embedding (ViT's absolute `pos_embed`).
+    case positionEmbedding = "absolute position embedding"
     case linear = "Linear"
     case layerNorm = "LayerNorm"
     case conv = "Conv2d"
@@ -49,7 +53,7 @@ struct GraphModule {
 struct ONNXGraphModules {
     let flow: ONNXDataFlow
     private(set) var modules: [GraphModule] = []
-    private var claimed: Set<Int> = []
+    var claimed: Set<Int> = []
 
     init(flow: ONNXDataFlow) {
         self.flow = flow
@@ -58,57 +62,17 @@ struct ONNXGraphModules {
         findNorms()
         findConvolutions()
         findPointEmbeddings()
+        if modules.contains(where: { $0.kind == .fusedAttention }) { findPositionEmbedding() }
     }
 
-    private mutating func add(_ kind: StructuralKind, _ role: StructuralRole = .none, _ nodes: [(node: Int, child: String)]) {
+    mutating func add(_ kind: StructuralKind, _ role: StructuralRole = .none, _ nodes: [(node: Int, child: String)]) {
         modules.append(GraphModule(kind: kind, role: role, nodes: nodes))
         claimed.formUnion(nodes.map(\.node))
     }
 
     /// A Linear node with its bias Add, under `child`.
-    private func linearNodes(_ index: Int, child: String) -> [(node: Int, child: String)] {
+    func linearNodes(_ index: Int, child: String) -> [(node: Int, child: String)] {
         [(index, child)] + (flow.biasAdd(after: index).map { [($0, child)] } ?? [])
-    }
-
-    /// softmax(q @ k^T (scaled)) @ v, then out_proj: each product's operands walked back to their projections.
-    private mutating func findAttention() {
-        for softmax in flow.nodes.indices where flow.nodes[softmax].opType == "Softmax" {
-            guard let scores = productBefore(softmax), let values = productAfter(softmax),
-                  let q = flow.linearProducing(flow.nodes[scores].inputs[0]),
-                  let k = flow.linearProducing(flow.nodes[scores].inputs[1]),
-                  let v = flow.linearProducing(flow.nodes[values].inputs[1]),
-                  let outputValue = flow.nodes[values].outputs.first, let out = flow.linearReading(outputValue),
-                  Set([q, k, v, out]).count == 4 else { continue }
-            let isSelf = flow.nodes[q].inputs[0] == flow.nodes[k].inputs[0]
-            add(isSelf ? .selfAttention : .crossAttention, .none,
-                linearNodes(q, child: "q_proj") + linearNodes(k, child: "k_proj") + linearNodes(v, child: "v_proj")
-                    + linearNodes(out, child: "out_proj"))
-        }
-    }
-
-    /// The `q @ k^T` product a softmax normalises, through its scale.
-    private func productBefore(_ softmax: Int) -> Int? {
-        var current = flow.nodes[softmax].inputs[0]
-        for _ in 0..<4 {
-            guard let index = flow.producers[current] else { return nil }
-            if flow.isActivationProduct(index) { return index }
-            let node = flow.nodes[index]
-            guard ["Mul", "Div", "Cast"].contains(node.opType), let next = node.inputs.first(where: { !flow.isStored($0) }) else { return nil }
-            current = next
-        }
-        return nil
-    }
-
-    /// The `attn @ v` product that reads the softmax as its left operand.
-    private func productAfter(_ softmax: Int) -> Int? {
-        var current = flow.nodes[softmax].outputs[0]
-        for _ in 0..<3 {
-            let uses = flow.readers[current] ?? []
-            if let product = uses.first(where: { flow.isActivationProduct($0.node) && $0.input == 0 }) { return product.node }
-            guard let cast = uses.first(where: { flow.nodes[$0.node].opType == "Cast" }) else { return nil }
-            current = flow.nodes[cast.node].outputs[0]
-        }
-        return nil
     }
 
     /// Linears outside the attention: MLP layers, or the positional Gaussian matrix ([2, n]).
@@ -145,7 +109,7 @@ struct ONNXGraphModules {
         return selected ? offset : nil
     }
 
-    private func axis(of node: ONNXNode) -> Int {
+    func axis(of node: ONNXNode) -> Int {
         if case .int(let value)? = node.attribute("axis") { return Int(value) }
         return 0
     }
@@ -202,6 +166,16 @@ struct ONNXGraphModules {
             case "ConvTranspose": add(.convTranspose, .none, [(index, "")])
             default: break
             }
+        }
+    }
+
+    /// ViT's `x = x + pos_embed`: a stored [1, H, W, C] (H = W) added to the patch embedding.
+    private mutating func findPositionEmbedding() {
+        for index in flow.nodes.indices where !claimed.contains(index) && flow.nodes[index].opType == "Add" {
+            let node = flow.nodes[index]
+            guard node.inputs.count == 2, let table = (0..<2).first(where: { flow.storedInput(index, $0).map { $0.count == 4 && $0[0] == 1 && $0[1] == $0[2] } ?? false }),
+                  !flow.isStored(node.inputs[1 - table]) else { continue }
+            add(.positionEmbedding, .none, [(index, "")])
         }
     }
 

@@ -4,8 +4,8 @@ import SAMFormats
 /// names and `metadata_props` dropped, nodes re-sorted): each module the runtime expects, in
 /// forward order, takes the one graph module of its kind (and role) whose inputs depend only on
 /// modules already taken. Where none or several fit, matching stops with an error that lists
-/// them: an order is never guessed. Today's module order covers SAM's prompt encoder and mask
-/// decoder (the official decoder and the split pair).
+/// them: an order is never guessed. The module orders cover SAM's prompt encoder and mask
+/// decoder (the official decoder and the split pair), MobileSAM's TinyViT and SAM's ViT encoders.
 struct ONNXStructuralMatch {
     /// The module path of each node that reads weights, by node index.
     private(set) var scopes: [Int: String] = [:]
@@ -17,7 +17,7 @@ struct ONNXStructuralMatch {
         let modules = found.modules
         guard !modules.isEmpty else { return }
         let expected: [ExpectedModule]
-        switch Self.expectedOrder(modules) {
+        switch Self.expectedOrder(modules, flow: flow) {
         case .success(let order): expected = order
         case .failure(let reason):
             failure = reason.message
@@ -43,7 +43,8 @@ struct ONNXStructuralMatch {
             for (node, child) in modules[match].nodes { scopes[node] = child.isEmpty ? module.path : module.path + "." + child }
         }
         if let left = modules.indices.first(where: { taken[$0] == nil }) {
-            failure = "the graph has a \(modules[left].kind.rawValue) the decoder does not: \(Self.describe(modules[left], flow: flow))"
+            failure = "the graph has a \(modules[left].kind.rawValue) that SAM's module order has no place for "
+                + "(SAM 2 graphs are matched by name only): \(Self.describe(modules[left], flow: flow))"
             scopes = [:]
         }
     }
@@ -51,7 +52,9 @@ struct ONNXStructuralMatch {
     struct Refusal: Error { let message: String }
 
     /// The expected order for the components the modules show, with counts read off the graph.
-    static func expectedOrder(_ modules: [GraphModule]) -> Result<[ExpectedModule], Refusal> {
+    static func expectedOrder(_ modules: [GraphModule], flow: ONNXDataFlow) -> Result<[ExpectedModule], Refusal> {
+        let encoder = modules.filter { $0.kind == .fusedAttention }
+        if !encoder.isEmpty { return encoderOrder(modules, flow: flow) }
         let attention = modules.filter { $0.kind == .selfAttention || $0.kind == .crossAttention }.count
         let pointEmbeddings = modules.filter { if case .label(let value) = $0.role { value >= 0 } else { false } }.count
         let maskTokens = modules.filter { if case .token(let value) = $0.role { value >= 1 } else { false } }.count
@@ -67,9 +70,35 @@ struct ONNXStructuralMatch {
             order += SAMDecoderModuleOrder.maskDecoder(depth: attention / 3, maskTokens: maskTokens)
         }
         guard !order.isEmpty else {
-            return .failure(Refusal(message: "no prompt-encoder or mask-decoder structure found (encoders are matched by name only)"))
+            return .failure(Refusal(message: "no structure of a SAM or MobileSAM encoder, prompt encoder or mask decoder found (SAM 2 graphs are matched by name only)"))
         }
         return .success(order)
+    }
+
+    /// A ViT (absolute positions added, one attention per block) or a TinyViT (a convolutional
+    /// stage, then attention stages told apart by their `qkv` shape, in graph order).
+    static func encoderOrder(_ modules: [GraphModule], flow: ONNXDataFlow) -> Result<[ExpectedModule], Refusal> {
+        let attention = modules.filter { $0.kind == .fusedAttention }
+        if modules.contains(where: { $0.kind == .positionEmbedding }) {
+            return .success(SAMEncoderModuleOrder.vit(depth: attention.count))
+        }
+        let position = Dictionary(uniqueKeysWithValues: flow.topologicalOrder().enumerated().map { ($1, $0) })
+        var stageShapes: [[Int]] = [], depths: [[Int]: Int] = [:]
+        for module in attention.sorted(by: { position[$0.nodes[0].node]! < position[$1.nodes[0].node]! }) {
+            let shape = flow.storedInput(module.nodes[0].node, 1) ?? []
+            if depths[shape] == nil { stageShapes.append(shape) }
+            depths[shape, default: 0] += 1
+        }
+        // patch embedding 2, MBConv 3 each, PatchMerging 3 per stage but the last, one local conv
+        // per attention block, neck 2.
+        let convolutions = modules.filter { $0.kind == .conv }.count
+        let blockConvolutions = convolutions - 2 - 3 * stageShapes.count - attention.count - 2
+        guard blockConvolutions > 0, blockConvolutions % 3 == 0 else {
+            return .failure(Refusal(message: "\(convolutions) convolutions and \(attention.count) attention blocks in "
+                                    + "\(stageShapes.count) stages do not make a TinyViT (Hiera encoders are matched by name only)"))
+        }
+        return .success(SAMEncoderModuleOrder.tinyViT(convolutionalBlocks: blockConvolutions / 3,
+                                                      attentionStageDepths: stageShapes.map { depths[$0]! }))
     }
 
     /// For each module, the other modules whose outputs its weight-reading nodes depend on.
