@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "SAMModel", targets: ["SAMModel"]),
         .library(name: "SAMKernels", targets: ["SAMKernels"]),
         .library(name: "SAMFormats", targets: ["SAMFormats"]),
+        .library(name: "SAMImport", targets: ["SAMImport"]),
         .library(name: "SAMModelFile", targets: ["SAMModelFile"]),
         .library(name: "SAMPipeline", targets: ["SAMPipeline"]),
         .library(name: "SAMImage", targets: ["SAMImage"]),

@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// libFuzzer targets for the readers in SAMFormats. Built only by scripts/fuzz.sh (`make fuzz`), with
+// libFuzzer targets for the readers in SAMFormats (and, for ONNX, the import that names its weights). Built only by scripts/fuzz.sh (`make fuzz`), with
 // `-sanitize=fuzzer,address -parse-as-library`; libFuzzer supplies main(). Not part of `swift test`.
 import PackageDescription
 
@@ -9,7 +9,8 @@ let package = Package(
     targets: [
         .target(name: "FuzzSupport"),
         .executableTarget(name: "FuzzNPY", dependencies: ["FuzzSupport", .product(name: "SAMFormats", package: "SAMPort")]),
-        .executableTarget(name: "FuzzONNX", dependencies: ["FuzzSupport", .product(name: "SAMFormats", package: "SAMPort")]),
+        .executableTarget(name: "FuzzONNX", dependencies: ["FuzzSupport", .product(name: "SAMFormats", package: "SAMPort"),
+                                                           .product(name: "SAMImport", package: "SAMPort")]),
         .executableTarget(name: "FuzzSAMW", dependencies: ["FuzzSupport", .product(name: "SAMFormats", package: "SAMPort")]),
         .executableTarget(name: "FuzzHDF5", dependencies: ["FuzzSupport", .product(name: "SAMFormats", package: "SAMPort")]),
         .executableTarget(name: "FuzzPTH", dependencies: ["FuzzSupport", .product(name: "SAMFormats", package: "SAMPort")]),

@@ -31,7 +31,9 @@ seed() {  # target corpus-folder
     case $t in
         NPY)  cp reference_outputs/tiny/references/image_embeddings.npy "$dir/"
               find reference_outputs/tiny/references -name '*.npy' -size -8k | head -20 | xargs -r cp -t "$dir/" 2>/dev/null || true ;;
-        ONNX) cp reference_outputs/tiny/PromptEncoder.onnx reference_outputs/tiny/MaskDecoder.onnx Fuzz/Seeds/ONNX/*.onnx "$dir/" ;;
+        ONNX) cp reference_outputs/tiny/PromptEncoder.onnx reference_outputs/tiny/MaskDecoder.onnx Fuzz/Seeds/ONNX/*.onnx \
+                 reference_outputs/tiny/anonymous/torchscript-opset17-PromptEncoder.onnx \
+                 reference_outputs/tiny/anonymous/torchscript-opset17-MaskDecoder.onnx "$dir/" ;;
         SAMW) "$(swift build --show-bin-path)/samconvert" reference_outputs/tiny/PromptEncoder.onnx --out "$dir/prompt.samw" --force >/dev/null ;;
         HDF5) cp reference_outputs/tiny/mobile_sam.h5 Fuzz/Seeds/HDF5/*.h5 "$dir/" ;;
         # The million-value pickles (stack flood, deep tuples and lists) would slow every mutation of them.

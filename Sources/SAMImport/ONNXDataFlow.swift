@@ -17,14 +17,13 @@ struct ONNXDataFlow {
         var stored: [String: [Int]] = [:]
         for tensor in graph.initializers + graph.constants { stored[tensor.name] = tensor.shape }
         // The TorchScript exporter feeds deduplicated initializers through Identity nodes.
-        var changed = true
-        while changed {
-            changed = false
-            for node in graph.nodes where node.opType == "Identity" && node.inputs.count == 1 && node.outputs.count == 1 {
-                if let shape = stored[node.inputs[0]], stored[node.outputs[0]] == nil {
-                    stored[node.outputs[0]] = shape
-                    changed = true
-                }
+        var pending = Array(stored.keys)
+        while let value = pending.popLast() {
+            for reader in readers[value] ?? [] {
+                let node = graph.nodes[reader.node]
+                guard node.opType == "Identity", node.outputs.count == 1, stored[node.outputs[0]] == nil else { continue }
+                stored[node.outputs[0]] = stored[value]
+                pending.append(node.outputs[0])
             }
         }
         self.stored = stored
@@ -73,12 +72,13 @@ struct ONNXDataFlow {
             guard let index = producers[current] else { return nil }
             let node = nodes[index]
             if isLinear(index) { return index }
+            guard let first = node.inputs.first else { return nil }
             switch node.opType {
             case _ where Self.reshapingOps.contains(node.opType):
-                current = node.inputs[0]
-            case "Split", "Slice", "Gather" where !isStored(node.inputs[0]):
+                current = first
+            case "Split", "Slice", "Gather" where !isStored(first):
                 // One of q, k, v taken from a fused qkv projection's output.
-                current = node.inputs[0]
+                current = first
             case "Mul", "Div", "Add":
                 guard node.inputs.count == 2, let other = (0..<2).first(where: { !isStored(node.inputs[$0]) }),
                       isStored(node.inputs[1 - other]) else { return nil }

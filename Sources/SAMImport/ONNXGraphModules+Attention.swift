@@ -31,7 +31,7 @@ extension ONNXGraphModules {
     /// The `q @ k^T` product a softmax normalises, searched back through its scale, reshapes and
     /// the terms added to the logits; with the nodes on the way that add a stored tensor (a bias table).
     private func productBefore(_ softmax: Int) -> (Int, [Int])? {
-        var pending = [flow.nodes[softmax].inputs[0]], seen: Set<String> = [], addsStored: [Int] = []
+        var pending = Array(flow.nodes[softmax].inputs.prefix(1)), seen: Set<String> = [], addsStored: [Int] = []
         while !pending.isEmpty, seen.count < 16 {
             let value = pending.removeFirst()
             guard seen.insert(value).inserted, let index = flow.producers[value] else { continue }
@@ -39,19 +39,20 @@ extension ONNXGraphModules {
             let node = flow.nodes[index]
             guard ["Mul", "Div", "Cast", "Add", "Reshape"].contains(node.opType) else { continue }
             if node.opType == "Add", node.inputs.contains(where: { flow.stored[$0]?.count == 3 }) { addsStored.append(index) }
-            pending += node.opType == "Reshape" ? [node.inputs[0]] : node.inputs.filter { !flow.isStored($0) }
+            pending += node.opType == "Reshape" ? Array(node.inputs.prefix(1)) : node.inputs.filter { !flow.isStored($0) }
         }
         return nil
     }
 
     /// The `attn @ v` product that reads the softmax as its left operand.
     private func productAfter(_ softmax: Int) -> Int? {
-        var current = flow.nodes[softmax].outputs[0]
+        guard var current = flow.nodes[softmax].outputs.first else { return nil }
         for _ in 0..<3 {
             let uses = flow.readers[current] ?? []
             if let product = uses.first(where: { flow.isActivationProduct($0.node) && $0.input == 0 }) { return product.node }
-            guard let cast = uses.first(where: { flow.nodes[$0.node].opType == "Cast" }) else { return nil }
-            current = flow.nodes[cast.node].outputs[0]
+            guard let cast = uses.first(where: { flow.nodes[$0.node].opType == "Cast" }),
+                  let output = flow.nodes[cast.node].outputs.first else { return nil }
+            current = output
         }
         return nil
     }
@@ -67,7 +68,7 @@ extension ONNXGraphModules {
             if flow.stored[node.inputs[1]]?.count == 3 {
                 found.append((index, ""))
             } else if let gather = flow.producers[node.inputs[1]], ["Gather", "GatherND"].contains(flow.nodes[gather].opType),
-                      flow.stored[flow.nodes[gather].inputs[0]]?.count == 2 {
+                      let table = flow.nodes[gather].inputs.first, flow.stored[table]?.count == 2 {
                 // GatherND by a constant offset table is checked by its own rule, under the attention;
                 // a Gather by indices computed at run time takes the table the einsum's axis names.
                 let axis = ONNXConsumerRules.relativePositionAxis(node)

@@ -104,7 +104,8 @@ struct ONNXGraphModules {
             } else if !["Squeeze", "Cast", "Identity"].contains(node.opType) {
                 break
             }
-            current = node.inputs[0]
+            guard let first = node.inputs.first else { break }
+            current = first
         }
         return selected ? offset : nil
     }
@@ -218,8 +219,8 @@ struct ONNXGraphModules {
             if node.opType == "Equal", node.inputs.count == 2 {
                 return flow.integerConstant(index, 1) ?? flow.integerConstant(index, 0)
             }
-            guard ["Cast", "Unsqueeze", "Reshape", "Expand"].contains(node.opType) else { return nil }
-            current = node.inputs[0]
+            guard ["Cast", "Unsqueeze", "Reshape", "Expand"].contains(node.opType), let first = node.inputs.first else { return nil }
+            current = first
         }
         return nil
     }

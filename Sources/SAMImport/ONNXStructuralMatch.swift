@@ -16,6 +16,11 @@ struct ONNXStructuralMatch {
         let found = ONNXGraphModules(flow: flow)
         let modules = found.modules
         guard !modules.isEmpty else { return }
+        // One bit per module per node: bounded (SAM ViT-H: about 200 modules, 8000 nodes).
+        guard modules.count <= Self.moduleLimit, modules.count * flow.nodes.count <= Self.ancestryBitLimit else {
+            failure = "\(modules.count) weight modules in \(flow.nodes.count) nodes: too large to match by structure"
+            return
+        }
         let expected: [ExpectedModule]
         switch Self.expectedOrder(modules, flow: flow) {
         case .success(let order): expected = order
@@ -24,12 +29,17 @@ struct ONNXStructuralMatch {
             return
         }
         let ancestors = Self.moduleAncestors(modules, flow: flow)
+        // A module is ready once every module it depends on is taken.
+        var untakenAncestors = ancestors.map(\.count)
+        var descendants = [[Int]](repeating: [], count: modules.count)
+        for (index, set) in ancestors.enumerated() {
+            for ancestor in set { descendants[ancestor].append(index) }
+        }
         var taken: [Int?] = Array(repeating: nil, count: modules.count)
-        var takenSet: Set<Int> = []
         for (position, module) in expected.enumerated() {
             let candidates = modules.indices.filter { index in
-                !takenSet.contains(index) && modules[index].kind == module.kind && modules[index].role == module.role
-                    && ancestors[index].isSubset(of: takenSet)
+                taken[index] == nil && untakenAncestors[index] == 0 && modules[index].kind == module.kind
+                    && modules[index].role == module.role
             }
             guard candidates.count == 1, let match = candidates.first else {
                 let listed = candidates.map { Self.describe(modules[$0], flow: flow) }
@@ -39,7 +49,7 @@ struct ONNXStructuralMatch {
                 return
             }
             taken[match] = position
-            takenSet.insert(match)
+            for descendant in descendants[match] { untakenAncestors[descendant] -= 1 }
             for (node, child) in modules[match].nodes { scopes[node] = child.isEmpty ? module.path : module.path + "." + child }
         }
         if let left = modules.indices.first(where: { taken[$0] == nil }) {
@@ -48,6 +58,11 @@ struct ONNXStructuralMatch {
             scopes = [:]
         }
     }
+
+    /// 2^31 bits, 256 MiB.
+    static let ancestryBitLimit = 1 << 31
+    /// Far above any SAM model's count, low enough that matching stays quadratic at worst.
+    static let moduleLimit = 10_000
 
     struct Refusal: Error { let message: String }
 
@@ -84,7 +99,7 @@ struct ONNXStructuralMatch {
         }
         let position = Dictionary(uniqueKeysWithValues: flow.topologicalOrder().enumerated().map { ($1, $0) })
         var stageShapes: [[Int]] = [], depths: [[Int]: Int] = [:]
-        for module in attention.sorted(by: { position[$0.nodes[0].node]! < position[$1.nodes[0].node]! }) {
+        for module in attention.sorted(by: { (position[$0.nodes[0].node] ?? .max) < (position[$1.nodes[0].node] ?? .max) }) {
             let shape = flow.storedInput(module.nodes[0].node, 1) ?? []
             if depths[shape] == nil { stageShapes.append(shape) }
             depths[shape, default: 0] += 1
@@ -98,28 +113,32 @@ struct ONNXStructuralMatch {
                                     + "\(stageShapes.count) stages do not make a TinyViT (Hiera encoders are matched by name only)"))
         }
         return .success(SAMEncoderModuleOrder.tinyViT(convolutionalBlocks: blockConvolutions / 3,
-                                                      attentionStageDepths: stageShapes.map { depths[$0]! }))
+                                                      attentionStageDepths: stageShapes.map { depths[$0, default: 0] }))
     }
 
-    /// For each module, the other modules whose outputs its weight-reading nodes depend on.
+    /// For each module, the other modules whose outputs its weight-reading nodes depend on: one
+    /// bit per module, carried along the graph in topological order.
     static func moduleAncestors(_ modules: [GraphModule], flow: ONNXDataFlow) -> [Set<Int>] {
         var moduleOfNode: [Int: Int] = [:]
         for (index, module) in modules.enumerated() {
             for (node, _) in module.nodes { moduleOfNode[node] = index }
         }
-        var upstream = [Set<Int>](repeating: [], count: flow.nodes.count)
+        let words = (modules.count + 63) / 64
+        var upstream = [UInt64](repeating: 0, count: flow.nodes.count * words)
         for index in flow.topologicalOrder() {
-            var set: Set<Int> = []
             for input in flow.nodes[index].inputs {
                 guard let producer = flow.producers[input] else { continue }
-                set.formUnion(upstream[producer])
-                if let module = moduleOfNode[producer] { set.insert(module) }
+                for word in 0..<words { upstream[index * words + word] |= upstream[producer * words + word] }
+                if let module = moduleOfNode[producer] { upstream[index * words + module / 64] |= 1 << UInt64(module % 64) }
             }
-            upstream[index] = set
         }
         return modules.indices.map { index in
             var set: Set<Int> = []
-            for (node, _) in modules[index].nodes { set.formUnion(upstream[node]) }
+            for (node, _) in modules[index].nodes {
+                for module in modules.indices where upstream[node * words + module / 64] & (1 << UInt64(module % 64)) != 0 {
+                    set.insert(module)
+                }
+            }
             set.remove(index)
             return set
         }
