@@ -48,11 +48,13 @@ let package = Package(
 
         // A fault inside libhdf5 while it parses a user's file becomes an error naming the file.
         .target(name: "CFaultContainment"),
+        // CRC-32 folding with PCLMULQDQ (per-function target attributes; no build flags needed).
+        .target(name: "CCRC32"),
 
         // Readers (and the .npy writer) for the files people export: ONNX, HDF5, .npy, raw blobs.
         .target(name: "SAMFormats",
                 dependencies: ["SAMTensor", "SAMParallel", "CONNXProto", "CProtobufC", "CHDF5", "CZlib", "CLibCrypto",
-                               "CFaultContainment"]),
+                               "CFaultContainment", "CCRC32"]),
 
         // The one place that picks the BLAS: Accelerate on Apple platforms, OpenBLAS elsewhere.
         .target(name: "SAMBLAS",

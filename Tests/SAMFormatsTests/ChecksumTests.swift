@@ -6,6 +6,39 @@ import Testing
 
 @Suite(".samw checksums: verified in parallel pieces, equal to zlib's CRC-32 of the whole")
 struct ChecksumTests {
+    /// The CRC one bit at a time, straight from the definition (reflected IEEE polynomial 0xEDB88320,
+    /// register inverted before and after, as zlib's crc32 continues from `crc`).
+    static func bitwise(_ crc: UInt32, _ bytes: some Sequence<UInt8>) -> UInt32 {
+        var register = ~crc
+        for byte in bytes {
+            register ^= UInt32(byte)
+            for _ in 0..<8 { register = register & 1 != 0 ? (register >> 1) ^ 0xEDB8_8320 : register >> 1 }
+        }
+        return ~register
+    }
+
+    /// The folded path (whole 64-byte blocks, where the CPU has PCLMULQDQ) and the table path give the
+    /// definition's CRC at every length around the block size and when continued from any earlier CRC.
+    @Test("CRC-32 equals the bit-at-a-time definition at every length and split")
+    func matchesDefinition() {
+        #expect(CRC32.checksum(UnsafeRawBufferPointer(start: nil, count: 0)) == 0)
+        let check = Array("123456789".utf8)
+        #expect(check.withUnsafeBytes { CRC32.checksum($0) } == 0xCBF4_3926)
+        var random = SplitMix64(seed: 11)
+        let data = (0..<(1 << 16) + 77).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+        data.withUnsafeBytes { all in
+            for length in [1, 15, 16, 63, 64, 65, 127, 128, 129, 191, 192, 255, 256, 1000, 4096 + 17, all.count] {
+                let part = UnsafeRawBufferPointer(rebasing: all[0..<length])
+                #expect(CRC32.checksum(part) == Self.bitwise(0, data[0..<length]), "length \(length)")
+            }
+            for split in [0, 1, 3, 64, 100, 4099] {
+                let first = CRC32.checksum(UnsafeRawBufferPointer(rebasing: all[0..<split]))
+                let whole = CRC32.update(first, UnsafeRawBufferPointer(rebasing: all[split...]))
+                #expect(whole == Self.bitwise(0, data), "split at \(split)")
+            }
+        }
+    }
+
     /// Tensors of 0 bytes, a few bytes, and 20 MB (three 8 MB pieces joined with crc32_combine):
     /// the table the writer records (one CRC over each whole tensor) verifies, and a change in the
     /// last piece of the large tensor is found and named.
