@@ -6,6 +6,8 @@ What some tools and hand edits leave: initializers and intermediate values renam
 model) removed. Graph inputs and outputs keep their names (callers feed them by name). With
 ``--shuffle SEED`` the nodes are also re-sorted into another valid topological order (what
 graph optimisers such as onnxslim do), so an importer cannot rely on the exporter's order.
+With ``--initializers-only`` only the initializers are renamed (``w0, w1, ...``), as a hand edit
+does; node names and metadata stay.
 
 Usage::
 
@@ -41,6 +43,19 @@ def all_nodes(graph: onnx.GraphProto):
         yield node
         for subgraph in subgraphs(node):
             yield from all_nodes(subgraph)
+
+
+def rename_initializers(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Only the initializers renamed (``w0, w1, ...``), as a hand edit does: nodes keep their names
+    and metadata."""
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    renamed = {}
+    for index, initializer in enumerate(model.graph.initializer):
+        renamed[initializer.name] = f"w{index}"
+        initializer.name = f"w{index}"
+    for node in all_nodes(model.graph):
+        node.input[:] = [renamed.get(name, name) for name in node.input]
+    return model
 
 
 def anonymize(model: onnx.ModelProto, shuffle: int | None) -> onnx.ModelProto:
@@ -143,9 +158,11 @@ def main() -> None:
     parser.add_argument("input")
     parser.add_argument("output")
     parser.add_argument("--shuffle", type=int, default=None, help="re-sort nodes with this seed")
+    parser.add_argument("--initializers-only", action="store_true",
+                        help="rename the initializers only; keep node names and metadata")
     args = parser.parse_args()
     source = onnx.load(args.input)
-    result = anonymize(source, args.shuffle)
+    result = rename_initializers(source) if args.initializers_only else anonymize(source, args.shuffle)
     onnx.checker.check_model(result)
 
     # Checked before anything is written: a failed check leaves no output file.

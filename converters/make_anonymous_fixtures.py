@@ -4,7 +4,8 @@
 Each file is one of the tiny MobileSAM exports (reference_outputs/tiny/exports/) or the tiny
 SAM ViT set's (reference_outputs/vit_tiny/) passed through ``anonymize_onnx.py``
 (initializers and values renamed, node names and metadata dropped; ``shuffled`` files also
-re-sorted into another topological order). ``ambiguous-labels.onnx`` is one of them with the
+re-sorted into another topological order; ``renamed`` files have only their initializers renamed,
+as a hand edit does, and keep node names and metadata). ``ambiguous-labels.onnx`` is one of them with the
 label one point embedding is compared against changed from 2 to 1, so two embeddings claim
 label 1 and none label 2: an importer must refuse it and list both. ``dropped-norm-multiply.onnx``
 has its first LayerNorm2d weight multiply removed (what optimisers do to a multiply by ones): the
@@ -26,7 +27,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from anonymize_onnx import anonymize
+from anonymize_onnx import anonymize, rename_initializers
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPORTS = ROOT / "reference_outputs/tiny/exports"
@@ -49,6 +50,14 @@ FILES = [
     ("dynamo-default-ImageEncoder.onnx", "dynamo-default/ImageEncoder.onnx", 6, ["image_encoder"]),
     ("vit-torchscript-ImageEncoder.onnx", "../../vit_tiny/ImageEncoder.onnx", 7, ["image_encoder"]),
     ("vit-torchscript-official.onnx", "../../vit_tiny/sam_decoder.onnx", 8, ["prompt_encoder", "mask_decoder"]),
+]
+
+
+# Initializers renamed, node names and metadata kept: (output name, export, components).
+RENAMED = [
+    ("torchscript-opset17-official-renamed.onnx", "torchscript-opset17/mobile_sam_decoder.onnx", ["prompt_encoder", "mask_decoder"]),
+    ("torchscript-opset17-ImageEncoder-renamed.onnx", "torchscript-opset17/ImageEncoder.onnx", ["image_encoder"]),
+    ("dynamo-default-inline-official-renamed.onnx", "dynamo-default-inline/mobile_sam_decoder.onnx", ["prompt_encoder", "mask_decoder"]),
 ]
 
 
@@ -101,6 +110,11 @@ def main() -> None:
         state_dict = "vit_tiny/sam.h5" if "vit_tiny" in source else "tiny/mobile_sam.h5"
         manifest["files"][name] = {"source": str((EXPORTS / source).resolve().relative_to(ROOT / "reference_outputs")),
                                    "shuffle_seed": shuffle, "components": components, "state_dict": state_dict}
+    for name, source, components in RENAMED:
+        model = rename_initializers(onnx.load(EXPORTS / source))
+        onnx.save(model, OUT / name)
+        manifest["files"][name] = {"source": f"tiny/exports/{source}", "shuffle_seed": None, "components": components,
+                                   "state_dict": "tiny/mobile_sam.h5", "initializers_only": True}
     ambiguous = relabel(anonymize(onnx.load(EXPORTS / FILES[0][1]), None), 2, 1)
     onnx.save(ambiguous, OUT / "ambiguous-labels.onnx")
     manifest["files"]["ambiguous-labels.onnx"] = {"source": f"tiny/exports/{FILES[0][1]}", "shuffle_seed": None,

@@ -31,8 +31,11 @@ struct ONNXGraphIndex {
     private let candidateScopes: [Int: [String]]
     private let canonicalScopes: [CanonicalPath?]
 
-    /// Why a graph without names could not be matched to the runtime's modules, when it could not.
+    /// Why a graph without names or node scopes could not be matched to the runtime's modules.
     let structuralFailure: String?
+    /// Why the structure did not name what node scopes left open, in a graph whose initializers lost
+    /// their names but whose nodes kept scopes (said with any tensor left unmapped).
+    let structuralNote: String?
 
     /// - Parameter smallConstant: the values of a stored tensor of a few elements (labels and
     ///   indices the structural match reads), or nil.
@@ -47,28 +50,51 @@ struct ONNXGraphIndex {
         self.readers = readers
         // A scope that does not resolve to a SAM module (a wrapper's own forward) says nothing.
         let explicit = graph.nodes.map(ONNXScope.modulePath).map { CanonicalNames.resolve($0) == nil ? "" : $0 }
-        if Self.isAnonymous(graph, explicitScopes: explicit) {
+        var scopes = explicit
+        var evidence = [ScopeEvidence?](repeating: nil, count: graph.nodes.count)
+        var failure: String?, note: String?
+        if Self.namesGone(graph) {
             let match = ONNXStructuralMatch(flow: ONNXDataFlow(graph: graph, readers: readers, smallConstant: smallConstant))
-            var scopes = explicit
-            for (node, scope) in match.scopes { scopes[node] = scope }
-            self.scopes = scopes
-            scopeEvidence = scopes.map { $0.isEmpty ? nil : .structure }
-            candidateScopes = [:]
-            structuralFailure = match.failure
-        } else {
-            let inferred = ONNXScopeInference(graph: graph, readers: readers).infer(explicit: explicit)
-            (scopes, scopeEvidence, candidateScopes) = (inferred.scopes, inferred.evidence, inferred.ambiguous)
-            structuralFailure = nil
+            if explicit.allSatisfy(\.isEmpty) {
+                failure = match.failure
+            } else {
+                // Node scopes stay the evidence; the structure only fills the root scope's gaps, and only
+                // when it agrees with every node scope the exporter wrote.
+                note = match.failure ?? Self.conflict(match.scopes, explicit)
+            }
+            if failure == nil && note == nil {
+                for (node, scope) in match.scopes where scopes[node].isEmpty {
+                    (scopes[node], evidence[node]) = (scope, .structure)
+                }
+            }
         }
-        canonicalScopes = scopes.map { $0.isEmpty ? nil : CanonicalNames.resolve($0) }
+        (structuralFailure, structuralNote) = (failure, note)
+        if failure != nil {
+            (self.scopes, scopeEvidence, candidateScopes) = (scopes, evidence, [:])
+        } else {
+            let inferred = ONNXScopeInference(graph: graph, readers: readers).infer(explicit: scopes, evidence: evidence)
+            (self.scopes, scopeEvidence, candidateScopes) = (inferred.scopes, inferred.evidence, inferred.ambiguous)
+        }
+        canonicalScopes = self.scopes.map { $0.isEmpty ? nil : CanonicalNames.resolve($0) }
     }
 
-    /// Nothing in the graph says which module a weight belongs to: no node scope, no fx_node
-    /// metadata, no stored tensor under a PyTorch name. Only the structure is left.
-    static func isAnonymous(_ graph: ONNXGraph, explicitScopes: [String]) -> Bool {
-        explicitScopes.allSatisfy(\.isEmpty)
-            && !graph.nodes.contains { $0.metadataProps["pkg.torch.onnx.fx_node"] != nil }
+    /// No stored tensor keeps a PyTorch name and no node carries fx_node metadata: what names the
+    /// weights is node scopes, if any are left, and the structure.
+    static func namesGone(_ graph: ONNXGraph) -> Bool {
+        !graph.nodes.contains { $0.metadataProps["pkg.torch.onnx.fx_node"] != nil }
             && !(graph.initializers + graph.constants).contains { CanonicalNames.resolveParameter($0.name) != nil }
+    }
+
+    /// The first node whose exported scope and structural module are not one inside the other
+    /// (a fused BatchNorm's `X.bn` counts as `X.c`), as a message; nil when all agree.
+    static func conflict(_ structural: [Int: String], _ explicit: [String]) -> String? {
+        for (node, module) in structural.sorted(by: { $0.key < $1.key }) where !explicit[node].isEmpty {
+            guard let exported = CanonicalNames.resolve(ONNXConsumerRules.convModule(explicit[node]))?.path else { continue }
+            if !(exported == module || exported.hasPrefix(module + ".") || module.hasPrefix(exported + ".")) {
+                return "node \(node)'s scope says \(exported) where the structure places \(module)"
+            }
+        }
+        return nil
     }
 
     /// Every non-Identity read of `value`, following Identity outputs.

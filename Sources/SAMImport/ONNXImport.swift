@@ -78,7 +78,8 @@ struct ONNXWeightMapper {
         try AttentionBiasCaches.recover(in: &result, file: file)
         try StateDictRules.apply(to: &result, file: file, eps: options.batchNormEps)
         StateDictRules.markExporterFoldedConvBN(in: &result)
-        try Unmapped.report(unmapped, file: file, into: &result, options: options)
+        try Unmapped.report(unmapped, file: file, into: &result, options: options,
+                            note: index.structuralNote.map { "matching the graph's structure did not help: \($0)" })
         result.referencedFiles = model.externalDataFilesRead  // only what was read, after its path was checked
         return result
     }

@@ -50,8 +50,9 @@ struct ONNXScopeInference {
         var ambiguous: [Int: [String]] = [:]
     }
 
-    func infer(explicit: [String]) -> Inferred {
-        var found = Inferred(scopes: explicit, evidence: [ScopeEvidence?](repeating: nil, count: nodes.count))
+    /// - Parameter evidence: how scopes already in `explicit` were found (nil: exported).
+    func infer(explicit: [String], evidence: [ScopeEvidence?]? = nil) -> Inferred {
+        var found = Inferred(scopes: explicit, evidence: evidence ?? [ScopeEvidence?](repeating: nil, count: nodes.count))
         func decide(_ index: Int, _ rules: [(ScopeEvidence, () -> Set<String>)]) {
             var candidates: Set<String> = []
             for (evidence, rule) in rules {

@@ -75,14 +75,16 @@ extension StateDictImport {
 
 /// Unmapped tensors: an error listing them, or (when allowed) a listing in the result.
 enum Unmapped {
+    /// - Parameter note: what else was tried, said after the count.
     static func report(_ unmapped: [UnmappedTensor], file: String, into result: inout ImportedWeights,
-                       options: ImportOptions) throws(ImportError) {
+                       options: ImportOptions, note: String? = nil) throws(ImportError) {
         guard !unmapped.isEmpty else { return }
         if options.allowUnmapped {
             result.unmapped += unmapped
             return
         }
         throw ImportError(.unmappedTensors, file: file, unmapped: unmapped,
-                          "\(unmapped.count) weight-like tensor(s) that no rule maps (pass allowUnmapped to import the rest)")
+                          "\(unmapped.count) weight-like tensor(s) that no rule maps (pass allowUnmapped to import the rest)"
+                            + (note.map { "; \($0)" } ?? ""))
     }
 }
