@@ -61,6 +61,8 @@ extension Kernels {
     /// lane-wise sums of the exponentials.
     @inline(__always)
     static func exponentiateVectors(_ row: UnsafeMutablePointer<Float>, count: Int, minus shift: Float) -> SIMD8<Float> {
+        // Rows of two vectors or more go sixteen lanes at a time where the CPU can (same bits).
+        if count >= 16 && wideVectorsAvailable { return exponentiateWideVectors(row, count: count, minus: shift) }
         var sums = SIMD8<Float>(repeating: 0)
         var j = 0
         while j < count {

@@ -1,0 +1,37 @@
+import CVectorMath
+import SAMTestSupport
+import Testing
+
+@Suite("Sixteen-lane vector math")
+struct WideVectorMathTests {
+    /// Kernels.exp8's recipe on one float, with its multiply-adds fused as the SAM_FMA build
+    /// fuses them: the value every lane of either width must give, bit for bit.
+    static func fusedExp(_ x: Float) -> Float {
+        let x = -87 > x ? -87 : x
+        let roundingMagic: Float = 12_582_912
+        let shifted = roundingMagic.addingProduct(x, 1.442_695_04)
+        let n = shifted - roundingMagic
+        let r = x.addingProduct(n, -0.693_145_751_953_125).addingProduct(n, -1.428_606_765_330_187e-6)
+        var p: Float = 1.0 / 5040
+        for c: Float in [1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1, 1] { p = c.addingProduct(p, r) }
+        let integer = Int32(bitPattern: shifted.bitPattern) &- Int32(bitPattern: roundingMagic.bitPattern)
+        return p * Float(bitPattern: UInt32(bitPattern: (integer &+ 127) &<< 23))
+    }
+
+    @Test("sixteen-lane exp equals the fused eight-lane recipe bit for bit, sums lane by lane",
+          arguments: [8, 16, 24, 200, 4096, 4104])
+    func exponentiateMatchesRecipe(count: Int) throws {
+        try #require(sam_vector_math_has_avx512() != 0, "this CPU has no AVX-512: nothing to compare")
+        var rng = SplitMix64(seed: UInt64(count))
+        // Below -87 (the clamp), around 0 and the rounding ties of x / ln 2 are all in range.
+        var row = (0..<count).map { _ in Float(Double(rng.next() % 2_000_001) / 1e4 - 100) }
+        let shift: Float = 3.25
+        let expected = row.map { Self.fusedExp($0 - shift) }
+        var expectedSums = [Float](repeating: 0, count: 8)
+        for (j, e) in expected.enumerated() { expectedSums[j % 8] += e }
+        var sums = [Float](repeating: .nan, count: 8)
+        sam_exponentiate_avx512(&row, Int64(count), shift, &sums)
+        #expect(row.map(\.bitPattern) == expected.map(\.bitPattern))
+        #expect(sums.map(\.bitPattern) == expectedSums.map(\.bitPattern))
+    }
+}
