@@ -23,4 +23,10 @@ extension Kernels {
         }
         return sums
     }
+
+    /// `geluInPlace`'s vector loop on sixteen lanes (count a multiple of 8), when `wideVectorsAvailable`.
+    @inline(__always)
+    static func geluWideVectors(_ values: UnsafeMutablePointer<Float>, count: Int) {
+        sam_gelu_avx512(values, Int64(count))
+    }
 }

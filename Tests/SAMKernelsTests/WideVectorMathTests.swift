@@ -34,4 +34,31 @@ struct WideVectorMathTests {
         #expect(row.map(\.bitPattern) == expected.map(\.bitPattern))
         #expect(sums.map(\.bitPattern) == expectedSums.map(\.bitPattern))
     }
+
+    /// Kernels.gelu8's recipe (erf8's fit with fused multiply-adds) on one float.
+    static func fusedGELU(_ v: Float) -> Float {
+        let limit: Float = 3.925
+        var x = v * 0.707_106_781_186_547_5
+        x = x > limit ? limit : x
+        x = x < -limit ? -limit : x
+        let t = x * x
+        var p: Float = -1.336_374_3e-8
+        for c: Float in [4.723_054_2e-6, 3.805_648_3e-4, 3.832_968_2e-3, 5.428_285_2e-2, 1.847_018_0e-1, 1.128_379_2] {
+            p = c.addingProduct(p, t)
+        }
+        var q: Float = 6.346_836_0e-5
+        for c: Float in [1.305_406_7e-3, 1.543_281_6e-2, 1.137_797_6e-1, 4.970_212_6e-1, 1] { q = c.addingProduct(q, t) }
+        return 0.5 * v * (1 + x * p / q)
+    }
+
+    @Test("sixteen-lane GELU equals the fused eight-lane recipe bit for bit", arguments: [8, 16, 40, 1000])
+    func geluMatchesRecipe(count: Int) throws {
+        try #require(sam_vector_math_has_avx512() != 0, "this CPU has no AVX-512: nothing to compare")
+        var rng = SplitMix64(seed: UInt64(count) + 99)
+        // Past both clamps (±3.925 * sqrt 2) and through zero.
+        var values = (0..<count).map { _ in Float(Double(rng.next() % 2_000_001) / 1e5 - 10) }
+        let expected = values.map(Self.fusedGELU)
+        sam_gelu_avx512(&values, Int64(count))
+        #expect(values.map(\.bitPattern) == expected.map(\.bitPattern))
+    }
 }
