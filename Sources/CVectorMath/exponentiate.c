@@ -58,9 +58,38 @@ SAM_AVX512 void sam_exponentiate_avx512(float *row, int64_t count, float shift, 
     _mm256_storeu_ps(sums, low_sums);
 }
 
+SAM_AVX512 float sam_maximum_avx512(const float *row, int64_t count) {
+    // The largest value whatever the order of comparisons: lane maxima, then across lanes.
+    __m512 maxima = _mm512_set1_ps(-__builtin_inff());
+    int64_t j = 0;
+    for (; j + 16 <= count; j += 16) maxima = pointwise_max(maxima, _mm512_loadu_ps(row + j));
+    if (j < count) maxima = pointwise_max(maxima, _mm512_mask_loadu_ps(_mm512_set1_ps(-__builtin_inff()), 0x00FF, row + j));
+    float lanes[16], largest = -__builtin_inff();
+    _mm512_storeu_ps(lanes, maxima);
+    for (int lane = 0; lane < 16; lane++) largest = lanes[lane] > largest ? lanes[lane] : largest;
+    return largest;
+}
+
+SAM_AVX512 void sam_scale_avx512(float *row, int64_t count, float factor) {
+    const __m512 scale = _mm512_set1_ps(factor);
+    int64_t j = 0;
+    for (; j + 16 <= count; j += 16) _mm512_storeu_ps(row + j, _mm512_mul_ps(_mm512_loadu_ps(row + j), scale));
+    if (j < count) _mm512_mask_storeu_ps(row + j, 0x00FF, _mm512_mul_ps(_mm512_maskz_loadu_ps(0x00FF, row + j), scale));
+}
+
 #else
 
 int sam_vector_math_has_avx512(void) { return 0; }
+
+float sam_maximum_avx512(const float *row, int64_t count) {
+    (void)row; (void)count;
+    __builtin_trap();
+}
+
+void sam_scale_avx512(float *row, int64_t count, float factor) {
+    (void)row; (void)count; (void)factor;
+    __builtin_trap();
+}
 
 void sam_exponentiate_avx512(float *row, int64_t count, float shift, float sums[8]) {
     (void)row; (void)count; (void)shift; (void)sums;

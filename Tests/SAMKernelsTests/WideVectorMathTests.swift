@@ -61,4 +61,18 @@ struct WideVectorMathTests {
         sam_gelu_avx512(&values, Int64(count))
         #expect(values.map(\.bitPattern) == expected.map(\.bitPattern))
     }
+
+    @Test("sixteen-lane maximum and scaling equal the scalar ones", arguments: [8, 16, 24, 4104])
+    func maximumAndScale(count: Int) throws {
+        try #require(sam_vector_math_has_avx512() != 0, "this CPU has no AVX-512: nothing to compare")
+        var rng = SplitMix64(seed: UInt64(count) + 7)
+        var row = (0..<count).map { _ in Float(Double(rng.next() % 2_000_001) / 1e3 - 1000) }
+        // The largest in the last eight (the half-vector tail) once, elsewhere otherwise.
+        row[count - 3] = count == 24 ? 5000 : row[count - 3]
+        #expect(sam_maximum_avx512(row, Int64(count)) == row.max()!)
+        let factor: Float = 0.123_456_7
+        let expected = row.map { $0 * factor }
+        sam_scale_avx512(&row, Int64(count), factor)
+        #expect(row.map(\.bitPattern) == expected.map(\.bitPattern))
+    }
 }

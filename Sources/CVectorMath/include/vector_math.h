@@ -21,6 +21,13 @@ int sam_vector_math_has_avx512(void);
 /// sam_vector_math_has_avx512() is 1.
 void sam_exponentiate_avx512(float *row, int64_t count, float shift, float sums[8]);
 
+/// The largest of row[0..<count] (count a multiple of 8; -inf for none), as
+/// `Kernels.maxOfVectors` finds it. Only call when sam_vector_math_has_avx512() is 1.
+float sam_maximum_avx512(const float *row, int64_t count);
+
+/// row[j] *= factor for j < count (a multiple of 8). Only call when sam_vector_math_has_avx512() is 1.
+void sam_scale_avx512(float *row, int64_t count, float factor);
+
 /// values[i] = GELU(values[i]) in place for i < count (a multiple of 8), with SAMKernels' `gelu8`
 /// (the same erf fit, same fused multiply-adds). Only call when sam_vector_math_has_avx512() is 1.
 void sam_gelu_avx512(float *values, int64_t count);
