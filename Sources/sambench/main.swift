@@ -116,8 +116,8 @@ case "attention":
         return FloatTensor(shape: shape, data: data)
     }
     // (name, batch, queries, keys, heads, head dim): the decoder's two cross attentions (the
-    // prompt's points, a padding point and 5 output tokens against 64x64 image tokens), and
-    // TinyViT's 7x7 and 14x14 windows.
+    // prompt's points, a padding point and 5 output tokens against 64x64 image tokens),
+    // TinyViT's 7x7 and 14x14 windows, and SAM 2.1 tiny's global block and its windows of each stage.
     let cases = [("decoder image-to-token, 100 points", 1, 4096, 106, 8, 16),
                  ("decoder token-to-image, 100 points", 1, 106, 4096, 8, 16),
                  ("decoder image-to-token, 16 points", 1, 4096, 22, 8, 16),
@@ -125,7 +125,11 @@ case "attention":
                  ("decoder token-to-image, 1 point", 1, 7, 4096, 8, 16),
                  ("encoder stage 2, 7x7 windows", 64, 49, 49, 5, 32),
                  ("encoder stage 3, 14x14 windows", 4, 196, 196, 10, 32),
-                 ("SAM 2.1 tiny global block, 64x64", 1, 4096, 4096, 4, 96)]
+                 ("SAM 2.1 tiny global block, 64x64", 1, 4096, 4096, 4, 96),
+                 ("SAM 2.1 tiny 8x8 windows", 1024, 64, 64, 1, 96),
+                 ("SAM 2.1 tiny 4x4 windows", 1024, 16, 16, 2, 96),
+                 ("SAM 2.1 tiny 14x14 windows", 25, 196, 196, 4, 96),
+                 ("SAM 2.1 tiny 7x7 windows", 25, 49, 49, 8, 96)]
     let caseFilter = args.firstIndex(of: "--case").flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil }
     let kernelFilter = args.firstIndex(of: "--kernel").flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil }
     let kernels = [("blas_ms", "blas", Kernels.AttentionKernel.blas), ("small_heads_ms", "small-heads", .smallHeads)]
