@@ -61,8 +61,11 @@ let package = Package(
                 dependencies: [.target(name: "COpenBLAS", condition: .when(platforms: [.linux]))],
                 ),
 
+        // Sixteen-lane (AVX-512) versions of the kernels' eight-lane float loops, chosen at run time.
+        .target(name: "CVectorMath"),
+
         // CPU kernels: GEMM-backed convolutions, depthwise conv, norms, activations, attention.
-        .target(name: "SAMKernels", dependencies: ["SAMTensor", "SAMBLAS", "SAMParallel"]),
+        .target(name: "SAMKernels", dependencies: ["SAMTensor", "SAMBLAS", "SAMParallel", "CVectorMath"]),
 
         // Architecture facts both the importer and the runtime need (index tables no state dict
         // holds, BatchNorm folding), written once.
@@ -108,7 +111,7 @@ let package = Package(
 
         .testTarget(name: "SAMFormatsTests", dependencies: ["SAMFormats", "SAMTensor", "SAMTestSupport"],
                     exclude: ["Fixtures"]),
-        .testTarget(name: "SAMKernelsTests", dependencies: ["SAMKernels", "SAMBLAS", "SAMParallel", "SAMTestSupport"]),
+        .testTarget(name: "SAMKernelsTests", dependencies: ["SAMKernels", "SAMBLAS", "SAMParallel", "SAMTestSupport", "CVectorMath"]),
         .testTarget(name: "SAMImageTests", dependencies: ["SAMImage", "SAMTensor", "SAMFormats", "SAMTestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "SAMConvertTests", dependencies: [

@@ -45,12 +45,10 @@ extension Kernels {
             parallelFor(tiles) { tile in
                 let first = tile * tileRows, tileCount = min(tileRows, rows - first)
                 let out = p.out + first * outFeatures
-                for row in 0..<tileCount {
-                    if let bias = p.bias {
-                        (out + row * outFeatures).initialize(from: bias, count: outFeatures)
-                    } else {
-                        (out + row * outFeatures).initialize(repeating: 0, count: outFeatures)
-                    }
+                if let bias = p.bias {
+                    seedRows(out, rows: tileCount, with: bias, width: outFeatures)
+                } else {
+                    out.initialize(repeating: 0, count: tileCount * outFeatures)
                 }
                 BLAS.sgemm(transA: false, transB: true, m: tileCount, n: outFeatures, k: inFeatures, alpha: 1,
                            a: p.x + first * inFeatures, lda: inFeatures,
@@ -61,6 +59,20 @@ extension Kernels {
             }
         }
         return FloatTensor(shape: outShape, data: data)
+    }
+
+    /// Copies `row` (width floats) into each of `rows` consecutive rows at `out`, with eight-float
+    /// stores: for rows of 96 to 1536 floats a memmove call per row starts slowly (SAM 2.1 tiny
+    /// encoder, perf record over 3 runs: the seeding's memmove calls 2.5% of the samples, this loop 1.8%).
+    @inline(__always)
+    static func seedRows(_ out: UnsafeMutablePointer<Float>, rows: Int, with row: UnsafePointer<Float>, width: Int) {
+        let vectorEnd = width & ~7
+        for r in 0..<rows {
+            let destination = out + r * width
+            var j = 0
+            while j < vectorEnd { destination.store8(row.load8(at: j), at: j); j += 8 }
+            while j < width { (destination + j).initialize(to: row[j]); j += 1 }
+        }
     }
 
     /// output += x * weightᵀ over all `rows`, one (thread-split) gemm.

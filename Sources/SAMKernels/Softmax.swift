@@ -1,3 +1,4 @@
+import CVectorMath
 import SAMTensor
 
 extension Kernels {
@@ -44,6 +45,10 @@ extension Kernels {
         }
         let inverseSum = 1 / horizontalSum(sums)
         j = 0
+        if vectorEnd >= 16 && wideVectorsAvailable {
+            sam_scale_avx512(row, Int64(vectorEnd), inverseSum)
+            j = vectorEnd
+        }
         while j < vectorEnd { row.store8(row.load8(at: j) * inverseSum, at: j); j += 8 }
         while j < count { row[j] *= inverseSum; j += 1 }
     }
@@ -51,6 +56,7 @@ extension Kernels {
     /// The largest of row[0..<count], count a multiple of 8 (-inf for none).
     @inline(__always)
     static func maxOfVectors(_ row: UnsafePointer<Float>, count: Int) -> Float {
+        if count >= 16 && wideVectorsAvailable { return sam_maximum_avx512(row, Int64(count)) }
         var maxima = SIMD8<Float>(repeating: -.infinity)
         var j = 0
         while j < count { maxima = pointwiseMax8(maxima, row.load8(at: j)); j += 8 }
@@ -61,6 +67,8 @@ extension Kernels {
     /// lane-wise sums of the exponentials.
     @inline(__always)
     static func exponentiateVectors(_ row: UnsafeMutablePointer<Float>, count: Int, minus shift: Float) -> SIMD8<Float> {
+        // Rows of two vectors or more go sixteen lanes at a time where the CPU can (same bits).
+        if count >= 16 && wideVectorsAvailable { return exponentiateWideVectors(row, count: count, minus: shift) }
         var sums = SIMD8<Float>(repeating: 0)
         var j = 0
         while j < count {

@@ -6,7 +6,7 @@
 //   sambench encoder MODEL.samw IMAGE.npy|SET_DIR [--runs N] [--threads T]
 //   sambench profile-decoder MODEL.samw DROP_DIR [--runs N] [--depth D]
 //   sambench profile-encoder MODEL.samw DROP_DIR [--runs N] [--depth D]
-//   sambench attention [--runs N]
+//   sambench attention [--runs N] [--case TEXT] [--kernel blas|small-heads]
 //   (model modes take --untuned: without Kernels.tuneProcessForInference, as an app that did not opt in)
 //
 // `run`: model load (ModelFile.load), image encoder latency on references/input_image.npy
@@ -20,7 +20,8 @@
 // (`make bench ENCODER_SETS=...`, `make bench-sam2`).
 // `sgemm`: a large square BLAS.sgemm timing, for the achieved-vs-peak GFLOP/s figure.
 // `attention`: Kernels.attention alone on the shapes MobileSAM runs, each kernel in turn
-// (median ms per call), to choose between them and to A/B-time a kernel change.
+// (median ms per call), to choose between them and to A/B-time a kernel change; `--case` keeps
+// the cases whose name contains TEXT, `--kernel` one kernel (for a profiler on one path).
 import Foundation
 import SAMBLAS
 import SAMFormats
@@ -115,8 +116,8 @@ case "attention":
         return FloatTensor(shape: shape, data: data)
     }
     // (name, batch, queries, keys, heads, head dim): the decoder's two cross attentions (the
-    // prompt's points, a padding point and 5 output tokens against 64x64 image tokens), and
-    // TinyViT's 7x7 and 14x14 windows.
+    // prompt's points, a padding point and 5 output tokens against 64x64 image tokens),
+    // TinyViT's 7x7 and 14x14 windows, and SAM 2.1 tiny's global block and its windows of each stage.
     let cases = [("decoder image-to-token, 100 points", 1, 4096, 106, 8, 16),
                  ("decoder token-to-image, 100 points", 1, 106, 4096, 8, 16),
                  ("decoder image-to-token, 16 points", 1, 4096, 22, 8, 16),
@@ -124,14 +125,22 @@ case "attention":
                  ("decoder token-to-image, 1 point", 1, 7, 4096, 8, 16),
                  ("encoder stage 2, 7x7 windows", 64, 49, 49, 5, 32),
                  ("encoder stage 3, 14x14 windows", 4, 196, 196, 10, 32),
-                 ("SAM 2.1 tiny global block, 64x64", 1, 4096, 4096, 4, 96)]
+                 ("SAM 2.1 tiny global block, 64x64", 1, 4096, 4096, 4, 96),
+                 ("SAM 2.1 tiny 8x8 windows", 1024, 64, 64, 1, 96),
+                 ("SAM 2.1 tiny 4x4 windows", 1024, 16, 16, 2, 96),
+                 ("SAM 2.1 tiny 14x14 windows", 25, 196, 196, 4, 96),
+                 ("SAM 2.1 tiny 7x7 windows", 25, 49, 49, 8, 96)]
+    let caseFilter = args.firstIndex(of: "--case").flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil }
+    let kernelFilter = args.firstIndex(of: "--kernel").flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil }
+    let kernels = [("blas_ms", "blas", Kernels.AttentionKernel.blas), ("small_heads_ms", "small-heads", .smallHeads)]
+        .filter { kernelFilter == nil || $0.1 == kernelFilter }
     var results: [[String: Any]] = []
-    for (name, batch, lq, lk, heads, dim) in cases {
+    for (name, batch, lq, lk, heads, dim) in cases where caseFilter.map({ name.contains($0) }) ?? true {
         let q = random([batch, lq, heads * dim]), k = random([batch, lk, heads * dim]), v = random([batch, lk, heads * dim])
         var times: [String: [Double]] = [:]
         for run in 0...runs {
             // Both paths in turn, so drifts in the machine's speed hit both alike.
-            for (label, kernel) in [("blas_ms", Kernels.AttentionKernel.blas), ("small_heads_ms", .smallHeads)] {
+            for (label, _, kernel) in kernels {
                 let t0 = now()
                 _ = Kernels.attention(q: q, k: k, v: v, heads: heads, scale: 0.25, bias: nil, kernel: kernel)
                 if run > 0 { times[label, default: []].append(now() - t0) }

@@ -61,9 +61,10 @@ struct EpilogueTests {
 
     @Test("linear + epilogue", arguments: Activation.allCases, [false, true])
     func linear(activation: Activation, withResidual: Bool) {
-        // 1000 rows of 512 outputs take the row-tiled path (tiles of 128, the last one partial);
+        // 1000 rows of 512 outputs take the row-tiled path (tiles of 128, the last one partial),
+        // 2700 rows of 101 too (tiles of 648, bias rows past the last eight-float store);
         // 7 rows the single-gemm fallback.
-        for (index, (rows, inFeatures, outFeatures)) in [(1000, 24, 512), (7, 13, 9)].enumerated() {
+        for (index, (rows, inFeatures, outFeatures)) in [(1000, 24, 512), (2_700, 12, 101), (7, 13, 9)].enumerated() {
             var rng = SplitMix64(seed: UInt64(200 + index))
             let x = randomTensor([rows, inFeatures], using: &rng)
             let weight = randomTensor([outFeatures, inFeatures], using: &rng)

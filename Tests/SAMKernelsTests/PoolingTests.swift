@@ -6,9 +6,11 @@ import Testing
 @Suite("Max pooling, column slices and resizes")
 struct PoolingTests {
     /// (batch, height, width, row width, channels pooled, stride): odd sides drop the last row and
-    /// column (floor mode), a channel range inside packed rows, stride 1 (a copy).
+    /// column (floor mode), a channel range inside packed rows, stride 1 (a copy), 19 channels
+    /// (two eight-channel vectors and three left over).
     static let poolShapes: [(Int, Int, Int, Int, Range<Int>, Int)] = [
         (2, 8, 6, 5, 0..<5, 2), (1, 7, 9, 12, 4..<8, 2), (3, 6, 6, 3, 1..<3, 3), (1, 4, 5, 2, 0..<2, 1),
+        (2, 6, 5, 23, 3..<22, 2),
     ]
 
     @Test("maxPoolTokens takes each s x s block's maximum per channel, floor mode", arguments: poolShapes)
@@ -42,6 +44,12 @@ struct PoolingTests {
         var x = FloatTensor(shape: [1, 4, 1], data: [1, 2, 3, 4])
         x.data[2] = .nan
         #expect(Kernels.maxPoolTokens(x, height: 2, width: 2, stride: 2).data[0].isNaN)
+        // The same on the eight-channel vectors: a NaN in a later cell, in lanes 3 and 12.
+        var wide = FloatTensor(shape: [1, 4, 16], data: (0..<64).map { Float($0 % 7) })
+        wide.data[16 * 3 + 3] = .nan
+        wide.data[16 * 1 + 12] = .nan
+        let pooled = Kernels.maxPoolTokens(wide, height: 2, width: 2, stride: 2)
+        #expect(pooled.data.enumerated().allSatisfy { c, value in (c == 3 || c == 12) == value.isNaN })
     }
 
     @Test("columns copies a range of every row")

@@ -1,0 +1,99 @@
+// See include/vector_math.h. ref: Sources/SAMKernels/VectorMath.swift Kernels.exp8, the
+// operation order this file keeps.
+#include "vector_math.h"
+
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+#include <immintrin.h>
+
+int sam_vector_math_has_avx512(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+}
+
+#define SAM_AVX512 __attribute__((target("avx512f,fma")))
+
+// Kernels.pointwiseMax8: a where b > a is false (ties and NaN keep a).
+SAM_AVX512 static inline __m512 pointwise_max(__m512 a, __m512 b) {
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(b, a, _CMP_GT_OQ), a, b);
+}
+
+// Kernels.exp8 on sixteen lanes.
+SAM_AVX512 static inline __m512 exp16(__m512 x) {
+    const float rounding_magic = 12582912.0f;
+    x = pointwise_max(x, _mm512_set1_ps(-87.0f));
+    __m512 shifted = _mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504f), _mm512_set1_ps(rounding_magic));
+    __m512 n = _mm512_sub_ps(shifted, _mm512_set1_ps(rounding_magic));
+    __m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(-1.428606765330187e-6f),
+                               _mm512_fmadd_ps(n, _mm512_set1_ps(-0.693145751953125f), x));
+    __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    __m512i integer = _mm512_sub_epi32(_mm512_castps_si512(shifted), _mm512_castps_si512(_mm512_set1_ps(rounding_magic)));
+    __m512 two_to_n = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(integer, _mm512_set1_epi32(127)), 23));
+    return _mm512_mul_ps(p, two_to_n);
+}
+
+SAM_AVX512 void sam_exponentiate_avx512(float *row, int64_t count, float shift, float sums[8]) {
+    const __m512 minus = _mm512_set1_ps(shift);
+    // Eight-lane sums, element j into lane j % 8: a sixteen-float chunk adds its low half, then its high half.
+    __m256 low_sums = _mm256_setzero_ps();
+    int64_t j = 0;
+    for (; j + 16 <= count; j += 16) {
+        __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(row + j), minus));
+        _mm512_storeu_ps(row + j, e);
+        low_sums = _mm256_add_ps(low_sums, _mm512_castps512_ps256(e));
+        low_sums = _mm256_add_ps(low_sums, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)));
+    }
+    if (j < count) {  // eight left (count is a multiple of 8)
+        const __mmask16 half = 0x00FF;
+        __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(half, row + j), minus));
+        _mm512_mask_storeu_ps(row + j, half, e);
+        low_sums = _mm256_add_ps(low_sums, _mm512_castps512_ps256(e));
+    }
+    _mm256_storeu_ps(sums, low_sums);
+}
+
+SAM_AVX512 float sam_maximum_avx512(const float *row, int64_t count) {
+    // The largest value whatever the order of comparisons: lane maxima, then across lanes.
+    __m512 maxima = _mm512_set1_ps(-__builtin_inff());
+    int64_t j = 0;
+    for (; j + 16 <= count; j += 16) maxima = pointwise_max(maxima, _mm512_loadu_ps(row + j));
+    if (j < count) maxima = pointwise_max(maxima, _mm512_mask_loadu_ps(_mm512_set1_ps(-__builtin_inff()), 0x00FF, row + j));
+    float lanes[16], largest = -__builtin_inff();
+    _mm512_storeu_ps(lanes, maxima);
+    for (int lane = 0; lane < 16; lane++) largest = lanes[lane] > largest ? lanes[lane] : largest;
+    return largest;
+}
+
+SAM_AVX512 void sam_scale_avx512(float *row, int64_t count, float factor) {
+    const __m512 scale = _mm512_set1_ps(factor);
+    int64_t j = 0;
+    for (; j + 16 <= count; j += 16) _mm512_storeu_ps(row + j, _mm512_mul_ps(_mm512_loadu_ps(row + j), scale));
+    if (j < count) _mm512_mask_storeu_ps(row + j, 0x00FF, _mm512_mul_ps(_mm512_maskz_loadu_ps(0x00FF, row + j), scale));
+}
+
+#else
+
+int sam_vector_math_has_avx512(void) { return 0; }
+
+float sam_maximum_avx512(const float *row, int64_t count) {
+    (void)row; (void)count;
+    __builtin_trap();
+}
+
+void sam_scale_avx512(float *row, int64_t count, float factor) {
+    (void)row; (void)count; (void)factor;
+    __builtin_trap();
+}
+
+void sam_exponentiate_avx512(float *row, int64_t count, float shift, float sums[8]) {
+    (void)row; (void)count; (void)shift; (void)sums;
+    __builtin_trap();
+}
+
+#endif

@@ -1,0 +1,78 @@
+import CVectorMath
+import SAMTestSupport
+import Testing
+
+@Suite("Sixteen-lane vector math")
+struct WideVectorMathTests {
+    /// Kernels.exp8's recipe on one float, with its multiply-adds fused as the SAM_FMA build
+    /// fuses them: the value every lane of either width must give, bit for bit.
+    static func fusedExp(_ x: Float) -> Float {
+        let x = -87 > x ? -87 : x
+        let roundingMagic: Float = 12_582_912
+        let shifted = roundingMagic.addingProduct(x, 1.442_695_04)
+        let n = shifted - roundingMagic
+        let r = x.addingProduct(n, -0.693_145_751_953_125).addingProduct(n, -1.428_606_765_330_187e-6)
+        var p: Float = 1.0 / 5040
+        for c: Float in [1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1, 1] { p = c.addingProduct(p, r) }
+        let integer = Int32(bitPattern: shifted.bitPattern) &- Int32(bitPattern: roundingMagic.bitPattern)
+        return p * Float(bitPattern: UInt32(bitPattern: (integer &+ 127) &<< 23))
+    }
+
+    @Test("sixteen-lane exp equals the fused eight-lane recipe bit for bit, sums lane by lane",
+          arguments: [8, 16, 24, 200, 4096, 4104])
+    func exponentiateMatchesRecipe(count: Int) throws {
+        try #require(sam_vector_math_has_avx512() != 0, "this CPU has no AVX-512: nothing to compare")
+        var rng = SplitMix64(seed: UInt64(count))
+        // Below -87 (the clamp), around 0 and the rounding ties of x / ln 2 are all in range.
+        var row = (0..<count).map { _ in Float(Double(rng.next() % 2_000_001) / 1e4 - 100) }
+        let shift: Float = 3.25
+        let expected = row.map { Self.fusedExp($0 - shift) }
+        var expectedSums = [Float](repeating: 0, count: 8)
+        for (j, e) in expected.enumerated() { expectedSums[j % 8] += e }
+        var sums = [Float](repeating: .nan, count: 8)
+        sam_exponentiate_avx512(&row, Int64(count), shift, &sums)
+        #expect(row.map(\.bitPattern) == expected.map(\.bitPattern))
+        #expect(sums.map(\.bitPattern) == expectedSums.map(\.bitPattern))
+    }
+
+    /// Kernels.gelu8's recipe (erf8's fit with fused multiply-adds) on one float.
+    static func fusedGELU(_ v: Float) -> Float {
+        let limit: Float = 3.925
+        var x = v * 0.707_106_781_186_547_5
+        x = x > limit ? limit : x
+        x = x < -limit ? -limit : x
+        let t = x * x
+        var p: Float = -1.336_374_3e-8
+        for c: Float in [4.723_054_2e-6, 3.805_648_3e-4, 3.832_968_2e-3, 5.428_285_2e-2, 1.847_018_0e-1, 1.128_379_2] {
+            p = c.addingProduct(p, t)
+        }
+        var q: Float = 6.346_836_0e-5
+        for c: Float in [1.305_406_7e-3, 1.543_281_6e-2, 1.137_797_6e-1, 4.970_212_6e-1, 1] { q = c.addingProduct(q, t) }
+        return 0.5 * v * (1 + x * p / q)
+    }
+
+    @Test("sixteen-lane GELU equals the fused eight-lane recipe bit for bit", arguments: [8, 16, 40, 1000])
+    func geluMatchesRecipe(count: Int) throws {
+        try #require(sam_vector_math_has_avx512() != 0, "this CPU has no AVX-512: nothing to compare")
+        var rng = SplitMix64(seed: UInt64(count) + 99)
+        // Past both clamps (±3.925 * sqrt 2) and through zero.
+        var values = (0..<count).map { _ in Float(Double(rng.next() % 2_000_001) / 1e5 - 10) }
+        let expected = values.map(Self.fusedGELU)
+        sam_gelu_avx512(&values, Int64(count))
+        #expect(values.map(\.bitPattern) == expected.map(\.bitPattern))
+    }
+
+    @Test("sixteen-lane maximum and scaling equal the scalar ones", arguments: [8, 16, 24, 4104])
+    func maximumAndScale(count: Int) throws {
+        try #require(sam_vector_math_has_avx512() != 0, "this CPU has no AVX-512: nothing to compare")
+        var rng = SplitMix64(seed: UInt64(count) + 7)
+        var row = (0..<count).map { _ in Float(Double(rng.next() % 2_000_001) / 1e3 - 1000) }
+        // The largest in the last eight (the half-vector tail) once, elsewhere otherwise.
+        row[count - 3] = count == 24 ? 5000 : row[count - 3]
+        #expect(sam_maximum_avx512(row, Int64(count)) == row.max()!)
+        let factor: Float = 0.123_456_7
+        let expected = row.map { $0 * factor }
+        sam_scale_avx512(&row, Int64(count), factor)
+        #expect(row.map(\.bitPattern) == expected.map(\.bitPattern))
+    }
+}
