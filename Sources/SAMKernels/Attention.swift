@@ -156,17 +156,13 @@ extension Kernels {
     }
 
     /// Query rows per BLAS-path block: scores within ~256 KB, at least 16 rows. Wide heads over many
-    /// keys (Hiera's global blocks: 96-dim heads over 4096 tokens) take 256: every block re-packs the
+    /// keys (Hiera's global blocks: 96-dim heads over 4096 tokens) take 128: every block re-packs the
     /// head's keys and values (1.5 MB each there), which 16 rows of products did not repay
-    /// (`sambench attention`, SAM 2.1 tiny's global block: 839 ms at 16 rows, 572 ms at 128). On the
-    /// AVX-512 VM of docs/performance.md, 2026-11-23, OpenBLAS Cooperlake, one thread (`sambench
-    /// attention --case global --kernel blas --threads 1`, alternating runs): 32 rows 202 ms, 64 rows
-    /// 166, 128 rows 152-160, 256 rows 139-146, 512 rows 137-147, 1024 rows 141-148; with the
-    /// sixteen-lane softmax, 128 rows 138.8-140.7 ms and 256 rows 133.1-134.4 (two threads: 72.2-76.9
-    /// and 68.3-69.9). Narrower heads keep the 16-row rule (SAM's decoder and TinyViT's windows).
+    /// (`sambench attention`, SAM 2.1 tiny's global block: 839 ms at 16 rows, 572 ms at 128, level
+    /// from 64 to 512). Narrower heads keep the 16-row rule (SAM's decoder and TinyViT's windows).
     static func blasBlockRows(keyLength: Int, headDim: Int) -> Int {
         let rows = max(16, 65_536 / keyLength)
-        return headDim > 64 && keyLength >= 1024 ? max(rows, 256) : rows
+        return headDim > 64 && keyLength >= 1024 ? max(rows, 128) : rows
     }
 
     /// One head's attention for `rows` queries with two single-threaded sgemms:

@@ -78,8 +78,8 @@ struct AttentionTests {
                       batch: 1, queryLength: 611, keyLength: 106, heads: 2, headDim: 16, valueHeadDim: 16, biasRank: 3),
         AttentionCase(name: "one query row above the BLAS threading threshold (serial tasks)",
                       batch: 1, queryLength: 3, keyLength: 2_113, heads: 2, headDim: 128, valueHeadDim: 128, biasRank: nil),
-        AttentionCase(name: "Hiera global block: wide heads over many keys, 256-row blocks and a short last one",
-                      batch: 1, queryLength: 560, keyLength: 1_030, heads: 2, headDim: 66, valueHeadDim: 66, biasRank: nil),
+        AttentionCase(name: "Hiera global block: wide heads over many keys, 128-row blocks and a short last one",
+                      batch: 1, queryLength: 300, keyLength: 1_100, heads: 2, headDim: 72, valueHeadDim: 72, biasRank: nil),
     ]
 
     @Test("attention matches per-head softmax(q kᵀ * scale + bias) v", arguments: cases)
