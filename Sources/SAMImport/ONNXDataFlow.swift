@@ -76,8 +76,9 @@ struct ONNXDataFlow {
             switch node.opType {
             case _ where Self.reshapingOps.contains(node.opType):
                 current = first
-            case "Split", "Slice", "Gather" where !isStored(first):
-                // One of q, k, v taken from a fused qkv projection's output.
+            case "Split", "Slice", "Gather":
+                // One of q, k, v taken from a fused qkv projection's output (never a stored table).
+                guard !isStored(first) else { return nil }
                 current = first
             case "Mul", "Div", "Add":
                 guard node.inputs.count == 2, let other = (0..<2).first(where: { !isStored(node.inputs[$0]) }),
