@@ -24,8 +24,11 @@ build: setup
 	$(SWIFT) build $(RELEASE)
 
 # Unit and numeric tests on the committed fixtures: no network, no Python, no full-size reference set.
+# The tests' temporary folders go to one scratch folder (TMPDIR), removed when the run ends however
+# it ends: several suites leave theirs for inspection, and a CI machine's /tmp would fill.
 test: setup
-	$(SWIFT) test
+	@scratch=$$(mktemp -d "$${TMPDIR:-/tmp}/samport-test.XXXXXX") && trap 'rm -rf "$$scratch"' EXIT && \
+	    TMPDIR="$$scratch" $(SWIFT) test
 
 # The kernel tests on both of OpenBLAS's x86-64 kernel paths, whatever OPENBLAS_CORETYPE the
 # environment sets: the CPU's own choice (AVX-512 kernels where the CPU has them) and Haswell's AVX2
@@ -36,7 +39,8 @@ test-blas-paths: setup
 
 # The command-line and hostile-input suites against the release binaries users run.
 test-release-tools: build
-	SAM_TOOLS_DIR="$(abspath $(RELEASE_BIN))" $(SWIFT) test --filter 'HostileInputTests|CommandLine'
+	@scratch=$$(mktemp -d "$${TMPDIR:-/tmp}/samport-test.XXXXXX") && trap 'rm -rf "$$scratch"' EXIT && \
+	    TMPDIR="$$scratch" SAM_TOOLS_DIR="$(abspath $(RELEASE_BIN))" $(SWIFT) test --filter 'HostileInputTests|CommandLine'
 
 # Builds Examples/DependentPackage against a tagged clone, as an app adds the package (see the script).
 check-dependency: setup
