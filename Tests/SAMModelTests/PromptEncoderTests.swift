@@ -142,6 +142,14 @@ struct PromptEncoderTests {
         // has_mask_input 1: the mask branch exactly; 0: no_mask_embed exactly (0 · finite = 0).
         #expect(try encoder.denseEmbedding(maskInput: mask, hasMaskInput: 1) == downscaled)
         #expect(try encoder.denseEmbedding(maskInput: mask, hasMaskInput: 0) == broadcast)
+        // Switched off, the branch is skipped unobserved; observed, it runs, with the same result.
+        var observed: [String] = []
+        #expect(try encoder.denseEmbedding(maskInput: mask, hasMaskInput: 0) { path, _ in observed.append(path) } == broadcast)
+        #expect(observed.contains { $0.hasPrefix("prompt_encoder.mask_downscaling") }, "\(observed)")
+        // A non-finite mask switched off still gives the graph's NaN (0 · inf), not no_mask_embed.
+        var infinite = mask
+        infinite.data[5] = .infinity
+        #expect(try encoder.denseEmbedding(maskInput: infinite, hasMaskInput: 0).data.contains { $0.isNaN })
         let blend = try encoder.denseEmbedding(maskInput: mask, hasMaskInput: 0.25)
         for index in 0..<blend.count {
             let expected = 0.25 * downscaled.data[index] + 0.75 * noMask[index / plane]

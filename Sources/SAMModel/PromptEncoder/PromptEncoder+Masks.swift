@@ -33,6 +33,13 @@ extension PromptEncoder {
             guard hasMaskInput == 0 else { throw .noMaskPath }
             return try denseEmbedding(maskInput: nil, hasMaskInput: 0, observer: observer)
         }
+        // A mask switched off adds 0 · finite = 0: the result is no_mask_embed exactly, what
+        // PromptEncoder.forward gives without a mask, so the branch is skipped. Observed runs still
+        // compute it (module dumps and profiles see what the ONNX graph runs), and a non-finite mask
+        // keeps the NaN the graph's 0 · inf gives.
+        if hasMaskInput == 0, observer == nil, maskInput.data.allSatisfy(\.isFinite) {
+            return try denseEmbedding(maskInput: nil, hasMaskInput: 0)
+        }
         // ref: onnx.py SamOnnxModel._embed_masks — self.model.prompt_encoder.mask_downscaling(input_mask)
         var dense = maskDownscaling(maskInput, observer: observer)
         let keep = 1 - hasMaskInput
