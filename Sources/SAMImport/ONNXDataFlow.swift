@@ -12,7 +12,8 @@ struct ONNXDataFlow {
     /// The values of a stored tensor of at most a few elements, or nil.
     let smallConstant: (String) -> [Double]?
 
-    init(graph: ONNXGraph, readers: [String: [(node: Int, input: Int)]], smallConstant: @escaping (String) -> [Double]?) {
+    init(graph: ONNXGraph, readers: [String: [(node: Int, input: Int)]], producers: [String: Int],
+         smallConstant: @escaping (String) -> [Double]?) {
         nodes = graph.nodes
         var stored: [String: [Int]] = [:]
         for tensor in graph.initializers + graph.constants { stored[tensor.name] = tensor.shape }
@@ -27,10 +28,6 @@ struct ONNXDataFlow {
             }
         }
         self.stored = stored
-        var producers: [String: Int] = [:]
-        for (index, node) in graph.nodes.enumerated() {
-            for output in node.outputs where !output.isEmpty { producers[output] = index }
-        }
         self.producers = producers
         self.readers = readers
         self.smallConstant = smallConstant

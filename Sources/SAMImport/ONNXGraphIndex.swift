@@ -42,10 +42,12 @@ struct ONNXGraphIndex {
     init(_ graph: ONNXGraph, smallConstant: @escaping (String) -> [Double]? = { _ in nil }) {
         nodes = graph.nodes
         var readers: [String: [(node: Int, input: Int)]] = [:]
+        var producers: [String: Int] = [:]
         for (index, node) in graph.nodes.enumerated() {
             for (input, name) in node.inputs.enumerated() where !name.isEmpty {
                 readers[name, default: []].append((index, input))
             }
+            for output in node.outputs where !output.isEmpty { producers[output] = index }
         }
         self.readers = readers
         // A scope that does not resolve to a SAM module (a wrapper's own forward) says nothing.
@@ -54,7 +56,8 @@ struct ONNXGraphIndex {
         var evidence = [ScopeEvidence?](repeating: nil, count: graph.nodes.count)
         var failure: String?, note: String?
         if Self.namesGone(graph) {
-            let match = ONNXStructuralMatch(flow: ONNXDataFlow(graph: graph, readers: readers, smallConstant: smallConstant))
+            let match = ONNXStructuralMatch(flow: ONNXDataFlow(graph: graph, readers: readers, producers: producers,
+                                                                  smallConstant: smallConstant))
             if explicit.allSatisfy(\.isEmpty) {
                 failure = match.failure
             } else {
@@ -72,7 +75,7 @@ struct ONNXGraphIndex {
         if failure != nil {
             (self.scopes, scopeEvidence, candidateScopes) = (scopes, evidence, [:])
         } else {
-            let inferred = ONNXScopeInference(graph: graph, readers: readers).infer(explicit: scopes, evidence: evidence)
+            let inferred = ONNXScopeInference(graph: graph, readers: readers, producers: producers).infer(explicit: scopes, evidence: evidence)
             (self.scopes, scopeEvidence, candidateScopes) = (inferred.scopes, inferred.evidence, inferred.ambiguous)
         }
         canonicalScopes = self.scopes.map { $0.isEmpty ? nil : CanonicalNames.resolve($0) }

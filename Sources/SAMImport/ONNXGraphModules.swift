@@ -110,7 +110,7 @@ struct ONNXGraphModules {
         return selected ? offset : nil
     }
 
-    func axis(of node: ONNXNode) -> Int {
+    private func axis(of node: ONNXNode) -> Int {
         if case .int(let value)? = node.attribute("axis") { return Int(value) }
         return 0
     }

@@ -28,16 +28,12 @@ struct ONNXScopeInference {
     let producers: [String: Int]
     private let flattened: FlattenedParameterNames
 
-    init(graph: ONNXGraph, readers: [String: [(node: Int, input: Int)]]) {
+    init(graph: ONNXGraph, readers: [String: [(node: Int, input: Int)]], producers: [String: Int]) {
         nodes = graph.nodes
         var stored: [String: [Int]] = [:]
         for tensor in graph.initializers + graph.constants { stored[tensor.name] = tensor.shape }
         self.stored = stored
         self.readers = readers
-        var producers: [String: Int] = [:]
-        for (index, node) in graph.nodes.enumerated() {
-            for output in node.outputs where !output.isEmpty { producers[output] = index }
-        }
         self.producers = producers
         flattened = FlattenedParameterNames(dottedNames: Array(stored.keys))
     }

@@ -21,24 +21,25 @@ struct ONNXStructuralMatch {
             failure = "\(modules.count) weight modules in \(flow.nodes.count) nodes: too large to match by structure"
             return
         }
+        let order = flow.topologicalOrder()
         let expected: [ExpectedModule]
-        switch Self.expectedOrder(modules, flow: flow) {
+        switch Self.expectedOrder(modules, flow: flow, order: order) {
         case .success(let order): expected = order
         case .failure(let reason):
             failure = reason.message
             return
         }
-        let ancestors = Self.moduleAncestors(modules, flow: flow)
+        let ancestors = Self.moduleAncestors(modules, flow: flow, order: order)
         // A module is ready once every module it depends on is taken.
         var untakenAncestors = ancestors.map(\.count)
         var descendants = [[Int]](repeating: [], count: modules.count)
         for (index, set) in ancestors.enumerated() {
             for ancestor in set { descendants[ancestor].append(index) }
         }
-        var taken: [Int?] = Array(repeating: nil, count: modules.count)
+        var taken = [Bool](repeating: false, count: modules.count)
         for (position, module) in expected.enumerated() {
             let candidates = modules.indices.filter { index in
-                taken[index] == nil && untakenAncestors[index] == 0 && modules[index].kind == module.kind
+                !taken[index] && untakenAncestors[index] == 0 && modules[index].kind == module.kind
                     && modules[index].role == module.role
             }
             guard candidates.count == 1, let match = candidates.first else {
@@ -48,11 +49,11 @@ struct ONNXStructuralMatch {
                         : "\(candidates.count) fit: " + listed.joined(separator: "; "))
                 return
             }
-            taken[match] = position
+            taken[match] = true
             for descendant in descendants[match] { untakenAncestors[descendant] -= 1 }
             for (node, child) in modules[match].nodes { scopes[node] = child.isEmpty ? module.path : module.path + "." + child }
         }
-        if let left = modules.indices.first(where: { taken[$0] == nil }) {
+        if let left = modules.indices.first(where: { !taken[$0] }) {
             failure = "the graph has a \(modules[left].kind.rawValue) that SAM's module order has no place for "
                 + "(SAM 2 graphs are matched by name only): \(Self.describe(modules[left], flow: flow))"
             scopes = [:]
@@ -66,10 +67,10 @@ struct ONNXStructuralMatch {
 
     struct Refusal: Error { let message: String }
 
-    /// The expected order for the components the modules show, with counts read off the graph.
-    static func expectedOrder(_ modules: [GraphModule], flow: ONNXDataFlow) -> Result<[ExpectedModule], Refusal> {
-        let encoder = modules.filter { $0.kind == .fusedAttention }
-        if !encoder.isEmpty { return encoderOrder(modules, flow: flow) }
+    /// The expected order for the components the modules show, with counts read off the graph
+    /// (`order`: the graph's nodes, producers first).
+    static func expectedOrder(_ modules: [GraphModule], flow: ONNXDataFlow, order: [Int]) -> Result<[ExpectedModule], Refusal> {
+        if modules.contains(where: { $0.kind == .fusedAttention }) { return encoderOrder(modules, flow: flow, order: order) }
         let attention = modules.filter { $0.kind == .selfAttention || $0.kind == .crossAttention }.count
         let pointEmbeddings = modules.filter { if case .label(let value) = $0.role { value >= 0 } else { false } }.count
         let maskTokens = modules.filter { if case .token(let value) = $0.role { value >= 1 } else { false } }.count
@@ -92,12 +93,12 @@ struct ONNXStructuralMatch {
 
     /// A ViT (absolute positions added, one attention per block) or a TinyViT (a convolutional
     /// stage, then attention stages told apart by their `qkv` shape, in graph order).
-    static func encoderOrder(_ modules: [GraphModule], flow: ONNXDataFlow) -> Result<[ExpectedModule], Refusal> {
+    static func encoderOrder(_ modules: [GraphModule], flow: ONNXDataFlow, order: [Int]) -> Result<[ExpectedModule], Refusal> {
         let attention = modules.filter { $0.kind == .fusedAttention }
         if modules.contains(where: { $0.kind == .positionEmbedding }) {
             return .success(SAMEncoderModuleOrder.vit(depth: attention.count))
         }
-        let position = Dictionary(uniqueKeysWithValues: flow.topologicalOrder().enumerated().map { ($1, $0) })
+        let position = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
         var stageShapes: [[Int]] = [], depths: [[Int]: Int] = [:]
         for module in attention.sorted(by: { (position[$0.nodes[0].node] ?? .max) < (position[$1.nodes[0].node] ?? .max) }) {
             let shape = flow.storedInput(module.nodes[0].node, 1) ?? []
@@ -118,14 +119,14 @@ struct ONNXStructuralMatch {
 
     /// For each module, the other modules whose outputs its weight-reading nodes depend on: one
     /// bit per module, carried along the graph in topological order.
-    static func moduleAncestors(_ modules: [GraphModule], flow: ONNXDataFlow) -> [Set<Int>] {
+    static func moduleAncestors(_ modules: [GraphModule], flow: ONNXDataFlow, order: [Int]) -> [Set<Int>] {
         var moduleOfNode: [Int: Int] = [:]
         for (index, module) in modules.enumerated() {
             for (node, _) in module.nodes { moduleOfNode[node] = index }
         }
         let words = (modules.count + 63) / 64
         var upstream = [UInt64](repeating: 0, count: flow.nodes.count * words)
-        for index in flow.topologicalOrder() {
+        for index in order {
             for input in flow.nodes[index].inputs {
                 guard let producer = flow.producers[input] else { continue }
                 for word in 0..<words { upstream[index * words + word] |= upstream[producer * words + word] }
