@@ -26,17 +26,8 @@ extension Kernels {
                         for column in 0..<outWidth {
                             let out = to + ((b * outHeight + row) * outWidth + column) * width_
                             let first = from + ((b * height + row * stride) * width + column * stride) * rowWidth + range.lowerBound
-                            out.initialize(from: first, count: width_)
-                            for i in 0..<stride {
-                                for j in 0..<stride where i + j > 0 {
-                                    let cell = first + (i * width + j) * rowWidth
-                                    for c in 0..<width_ {
-                                        let value = cell[c]
-                                        // max_pool2d: a NaN wins (val > max || isnan(val)).
-                                        if value > out[c] || value.isNaN { out[c] = value }
-                                    }
-                                }
-                            }
+                            poolCell(first, rowStride: width * rowWidth, columnStride: rowWidth, stride: stride,
+                                     channels: width_, into: out)
                         }
                     }
                 }
@@ -46,24 +37,34 @@ extension Kernels {
         return FloatTensor(shape: [batch, outHeight * outWidth, width_], data: data)
     }
 
-    /// The channels `range` of every row of x [..., C]: x[..., range] as a tensor of its own.
-    public static func columns(_ x: FloatTensor, _ range: Range<Int>) -> FloatTensor {
-        precondition(!x.shape.isEmpty, "columns: scalar input")
-        let rowWidth = x.shape[x.shape.count - 1]
-        precondition(range.lowerBound >= 0 && range.upperBound <= rowWidth, "columns: \(range) outside a row of \(rowWidth)")
-        let rows = rowWidth == 0 ? 0 : x.count / rowWidth, width = range.count
-        guard rows * width > 0 else { return FloatTensor(zeros: Array(x.shape.dropLast()) + [width]) }
-        let data = [Float](unsafeUninitializedCapacity: rows * width) { buffer, initialized in
-            x.data.withUnsafeBufferPointer { source in
-                let from = source.baseAddress!, to = buffer.baseAddress!
-                parallelRanges(rows, minimumChunk: max(1, 32_768 / width)) { chunk in
-                    for row in chunk {
-                        (to + row * width).initialize(from: from + row * rowWidth + range.lowerBound, count: width)
-                    }
+    /// out[c] = the maximum of first[c] over the stride x stride cells `rowStride` and `columnStride`
+    /// apart, eight channels at a time; a NaN wins, as in max_pool2d (val > max || isnan(val)),
+    /// and the cells are taken in the same row-major order.
+    @inline(__always)
+    private static func poolCell(_ first: UnsafePointer<Float>, rowStride: Int, columnStride: Int, stride: Int,
+                                 channels: Int, into out: UnsafeMutablePointer<Float>) {
+        var c = 0
+        while c + 8 <= channels {
+            var maximum = first.load8(at: c)
+            for i in 0..<stride {
+                for j in 0..<stride where i + j > 0 {
+                    let value = (first + i * rowStride + j * columnStride).load8(at: c)
+                    maximum.replace(with: value, where: (value .> maximum) .| (value .!= value))
                 }
             }
-            initialized = rows * width
+            out.store8(maximum, at: c)
+            c += 8
         }
-        return FloatTensor(shape: Array(x.shape.dropLast()) + [width], data: data)
+        while c < channels {
+            var maximum = first[c]
+            for i in 0..<stride {
+                for j in 0..<stride where i + j > 0 {
+                    let value = first[i * rowStride + j * columnStride + c]
+                    if value > maximum || value.isNaN { maximum = value }
+                }
+            }
+            (out + c).initialize(to: maximum)
+            c += 1
+        }
     }
 }

@@ -127,6 +127,29 @@ struct PackedAttentionTests {
             #expect(fromPacked.data == separate.data, "\(kernel)")
         }
     }
+
+    @Test("queries of their own over packed keys and values equal attention on the parts, bit for bit")
+    func ownQueriesOverPackedKeysAndValues() {
+        var rng = SplitMix64(seed: 78)
+        // Hiera's pooled windows: 4 queries over 16 keys, and a shape for the small-heads kernel.
+        for (batch, queries, keys, heads, keyDim, valueDim) in [(5, 4, 16, 2, 12, 12), (1, 520, 40, 2, 8, 8)] {
+            let rowWidth = heads * (2 * keyDim + valueDim)
+            let packed = randomTensor([batch, keys, rowWidth], using: &rng)
+            let q = randomTensor([batch, queries, heads * keyDim], using: &rng)
+            func part(_ offset: Int, _ width: Int) -> FloatTensor {
+                var data: [Float] = []
+                for row in 0..<(batch * keys) { data += packed.data[(row * rowWidth + offset)..<(row * rowWidth + offset + width)] }
+                return FloatTensor(shape: [batch, keys, width], data: data)
+            }
+            let k = part(heads * keyDim, heads * keyDim), v = part(2 * heads * keyDim, heads * valueDim)
+            for kernel in [Kernels.AttentionKernel.automatic, .blas, .smallHeads] {
+                let separate = Kernels.attention(q: q, k: k, v: v, heads: heads, scale: 0.4, bias: nil, kernel: kernel)
+                let inPlace = Kernels.attention(q: q, keysAndValuesOf: packed, heads: heads, scale: 0.4, kernel: kernel)
+                #expect(inPlace.shape == [batch, queries, heads * valueDim])
+                #expect(inPlace.data == separate.data, "\(kernel), \(queries) queries")
+            }
+        }
+    }
 }
 
 @Suite("Window attention on the token grid")

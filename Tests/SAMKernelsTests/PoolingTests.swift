@@ -3,7 +3,7 @@ import SAMTensor
 import SAMTestSupport
 import Testing
 
-@Suite("Max pooling, column slices and resizes")
+@Suite("Max pooling and resizes")
 struct PoolingTests {
     /// (batch, height, width, row width, channels pooled, stride): odd sides drop the last row and
     /// column (floor mode), a channel range inside packed rows, stride 1 (a copy), 19 channels
@@ -50,18 +50,6 @@ struct PoolingTests {
         wide.data[16 * 1 + 12] = .nan
         let pooled = Kernels.maxPoolTokens(wide, height: 2, width: 2, stride: 2)
         #expect(pooled.data.enumerated().allSatisfy { c, value in (c == 3 || c == 12) == value.isNaN })
-    }
-
-    @Test("columns copies a range of every row")
-    func columns() {
-        var rng = SplitMix64(seed: 32)
-        let x = randomTensor([2, 3, 10], using: &rng)
-        let slice = Kernels.columns(x, 3..<7)
-        #expect(slice.shape == [2, 3, 4])
-        var expected: [Float] = []
-        for row in 0..<6 { expected += x.data[(row * 10 + 3)..<(row * 10 + 7)] }
-        #expect(slice.data == expected)
-        #expect(Kernels.columns(x, 5..<5).shape == [2, 3, 0])
     }
 
     @Test("addUpsampledNearest adds every coarse pixel to its f x f block", arguments: [(2, 3, 4, 5, 2), (1, 2, 3, 3, 3)])

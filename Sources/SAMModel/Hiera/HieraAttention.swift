@@ -41,7 +41,7 @@ public struct HieraAttention: Sendable {
     public func callAsFunction(_ x: FloatTensor, grid: GridSize, then epilogue: Kernels.Epilogue = .none,
                                observer: ModuleObserver? = nil) -> FloatTensor {
         let windows = x.shape[0], width = dimOut
-        var packed = qkv(x, observer: nil)
+        let packed = qkv(x, observer: nil)
         observer?(qkv.path, packed.reshaped([windows, grid.height, grid.width, 3 * width]))
         let attended: FloatTensor
         if let stride = queryStride {
@@ -51,10 +51,8 @@ public struct HieraAttention: Sendable {
             if let observer {
                 observer(poolPath, Kernels.tokensToNCHW(q, height: pooled.height, width: pooled.width))
             }
-            let k = Kernels.columns(packed, width..<(2 * width)), v = Kernels.columns(packed, (2 * width)..<(3 * width))
-            packed = FloatTensor(zeros: [0])  // the keys and values are copied out: free the projection
             // ref: forward — F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
-            attended = Kernels.attention(q: q, k: k, v: v, heads: heads, scale: scale, bias: nil)
+            attended = Kernels.attention(q: q, keysAndValuesOf: packed, heads: heads, scale: scale)
         } else {
             attended = Kernels.attention(packedQKV: packed, heads: heads, keyDim: headDim, valueDim: headDim, scale: scale, bias: nil)
         }
