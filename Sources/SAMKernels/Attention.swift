@@ -58,10 +58,12 @@ extension Kernels {
     }
 
     /// `attention` on q, k and v packed in one tensor, as a single projection makes them:
-    /// qkv [B, L, H*D | H*D | H*Dv] (all heads' queries, then keys, then values, on each row).
-    /// Returns [B, L, H*Dv]. Saves the three separate projections' passes over the input.
+    /// qkv [B, L, H*(2*D + Dv)], laid out as `layout` says (by default all heads' queries, then
+    /// keys, then values, on each row). Returns [B, L, H*Dv], heads side by side. Saves the three
+    /// separate projections' passes over the input.
     public static func attention(packedQKV qkv: FloatTensor, heads: Int, keyDim: Int, valueDim: Int, scale: Float,
-                                 bias: FloatTensor?, kernel: AttentionKernel = .automatic) -> FloatTensor {
+                                 bias: FloatTensor?, layout: PackedQKVLayout = .groupedByPart,
+                                 kernel: AttentionKernel = .automatic) -> FloatTensor {
         precondition(qkv.shape.count == 3 && heads >= 1 && qkv.shape[2] == heads * (2 * keyDim + valueDim),
                      "attention: packed qkv \(qkv.shape) is not [B, L, \(heads)*(2*\(keyDim)+\(valueDim))]")
         let batch = qkv.shape[0], length = qkv.shape[1], rowWidth = qkv.shape[2]
@@ -74,10 +76,12 @@ extension Kernels {
             qkv.data.withUnsafeBufferPointer { qkvBuffer in
             (bias?.data ?? []).withUnsafeBufferPointer { biasBuffer in
                 let base = qkvBuffer.baseAddress!
+                let columns = layout.columns(heads: heads, keyDim: keyDim, valueDim: valueDim)
                 let shape = AttentionShape(batch: batch, queryLength: length, keyLength: length, heads: heads,
-                                           headDim: keyDim, valueHeadDim: valueDim)
-                attention(shape, kernel: kernel, q: base, qRowStride: rowWidth, k: base + heads * keyDim, kRowStride: rowWidth,
-                          v: base + 2 * heads * keyDim, vRowStride: rowWidth, scale: scale,
+                                           headDim: keyDim, valueHeadDim: valueDim, qHeadStep: columns.q.step,
+                                           kHeadStep: columns.k.step, vHeadStep: columns.v.step)
+                attention(shape, kernel: kernel, q: base + columns.q.first, qRowStride: rowWidth, k: base + columns.k.first,
+                          kRowStride: rowWidth, v: base + columns.v.first, vRowStride: rowWidth, scale: scale,
                           bias: bias == nil ? nil : biasBuffer.baseAddress, biasPerBatch: false,
                           into: outBuffer.baseAddress!)
             }
@@ -116,8 +120,49 @@ extension Kernels {
         return FloatTensor(shape: [batch, queryLength, valueWidth], data: data)
     }
 
+    /// How a packed q|k|v projection lays out its heads on each row.
+    public enum PackedQKVLayout: Sendable {
+        /// All heads' queries, then all keys, then all values: SAM ViT's and Hiera's
+        /// `qkv.reshape(B, N, 3, heads, -1)`.
+        case groupedByPart
+        /// Each head's query, key and value side by side (q₀ k₀ v₀ q₁ k₁ v₁ ...): TinyViT's
+        /// `qkv.view(B, N, heads, -1).split([key_dim, key_dim, d], dim=3)`, so its qkv weight
+        /// is used as stored.
+        case interleavedByHead
+
+        /// The columns of head 0's queries, keys and values, and the step from one head to the next.
+        func columns(heads: Int, keyDim: Int, valueDim: Int) -> (q: HeadColumns, k: HeadColumns, v: HeadColumns) {
+            switch self {
+            case .groupedByPart:
+                (HeadColumns(first: 0, step: keyDim), HeadColumns(first: heads * keyDim, step: keyDim),
+                 HeadColumns(first: 2 * heads * keyDim, step: valueDim))
+            case .interleavedByHead:
+                (HeadColumns(first: 0, step: 2 * keyDim + valueDim), HeadColumns(first: keyDim, step: 2 * keyDim + valueDim),
+                 HeadColumns(first: 2 * keyDim, step: 2 * keyDim + valueDim))
+            }
+        }
+    }
+
+    /// Head h's first column of a part (queries, keys or values) is first + h * step.
+    struct HeadColumns {
+        let first: Int, step: Int
+        @inline(__always) func of(head h: Int) -> Int { first + h * step }
+    }
+
     struct AttentionShape {
         let batch: Int, queryLength: Int, keyLength: Int, heads: Int, headDim: Int, valueHeadDim: Int
+        /// Columns from one head's queries (keys, values) to the next's on a row: headDim (valueHeadDim)
+        /// where heads sit side by side, more where the heads of a packed row are interleaved.
+        let qHeadStep: Int, kHeadStep: Int, vHeadStep: Int
+
+        init(batch: Int, queryLength: Int, keyLength: Int, heads: Int, headDim: Int, valueHeadDim: Int,
+             qHeadStep: Int? = nil, kHeadStep: Int? = nil, vHeadStep: Int? = nil) {
+            (self.batch, self.queryLength, self.keyLength, self.heads) = (batch, queryLength, keyLength, heads)
+            (self.headDim, self.valueHeadDim) = (headDim, valueHeadDim)
+            self.qHeadStep = qHeadStep ?? headDim
+            self.kHeadStep = kHeadStep ?? headDim
+            self.vHeadStep = vHeadStep ?? valueHeadDim
+        }
     }
 
     /// Which implementation `attention` runs. Both compute the same function (SAMKernelsTests
@@ -157,7 +202,7 @@ extension Kernels {
     }
 
     /// The BLAS path: row r of batch b's queries is at q + (b*Lq + r) * qRowStride, head h at
-    /// + h*D (keys and values likewise); the output [B, Lq, H*Dv] is written in full (every task
+    /// + h * qHeadStep (keys and values likewise); the output [B, Lq, H*Dv] is written in full (every task
     /// stores its rows with beta = 0), so callers need not initialise it.
     ///
     /// Tasks are (batch, head, block of query rows), run in parallel, each doing its own
@@ -176,9 +221,9 @@ extension Kernels {
             let biasHead = biasPerBatch ? b * heads + h : h
             let biasRows = bias.map { $0 + (biasHead * queryLength + firstRow) * keyLength }
             // Written straight into the merged layout.
-            attendRows(rows, q: q + (b * queryLength + firstRow) * qRowStride + h * headDim, qStride: qRowStride,
-                       keys: keyLength, k: k + b * keyLength * kRowStride + h * headDim, kStride: kRowStride, headDim: headDim,
-                       v: v + b * keyLength * vRowStride + h * valueHeadDim, vStride: vRowStride, valueDim: valueHeadDim,
+            attendRows(rows, q: q + (b * queryLength + firstRow) * qRowStride + h * s.qHeadStep, qStride: qRowStride,
+                       keys: keyLength, k: k + b * keyLength * kRowStride + h * s.kHeadStep, kStride: kRowStride, headDim: headDim,
+                       v: v + b * keyLength * vRowStride + h * s.vHeadStep, vStride: vRowStride, valueDim: valueHeadDim,
                        scale: scale, biasRow: { r in biasRows.map { $0 + r * keyLength } }, scores: scores,
                        into: out + (b * queryLength + firstRow) * valueWidth + h * valueHeadDim, outStride: valueWidth)
         }

@@ -22,7 +22,7 @@ extension Kernels {
         defer { keysT.deallocate() }
         parallelFor(batch * heads) { pair in
             let b = pair / heads, h = pair % heads
-            transposeKeys(k + b * keyLength * kRowStride + h * headDim, rowStride: kRowStride, keyLength: keyLength,
+            transposeKeys(k + b * keyLength * kRowStride + h * s.kHeadStep, rowStride: kRowStride, keyLength: keyLength,
                           headDim: headDim, into: keysT + pair * headDim * keyStride, stride: keyStride)
         }
         attentionSmallHeads(s, q: q, qRowStride: qRowStride, keysT: keysT, keyStride: keyStride, v: v, vRowStride: vRowStride,
@@ -55,7 +55,7 @@ extension Kernels {
         defer { packedValues.deallocate() }
         parallelFor(batch * heads) { pair in
             let b = pair / heads, h = pair % heads
-            let values = v + b * keyLength * vRowStride + h * valueHeadDim, packed = packedValues + pair * keyLength * valueHeadDim
+            let values = v + b * keyLength * vRowStride + h * s.vHeadStep, packed = packedValues + pair * keyLength * valueHeadDim
             for j in 0..<keyLength {
                 (packed + j * valueHeadDim).initialize(from: values + j * vRowStride, count: valueHeadDim)
             }
@@ -68,7 +68,7 @@ extension Kernels {
             // One buffer per task: the scores [rows, paddedKeys], then each row's 1 / Σ exp.
             let scores = buffer, inverseSums = buffer + rows * paddedKeys
             // scores [rows, paddedKeys] = scale * q_bh[rows, D] * k_bhᵀ
-            scaledRowsProduct(a: q + (b * queryLength + firstRow) * qRowStride + h * headDim, aStride: qRowStride, rows: rows,
+            scaledRowsProduct(a: q + (b * queryLength + firstRow) * qRowStride + h * s.qHeadStep, aStride: qRowStride, rows: rows,
                               depth: headDim, b: keysT + (b * heads + h) * headDim * keyStride, bStride: keyStride,
                               columns: paddedKeys, rowScale: { _ in scale }, into: scores, outStride: paddedKeys)
             let biasHead = biasPerBatch ? b * heads + h : h

@@ -22,8 +22,8 @@ extension Kernels {
 
     /// TinyViT's windowed attention, computed on the token grid without building padded windows.
     ///
-    /// qkv [B, H*W, heads*(2*keyDim + valueDim)] holds every token's packed projection (all
-    /// heads' q, then k, then v), in token order. For every window of `grid` and every head:
+    /// qkv [B, H*W, heads*(2*keyDim + valueDim)] holds every token's packed projection, its heads
+    /// laid out as `layout` says, in token order. For every window of `grid` and every head:
     /// softmax(q kᵀ * scale + bias) v over the window's window² positions, `bias` [heads, N, N]
     /// indexed by position inside the window. Positions outside the grid (upstream's zero
     /// padding) are keys and values with `paddingQKV` [heads*(2*keyDim + valueDim)], the
@@ -38,7 +38,7 @@ extension Kernels {
     /// ~2% of the encoder's time in memmove calls.)
     public static func windowAttention(packedQKV qkv: FloatTensor, grid: WindowGrid, paddingQKV: FloatTensor,
                                        heads: Int, keyDim: Int, valueDim: Int, scale: Float,
-                                       bias: FloatTensor) -> FloatTensor {
+                                       bias: FloatTensor, layout: PackedQKVLayout = .groupedByPart) -> FloatTensor {
         let rowWidth = heads * (2 * keyDim + valueDim), tokens = grid.height * grid.width
         precondition(qkv.shape.count == 3 && qkv.shape[1] == tokens && qkv.shape[2] == rowWidth,
                      "window attention: packed qkv \(qkv.shape) is not [B, \(grid.height)*\(grid.width), \(rowWidth)]")
@@ -49,6 +49,7 @@ extension Kernels {
         let batch = qkv.shape[0], valueWidth = heads * valueDim
         guard batch > 0 else { return FloatTensor(zeros: [0, tokens, valueWidth]) }
         let windowsPerImage = grid.windowRows * grid.windowColumns
+        let columns = layout.columns(heads: heads, keyDim: keyDim, valueDim: valueDim)
         // Every token is a query of exactly one window, and each task writes its head's columns
         // of its window's tokens, so the output is written in full.
         let data = [Float](unsafeUninitializedCapacity: batch * tokens * valueWidth) { outBuffer, initializedCount in
@@ -67,7 +68,7 @@ extension Kernels {
                         let window = WindowOnGrid(grid: grid, firstToken: image * tokens + firstRow * grid.width + firstColumn,
                                                   rows: min(grid.window, grid.height - firstRow),
                                                   columns: min(grid.window, grid.width - firstColumn))
-                        attendWindow(window, heads: heads, keyDim: keyDim, valueDim: valueDim, scale: scale,
+                        attendWindow(window, heads: heads, keyDim: keyDim, valueDim: valueDim, columns: columns, scale: scale,
                                      qkv: source, padding: padding, bias: biasBuffer.baseAddress!, scratch: scratch,
                                      into: out)
                     }
@@ -117,7 +118,8 @@ extension Kernels {
 
     /// softmax(q kᵀ * scale + bias) v for every head of one window, written to the output rows of
     /// the window's tokens.
-    private static func attendWindow(_ w: WindowOnGrid, heads: Int, keyDim: Int, valueDim: Int, scale: Float,
+    private static func attendWindow(_ w: WindowOnGrid, heads: Int, keyDim: Int, valueDim: Int,
+                                     columns: (q: HeadColumns, k: HeadColumns, v: HeadColumns), scale: Float,
                                      qkv: UnsafePointer<Float>, padding: UnsafePointer<Float>, bias: UnsafePointer<Float>,
                                      scratch s: WindowScratch, into out: UnsafeMutablePointer<Float>) {
         let rowWidth = heads * (2 * keyDim + valueDim), valueWidth = heads * valueDim
@@ -132,7 +134,7 @@ extension Kernels {
         }
         let queries = w.queries, isWhole = queries == positions
         for head in 0..<heads {
-            let qOffset = head * keyDim, kOffset = heads * keyDim + head * keyDim, vOffset = 2 * heads * keyDim + head * valueDim
+            let qOffset = columns.q.of(head: head), kOffset = columns.k.of(head: head), vOffset = columns.v.of(head: head)
             // Queries of the inside tokens only: in place for a whole window, gathered for a cropped one.
             if !isWhole {
                 for r in 0..<queries {

@@ -128,6 +128,41 @@ struct PackedAttentionTests {
         }
     }
 
+    /// Rows of q₀…q_H k₀…k_H v₀…v_H columns rearranged as q₀ k₀ v₀ q₁ k₁ v₁ … (TinyViT's qkv output).
+    static func interleavedByHead(_ grouped: FloatTensor, heads: Int, keyDim: Int, valueDim: Int) -> FloatTensor {
+        let rowWidth = heads * (2 * keyDim + valueDim), rows = grouped.count / rowWidth
+        var data: [Float] = []
+        for row in 0..<rows {
+            let start = row * rowWidth
+            for h in 0..<heads {
+                let query = start + h * keyDim, key = start + (heads + h) * keyDim
+                let value = start + 2 * heads * keyDim + h * valueDim
+                data += grouped.data[query..<(query + keyDim)]
+                data += grouped.data[key..<(key + keyDim)]
+                data += grouped.data[value..<(value + valueDim)]
+            }
+        }
+        return FloatTensor(shape: grouped.shape, data: data)
+    }
+
+    @Test("heads interleaved q|k|v per head give what grouped rows give, bit for bit")
+    func interleavedEqualsGrouped() {
+        var rng = SplitMix64(seed: 79)
+        // TinyViT's window shape, and one long enough for the small-heads kernel.
+        for (batch, length, heads, keyDim, valueDim) in [(3, 49, 4, 8, 6), (1, 530, 2, 16, 16)] {
+            let grouped = randomTensor([batch, length, heads * (2 * keyDim + valueDim)], using: &rng)
+            let bias = randomTensor([heads, length, length], using: &rng)
+            let interleaved = Self.interleavedByHead(grouped, heads: heads, keyDim: keyDim, valueDim: valueDim)
+            for kernel in [Kernels.AttentionKernel.blas, .smallHeads] {
+                let expected = Kernels.attention(packedQKV: grouped, heads: heads, keyDim: keyDim, valueDim: valueDim, scale: 0.3,
+                                                 bias: bias, kernel: kernel)
+                let out = Kernels.attention(packedQKV: interleaved, heads: heads, keyDim: keyDim, valueDim: valueDim, scale: 0.3,
+                                            bias: bias, layout: .interleavedByHead, kernel: kernel)
+                #expect(out.data == expected.data, "\(kernel), \(length) tokens")
+            }
+        }
+    }
+
     @Test("queries of their own over packed keys and values equal attention on the parts, bit for bit")
     func ownQueriesOverPackedKeysAndValues() {
         var rng = SplitMix64(seed: 78)
@@ -209,6 +244,15 @@ struct WindowAttentionTests {
                                           valueDim: valueDim, scale: scale, bias: bias)
         expectClose(out, expected, shape: [batch, height * width, valueWidth],
                     "window attention \(height)x\(width), window \(window)")
+        // TinyViT's own layout, each head's q, k and v side by side: the same numbers, bit for bit.
+        let interleaved = PackedAttentionTests.interleavedByHead(qkv, heads: heads, keyDim: keyDim, valueDim: valueDim)
+        let paddingInterleaved = PackedAttentionTests.interleavedByHead(padding.reshaped([1, 1, rowWidth]), heads: heads,
+                                                                        keyDim: keyDim, valueDim: valueDim)
+        let fromInterleaved = Kernels.windowAttention(packedQKV: interleaved, grid: grid,
+                                                      paddingQKV: paddingInterleaved.reshaped([rowWidth]), heads: heads,
+                                                      keyDim: keyDim, valueDim: valueDim, scale: scale, bias: bias,
+                                                      layout: .interleavedByHead)
+        #expect(fromInterleaved.data == out.data)
     }
 }
 

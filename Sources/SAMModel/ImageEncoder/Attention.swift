@@ -16,10 +16,9 @@ extension TinyViT {
         public static let key = "attn"
         public let path: String
         public let norm: NN.LayerNorm
-        /// `qkv` with its output rows regrouped at load time. Upstream views the qkv output as
-        /// [B, N, heads, 2*key_dim + d] and splits the last dim, so its rows are interleaved per
-        /// head (q₀ k₀ v₀ q₁ k₁ v₁ ...); here they are all heads' q rows, then k, then v, the
-        /// packed layout `Kernels.attention(packedQKV:)` reads. One product instead of three.
+        /// One product for q, k and v. Upstream views its output as [B, N, heads, 2*key_dim + d]
+        /// and splits the last dim, so the heads are interleaved (q₀ k₀ v₀ q₁ k₁ v₁ ...); the
+        /// attention kernels read that layout (`.interleavedByHead`), so the weight is used as stored.
         public let qkv: NN.Linear
         public let proj: NN.Linear
         public let heads: Int
@@ -31,7 +30,7 @@ extension TinyViT {
         public let biasIndex: AttentionBiasIndex
         /// `attention_biases[:, attention_bias_idxs]`, [heads, N, N].
         public let bias: FloatTensor
-        /// qkv(norm(0)) [heads*(2*keyDim + valueDim)], packed like `qkv`'s output: what a position of
+        /// qkv(norm(0)) [heads*(2*keyDim + valueDim)], laid out like `qkv`'s output: what a position of
         /// TinyViTBlock's zero padding becomes, a key and value every overhanging window attends to.
         public let paddedPositionQKV: FloatTensor
 
@@ -64,9 +63,7 @@ extension TinyViT {
 
             norm = try NN.LayerNorm(weights: weights, path: "\(path).norm", dim: dim)
             let perHead = 2 * keyDim + valueDim
-            let interleaved = try NN.Linear(weights: weights, path: "\(path).qkv", inFeatures: dim, outFeatures: heads * perHead)
-            qkv = interleaved.groupedByPart(heads: heads, parts: [(offset: 0, width: keyDim), (offset: keyDim, width: keyDim),
-                                                                  (offset: 2 * keyDim, width: valueDim)], stride: perHead)
+            qkv = try NN.Linear(weights: weights, path: "\(path).qkv", inFeatures: dim, outFeatures: heads * perHead)
             proj = try NN.Linear(weights: weights, path: "\(path).proj", inFeatures: heads * valueDim, outFeatures: dim)
             // The same kernels as a padded position in a window would go through.
             paddedPositionQKV = qkv(norm.normalized(FloatTensor(zeros: [1, dim]))).reshaped([heads * perHead])
@@ -79,10 +76,10 @@ extension TinyViT {
                          "\(path): input \(x.shape) is not [windows, \(bias.shape[1]), \(dim)]")
             let normed = norm.normalized(x, observer: observer)
             let packed = qkv(normed)
-            if let observer { observer(qkv.path, interleavedQKV(packed)) }
+            observer?(qkv.path, packed)
             // softmax(q kᵀ * scale + ab) v, heads merged back: (attn @ v).transpose(1, 2).reshape(B, N, dh)
             let attended = Kernels.attention(packedQKV: packed, heads: heads, keyDim: keyDim, valueDim: valueDim,
-                                             scale: scale, bias: bias)
+                                             scale: scale, bias: bias, layout: .interleavedByHead)
             let y = proj(attended, observer: observer)
             observer?(path, y)
             return y
@@ -98,61 +95,9 @@ extension TinyViT {
                          && x.shape[2] == dim, "\(path): input \(x.shape) is not [B, \(grid.height)*\(grid.width), \(dim)]")
             let packed = qkv(norm.normalized(x))
             let attended = Kernels.windowAttention(packedQKV: packed, grid: grid, paddingQKV: paddedPositionQKV, heads: heads,
-                                                   keyDim: keyDim, valueDim: valueDim, scale: scale, bias: bias)
+                                                   keyDim: keyDim, valueDim: valueDim, scale: scale, bias: bias,
+                                                   layout: .interleavedByHead)
             return proj(attended, then: Kernels.Epilogue(residual: residual))
         }
-
-        /// PyTorch's `qkv` output rebuilt from the packed one (q | k | v), for observers only.
-        private func interleavedQKV(_ packed: FloatTensor) -> FloatTensor {
-            let perHead = 2 * keyDim + valueDim, width = heads * perHead
-            let rows = packed.count / width
-            var qkv = FloatTensor(zeros: packed.shape)
-            let parts: [(packedOffset: Int, headOffset: Int, width: Int)] = [
-                (0, 0, keyDim), (heads * keyDim, keyDim, keyDim), (2 * heads * keyDim, 2 * keyDim, valueDim)]
-            for row in 0..<rows {
-                for head in 0..<heads {
-                    for part in parts {
-                        for i in 0..<part.width {
-                            qkv.data[row * width + head * perHead + part.headOffset + i] =
-                                packed.data[row * width + part.packedOffset + head * part.width + i]
-                        }
-                    }
-                }
-            }
-            return qkv
-        }
-    }
-}
-
-extension NN.Linear {
-    /// A Linear whose output rows are regrouped part by part: for each part, rows
-    /// `head * stride + part.offset ..< + part.width` of this one for every head in order.
-    fileprivate func groupedByPart(heads: Int, parts: [(offset: Int, width: Int)], stride: Int) -> NN.Linear {
-        let outRows = heads * parts.reduce(0) { $0 + $1.width }
-        var newWeight = FloatTensor(zeros: [outRows, inFeatures])
-        var newBias = FloatTensor(zeros: [outRows])
-        var destination = 0
-        weight.withFloats { source in
-            for part in parts {
-                for head in 0..<heads {
-                    for row in 0..<part.width {
-                        let sourceRow = head * stride + part.offset + row
-                        newWeight.data.replaceSubrange(destination * inFeatures ..< (destination + 1) * inFeatures,
-                                                       with: source[sourceRow * inFeatures ..< (sourceRow + 1) * inFeatures])
-                        newBias.data[destination] = bias.data[sourceRow]
-                        destination += 1
-                    }
-                }
-            }
-        }
-        return NN.Linear(path: path, weight: WeightTensor(newWeight), bias: newBias)
-    }
-
-    /// A Linear from tensors already in memory (same module, so it may set the stored properties).
-    fileprivate init(path: String, weight: WeightTensor, bias: FloatTensor) {
-        precondition(weight.shape.count == 2 && bias.shape == [weight.shape[0]], "Linear \(path): bad shapes")
-        self.path = path
-        self.weight = weight
-        self.bias = bias
     }
 }
