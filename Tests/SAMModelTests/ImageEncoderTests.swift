@@ -1,4 +1,5 @@
 import Foundation
+import SAMArchitecture
 import SAMFormats
 import SAMTensor
 import SAMTestSupport
@@ -37,6 +38,22 @@ struct ImageEncoderTests {
         let expanded = threeByThree.expand(biases)
         #expect(expanded.shape == [2, 9, 9])
         #expect(expanded.data[81 + 1 * 9 + 4] == 9 + Float(threeByThree.indices[1 * 9 + 4]))
+    }
+
+    /// The closed-form table and expansion against upstream's first-met numbering, which
+    /// `AttentionBiasOffsets` follows literally, on square and oblong windows.
+    @Test(arguments: [(3, 3), (7, 7), (14, 14), (2, 5), (4, 1)])
+    func attentionBiasExpansionMatchesUpstreamNumbering(_ size: (Int, Int)) {
+        let index = TinyViT.AttentionBiasIndex(resolution: .init(height: size.0, width: size.1))
+        let upstream = AttentionBiasOffsets(height: size.0, width: size.1)
+        #expect(index.offsetCount == upstream.offsetCount)
+        #expect(index.indices == upstream.indices)
+        let heads = 3, offsets = upstream.offsetCount, pairs = upstream.indices.count
+        let biases = FloatTensor(shape: [heads, offsets], data: (0..<(heads * offsets)).map { Float($0) * 0.25 - 7 })
+        let expanded = index.expand(biases)
+        let expected = (0..<heads).flatMap { h in upstream.indices.map { biases.data[h * offsets + $0] } }
+        #expect(expanded.shape == [heads, size.0 * size.1, size.0 * size.1] && expanded.count == heads * pairs)
+        #expect(expanded.data == expected)
     }
 
     /// Partition against the literal upstream recipe: F.pad bottom/right, then

@@ -1,44 +1,67 @@
 import SAMArchitecture
+import SAMKernels
 import SAMTensor
 
 extension TinyViT {
     /// The relative-position index table of TinyViT's attention (upstream `attention_bias_idxs`,
     /// a non-persistent buffer, so it is never in a state dict and is rebuilt here).
     ///
-    /// The numbering is `AttentionBiasOffsets`'.
+    /// Upstream numbers the offsets (|Δrow|, |Δcolumn|) in the order it first meets them
+    /// (`AttentionBiasOffsets`). Its first query is position (0, 0), whose keys, taken in row-major
+    /// order, meet every offset once and in row-major order, so offset (dr, dc) is number
+    /// dr * width + dc. The table is that closed form, never stored.
     public struct AttentionBiasIndex: Sendable, Equatable {
         public let resolution: GridSize
-        /// [N * N], row-major [N, N] with N = resolution.height * resolution.width.
-        public let indices: [Int]
-        /// Number of distinct offsets (the second dimension of `attention_biases`).
-        public let offsetCount: Int
 
         public init(resolution: GridSize) {
             self.resolution = resolution
-            let offsets = AttentionBiasOffsets(height: resolution.height, width: resolution.width)
-            indices = offsets.indices
-            offsetCount = offsets.offsetCount
+        }
+
+        /// Number of distinct offsets (the second dimension of `attention_biases`).
+        public var offsetCount: Int { resolution.height * resolution.width }
+
+        /// [N * N], row-major [N, N] with N = height * width: the offset number of each (query, key) pair.
+        public var indices: [Int] {
+            let (height, width) = (resolution.height, resolution.width)
+            var indices: [Int] = []
+            indices.reserveCapacity(offsetCount * offsetCount)
+            for row1 in 0..<height {
+                for column1 in 0..<width {
+                    for row2 in 0..<height {
+                        for column2 in 0..<width { indices.append(abs(row1 - row2) * width + abs(column1 - column2)) }
+                    }
+                }
+            }
+            return indices
         }
 
         /// The full bias `attention_biases[:, attention_bias_idxs]` ([H, N, N]) that eval-mode
         /// upstream caches as `ab` (Attention.train, L250-258), from `attentionBiases` [H, offsetCount].
+        /// Built a key row at a time: the keys of one row of the window read offsets
+        /// |Δrow| * width + |Δcolumn|, a run of the table walked down and up again.
         public func expand(_ attentionBiases: FloatTensor) -> FloatTensor {
             precondition(attentionBiases.shape.count == 2 && attentionBiases.shape[1] == offsetCount,
                          "attention_biases \(attentionBiases.shape) does not have \(offsetCount) offsets")
-            let heads = attentionBiases.shape[0], pairs = indices.count
-            let data = [Float](unsafeUninitializedCapacity: heads * pairs) { buffer, initializedCount in
+            let heads = attentionBiases.shape[0], (height, width) = (resolution.height, resolution.width)
+            let n = height * width
+            let data = [Float](unsafeUninitializedCapacity: heads * n * n) { buffer, initializedCount in
                 attentionBiases.data.withUnsafeBufferPointer { biases in
-                    indices.withUnsafeBufferPointer { index in
-                        for head in 0..<heads {
-                            let source = biases.baseAddress! + head * offsetCount
-                            let destination = buffer.baseAddress! + head * pairs
-                            for pair in 0..<pairs { (destination + pair).initialize(to: source[index[pair]]) }
+                    let source = biases.baseAddress!, destination = buffer.baseAddress!
+                    Kernels.parallelFor(heads * height) { task in
+                        let head = task / height, row1 = task % height
+                        let table = source + head * n
+                        for column1 in 0..<width {
+                            let query = row1 * width + column1
+                            for row2 in 0..<height {
+                                let run = table + abs(row1 - row2) * width
+                                let keys = destination + (head * n + query) * n + row2 * width
+                                for column2 in 0..<width { (keys + column2).initialize(to: run[abs(column1 - column2)]) }
+                            }
                         }
                     }
                 }
-                initializedCount = heads * pairs
+                initializedCount = heads * n * n
             }
-            let n = resolution.height * resolution.width
             return FloatTensor(shape: [heads, n, n], data: data)
         }
     }
