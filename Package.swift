@@ -77,7 +77,7 @@ let package = Package(
         .target(name: "SAMImage", dependencies: ["SAMTensor", "SAMParallel", "SAMFormats", "CPNG", "CJPEG"]),
 
         // The .samw model file: metadata schema, and a Sam written to / loaded from it.
-        .target(name: "SAMModelFile", dependencies: ["SAMModel", "SAMFormats", "SAMTensor", "SAMParallel"]),
+        .target(name: "SAMModelFile", dependencies: ["SAMModel", "SAMFormats", "SAMTensor"]),
 
         // Image in, masks out: the predictor API for apps (SegmentAnything) on top of the model and SAMImage.
         .target(name: "SAMPipeline", dependencies: ["SAMModelFile", "SAMModel", "SAMImage", "SAMTensor"]),

@@ -28,8 +28,9 @@ extension TinyViT {
         /// key_dim ** -0.5
         public let scale: Float
         public let biasIndex: AttentionBiasIndex
-        /// `attention_biases[:, attention_bias_idxs]`, [heads, N, N].
-        public let bias: FloatTensor
+        /// `attention_biases[:, attention_bias_idxs]`, [heads, N, N], expanded on first use.
+        public var bias: FloatTensor { expandedBias.value }
+        private let expandedBias: DerivedTensor
         /// qkv(norm(0)) [heads*(2*keyDim + valueDim)], laid out like `qkv`'s output: what a position of
         /// TinyViTBlock's zero padding becomes, a key and value every overhanging window attends to.
         public let paddedPositionQKV: FloatTensor
@@ -59,7 +60,8 @@ extension TinyViT {
             valueDim = keyDim
             scale = Float(pow(Double(keyDim), -0.5))
             biasIndex = AttentionBiasIndex(resolution: GridSize(height: side, width: side))
-            bias = biasIndex.expand(try weights.take(biasKey, shape: [heads, biasIndex.offsetCount]))
+            let attentionBiases = try weights.take(biasKey, shape: [heads, biasIndex.offsetCount])
+            expandedBias = DerivedTensor { [biasIndex] in biasIndex.expand(attentionBiases) }
 
             norm = try NN.LayerNorm(weights: weights, path: "\(path).norm", dim: dim)
             let perHead = 2 * keyDim + valueDim
@@ -72,8 +74,9 @@ extension TinyViT {
         /// [windows, N, dim] -> [windows, N, dim]
         // ref: tiny_vit_sam.py Attention.forward (L260-284), eval mode (bias = self.ab)
         public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
-            precondition(x.shape.count == 3 && x.shape[1] == bias.shape[1] && x.shape[2] == dim,
-                         "\(path): input \(x.shape) is not [windows, \(bias.shape[1]), \(dim)]")
+            let positions = biasIndex.positions
+            precondition(x.shape.count == 3 && x.shape[1] == positions && x.shape[2] == dim,
+                         "\(path): input \(x.shape) is not [windows, \(positions), \(dim)]")
             let normed = norm.normalized(x, observer: observer)
             let packed = qkv(normed)
             observer?(qkv.path, packed)
@@ -91,7 +94,7 @@ extension TinyViT {
         /// tokens themselves; padded positions enter only as keys and values (`paddedPositionQKV`).
         // ref: tiny_vit_sam.py TinyViTBlock.forward (L343-369) around Attention.forward (L260-284)
         public func windowed(_ x: FloatTensor, grid: Kernels.WindowGrid, plusResidual residual: FloatTensor) -> FloatTensor {
-            precondition(grid.positions == bias.shape[1] && x.shape.count == 3 && x.shape[1] == grid.height * grid.width
+            precondition(grid.positions == biasIndex.positions && x.shape.count == 3 && x.shape[1] == grid.height * grid.width
                          && x.shape[2] == dim, "\(path): input \(x.shape) is not [B, \(grid.height)*\(grid.width), \(dim)]")
             let packed = qkv(norm.normalized(x))
             let attended = Kernels.windowAttention(packedQKV: packed, grid: grid, paddingQKV: paddedPositionQKV, heads: heads,

@@ -17,7 +17,10 @@ extension TinyViT {
             self.resolution = resolution
         }
 
-        /// Number of distinct offsets (the second dimension of `attention_biases`).
+        /// Positions in the window (N).
+        public var positions: Int { resolution.height * resolution.width }
+
+        /// Number of distinct offsets (the second dimension of `attention_biases`): one per position.
         public var offsetCount: Int { resolution.height * resolution.width }
 
         /// [N * N], row-major [N, N] with N = height * width: the offset number of each (query, key) pair.

@@ -38,7 +38,8 @@ public struct PromptEncoder: Sendable {
     public let noMaskEmbed: NN.Embedding
 
     /// `get_dense_pe()`, [1, C, g, g]: computed from `peLayer` or supplied at load time.
-    private let densePE: FloatTensor
+    /// The supplied encoding, or the one computed from `pe_layer` on first use.
+    private let densePE: DerivedTensor
     /// True when the dense positional encoding was supplied (e.g. `image_points_embeddings.bin`)
     /// rather than computed from the Gaussian matrix.
     public let densePositionalEncodingIsSupplied: Bool
@@ -101,11 +102,11 @@ public struct PromptEncoder: Sendable {
                 throw .shapeMismatch(key: "\(prefix).get_dense_pe()", expected: [1, embedDim, grid, grid],
                                      actual: suppliedPE.shape, source: "supplied dense positional encoding")
             }
-            densePE = suppliedPE
+            densePE = DerivedTensor(value: suppliedPE)
             densePositionalEncodingIsSupplied = true
         } else {
             // ref: prompt_encoder.py PromptEncoder.get_dense_pe — self.pe_layer(self.image_embedding_size).unsqueeze(0)
-            densePE = peLayer.denseGrid(height: grid, width: grid)
+            densePE = DerivedTensor { [peLayer] in peLayer.denseGrid(height: grid, width: grid) }
             densePositionalEncodingIsSupplied = false
         }
     }
@@ -115,7 +116,8 @@ public struct PromptEncoder: Sendable {
     /// Reports `prompt_encoder.pe_layer` with the [C, g, g] grid, as a forward hook on `pe_layer` would.
     /// ref: prompt_encoder.py PromptEncoder.get_dense_pe
     public func denseImagePositionalEncoding(observer: ModuleObserver? = nil) -> FloatTensor {
-        observer?(peLayer.path, densePE.reshaped(Array(densePE.shape.dropFirst())))
-        return densePE
+        let encoding = densePE.value
+        observer?(peLayer.path, encoding.reshaped(Array(encoding.shape.dropFirst())))
+        return encoding
     }
 }
