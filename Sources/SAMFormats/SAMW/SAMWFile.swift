@@ -29,7 +29,7 @@ public final class SAMWFile: @unchecked Sendable {
         let headerBytes = try file.slice(offset: SAMWLayout.preambleSize, length: Int(headerLength))
         let header: SAMWHeader
         do {
-            header = try JSONDecoder().decode(SAMWHeader.self, from: Data(headerBytes))
+            header = try SAMWHeader(json: try JSONParser.parse(headerBytes))
         } catch {
             throw FormatError(.corrupt, file: path, "header is not valid JSON for a .samw table: \(error)")
         }

@@ -32,3 +32,42 @@ struct SAMWHeader: Codable {
     var metadata: JSONValue
     var tensors: [SAMWEntry]
 }
+
+extension SAMWHeader {
+    /// The header from its parsed JSON, member by member as its Codable form names them (members
+    /// it does not name are ignored, as JSONDecoder ignores them). Throws a sentence naming the
+    /// row and member that is missing or of the wrong kind.
+    init(json: JSONValue) throws(SAMWHeaderError) {
+        guard case .object(let root) = json else { throw SAMWHeaderError("the header is not a JSON object") }
+        guard let metadata = root["metadata"] else { throw SAMWHeaderError("no \"metadata\" member") }
+        guard case .array(let rows)? = root["tensors"] else { throw SAMWHeaderError("no \"tensors\" array") }
+        self.metadata = metadata
+        tensors = try rows.enumerated().map { (index, row) throws(SAMWHeaderError) in
+            guard case .object(let fields) = row else { throw SAMWHeaderError("tensor row \(index) is not an object") }
+            func string(_ key: String) throws(SAMWHeaderError) -> String {
+                guard case .string(let value)? = fields[key] else { throw SAMWHeaderError("tensor row \(index): \"\(key)\" is not a string") }
+                return value
+            }
+            func integer(_ value: JSONValue?, _ key: String, in range: ClosedRange<Double>) throws(SAMWHeaderError) -> Int {
+                // Doubles hold integers exactly up to 2^53; no file or shape comes near that.
+                guard case .number(let number)? = value, number.rounded(.towardZero) == number, range.contains(number) else {
+                    throw SAMWHeaderError("tensor row \(index): \"\(key)\" is not an integer in \(range)")
+                }
+                return Int(number)
+            }
+            let exactIntegers: ClosedRange<Double> = 0...9_007_199_254_740_992
+            guard case .array(let dimensions)? = fields["shape"] else { throw SAMWHeaderError("tensor row \(index): \"shape\" is not an array") }
+            return SAMWEntry(name: try string("name"), dtype: try string("dtype"),
+                             shape: try dimensions.map { (d) throws(SAMWHeaderError) in try integer(d, "shape", in: exactIntegers) },
+                             offset: try integer(fields["offset"], "offset", in: exactIntegers),
+                             length: try integer(fields["length"], "length", in: exactIntegers),
+                             crc32: UInt32(try integer(fields["crc32"], "crc32", in: 0...Double(UInt32.max))))
+        }
+    }
+}
+
+/// Why a header's JSON is not a .samw table.
+struct SAMWHeaderError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
