@@ -304,7 +304,7 @@ def main():
           "The native side does the decoder's prompt-independent work once per image, as `SegmentAnything.setImage` does "
           f"(`Sam.decoderImageState`, {n['decoder_image_state_s'] * 1000:.1f} ms per image, not in the per-prompt figures; "
           "the same outputs, bit for bit); onnxruntime's decoder graph repeats it for every prompt.",
-          "- Model load: `ModelFile.load` of the .samw converted from mobile_sam.h5 vs creating the two onnxruntime sessions.",
+          "- Model load: `ModelFile.load` of the .samw converted from mobile_sam.h5 (table and metadata checked, every tensor's CRC-32 verified, model built on the mapped weights; tables derived from weights, TinyViT's expanded attention biases and the dense positional encoding, are computed on their first use, in the warm-up runs) vs creating the two onnxruntime sessions.",
           "- Peak RSS: whole process (the onnxruntime one includes the Python interpreter and numpy).",
           "", "## Results", "",
           "| Measurement | native | onnxruntime | native / ort |" + (f" native, {alt_label} (/ ort) |" if nu else ""),

@@ -6,6 +6,7 @@
 //   sambench encoder MODEL.samw IMAGE.npy|SET_DIR [--runs N] [--threads T]
 //   sambench profile-decoder MODEL.samw DROP_DIR [--runs N] [--depth D]
 //   sambench profile-encoder MODEL.samw DROP_DIR [--runs N] [--depth D]
+//   sambench decode MODEL.samw DROP_DIR CASE [--runs N]
 //   sambench attention [--runs N] [--case TEXT] [--kernel blas|small-heads]
 //   (model modes take --untuned: without Kernels.tuneProcessForInference, as an app that did not opt in)
 //
@@ -19,6 +20,8 @@
 // warm-up first, then peak RSS: any family, for sets without the drop's decoder cases
 // (`make bench ENCODER_SETS=...`, `make bench-sam2`).
 // `sgemm`: a large square BLAS.sgemm timing, for the achieved-vs-peak GFLOP/s figure.
+// `decode`: one decoder case (point1, points16, points100) decoded and upscaled `--runs` times on the
+// reference embeddings, as `run` times it (median ms of each), for a profiler on the decoder alone.
 // `attention`: Kernels.attention alone on the shapes MobileSAM runs, each kernel in turn
 // (median ms per call), to choose between them and to A/B-time a kernel change; `--case` keeps
 // the cases whose name contains TEXT, `--kernel` one kernel (for a profiler on one path).
@@ -282,6 +285,33 @@ case "run":
           "blas": BLAS.backendDescription, "threads": threads, "kernel_workers": Kernels.workerCount,
           "openblas_coretype_env": ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"] ?? NSNull(),
           "peak_rss_kib": peakRSSKiB()])
+
+case "decode":
+    guard args.count >= 4 else { fail("decode needs MODEL.samw DROP_DIR CASE") }
+    let sam: Sam
+    do { sam = try ModelFile.load(args[1]).sam } catch { fail("\(args[1]): \(error)") }
+    let refs = args[2] + "/references", name = args[3]
+    var points = load("\(refs)/\(name)/onnx_point_coords.npy"), labels = load("\(refs)/\(name)/onnx_point_labels.npy")
+    let padded = Sam.removeOfficialPaddingPoint(points: &points, labels: &labels)
+    let maskInput = load("\(refs)/\(name)/onnx_mask_input.npy")
+    let hasMask = load("\(refs)/\(name)/onnx_has_mask_input.npy").data[0]
+    let original = ImageSize(height: 1365, width: 2048)
+    let inputSize = ResizeLongestSide(targetLength: 1024).targetSize(original)
+    let post = MaskPostprocessor(imageSize: 1024)
+    var decodeTimes: [Double] = [], upscaleTimes: [Double] = []
+    do {
+        let imageState = try sam.decoderImageState(features: ImageFeatures(embedding: load(refs + "/image_embeddings.npy")))
+        for run in 0...option(args, "--runs", 50) {  // run 0 is a warm-up
+            let s = now()
+            let out = try sam.decode(imageState: imageState, points: points, labels: labels, appendPaddingPoint: padded,
+                                     maskInput: maskInput, hasMaskInput: hasMask)
+            let d = now()
+            _ = try post.upscale(out.masks, inputSize: inputSize, originalSize: original)
+            if run > 0 { decodeTimes.append(d - s); upscaleTimes.append(now() - d) }
+        }
+    } catch { fail("decode \(name): \(error)") }
+    emit(["mode": "decode", "case": name, "decode_median_ms": median(decodeTimes) * 1000,
+          "upscale_median_ms": median(upscaleTimes) * 1000])
 
 case "encoder":
     // The image encoder alone (every output it hands the decoder), on IMAGE.npy or a set's input image.

@@ -2,7 +2,8 @@ import CVectorMath
 import SAMTestSupport
 import Testing
 
-@Suite("Sixteen-lane vector math")
+/// Only on CPUs with AVX-512: elsewhere the sixteen-lane functions never run, and there is nothing to compare.
+@Suite("Sixteen-lane vector math", .enabled(if: sam_vector_math_has_avx512() != 0, "this CPU has no AVX-512"))
 struct WideVectorMathTests {
     /// Kernels.exp8's recipe on one float, with its multiply-adds fused as the SAM_FMA build
     /// fuses them: the value every lane of either width must give, bit for bit.
@@ -20,8 +21,7 @@ struct WideVectorMathTests {
 
     @Test("sixteen-lane exp equals the fused eight-lane recipe bit for bit, sums lane by lane",
           arguments: [8, 16, 24, 200, 4096, 4104])
-    func exponentiateMatchesRecipe(count: Int) throws {
-        try #require(sam_vector_math_has_avx512() != 0, "this CPU has no AVX-512: nothing to compare")
+    func exponentiateMatchesRecipe(count: Int) {
         var rng = SplitMix64(seed: UInt64(count))
         // Below -87 (the clamp), around 0 and the rounding ties of x / ln 2 are all in range.
         var row = (0..<count).map { _ in Float(Double(rng.next() % 2_000_001) / 1e4 - 100) }
@@ -52,8 +52,7 @@ struct WideVectorMathTests {
     }
 
     @Test("sixteen-lane GELU equals the fused eight-lane recipe bit for bit", arguments: [8, 16, 40, 1000])
-    func geluMatchesRecipe(count: Int) throws {
-        try #require(sam_vector_math_has_avx512() != 0, "this CPU has no AVX-512: nothing to compare")
+    func geluMatchesRecipe(count: Int) {
         var rng = SplitMix64(seed: UInt64(count) + 99)
         // Past both clamps (±3.925 * sqrt 2) and through zero.
         var values = (0..<count).map { _ in Float(Double(rng.next() % 2_000_001) / 1e5 - 10) }
@@ -63,8 +62,7 @@ struct WideVectorMathTests {
     }
 
     @Test("sixteen-lane maximum and scaling equal the scalar ones", arguments: [8, 16, 24, 4104])
-    func maximumAndScale(count: Int) throws {
-        try #require(sam_vector_math_has_avx512() != 0, "this CPU has no AVX-512: nothing to compare")
+    func maximumAndScale(count: Int) {
         var rng = SplitMix64(seed: UInt64(count) + 7)
         var row = (0..<count).map { _ in Float(Double(rng.next() % 2_000_001) / 1e3 - 1000) }
         // The largest in the last eight (the half-vector tail) once, elsewhere otherwise.
@@ -74,5 +72,34 @@ struct WideVectorMathTests {
         let expected = row.map { $0 * factor }
         sam_scale_avx512(&row, Int64(count), factor)
         #expect(row.map(\.bitPattern) == expected.map(\.bitPattern))
+    }
+
+    /// (rows, depth, columns): the decoder's shapes (16-dim heads over 4096 or a few dozen keys,
+    /// 16-wide values) with every column path (32, 16 and 8 wide) and row tails of the six-row blocks.
+    static let productShapes = [(13, 16, 4104), (6, 16, 24), (5, 22, 16), (1, 4096, 16), (7, 3, 40)]
+
+    @Test("sixteen-lane rows product equals the fused eight-lane recipe bit for bit", arguments: productShapes)
+    func rowsProductMatchesRecipe(_ shape: (Int, Int, Int)) {
+        let (rows, depth, columns) = shape
+        var rng = SplitMix64(seed: UInt64(rows * 1000 + columns))
+        let (aStride, bStride, outStride) = (depth + 3, columns + 5, columns + 2)
+        let a = (0..<(rows * aStride)).map { _ in Float(Double(rng.next() % 2_000_001) / 1e6 - 1) }
+        let b = (0..<(depth * bStride)).map { _ in Float(Double(rng.next() % 2_000_001) / 1e6 - 1) }
+        let scales = (0..<rows).map { _ in Float(Double(rng.next() % 1000 + 1) / 997) }
+        for scaleStride in [0, 1] {
+            var expected = [Float](repeating: -7, count: rows * outStride)
+            for r in 0..<rows {
+                for c in 0..<columns {
+                    var sum: Float = 0
+                    for t in 0..<depth { sum = sum.addingProduct(a[r * aStride + t], b[t * bStride + c]) }
+                    expected[r * outStride + c] = scales[r * scaleStride] * sum
+                }
+            }
+            var out = [Float](repeating: -7, count: rows * outStride)
+            sam_rows_product_avx512(a, Int64(aStride), Int64(rows), Int64(depth), b, Int64(bStride), Int64(columns),
+                                    scales, Int64(scaleStride), &out, Int64(outStride))
+            // Every product element, and nothing between rows written.
+            #expect(out.map(\.bitPattern) == expected.map(\.bitPattern), "scale stride \(scaleStride)")
+        }
     }
 }

@@ -32,6 +32,16 @@ void sam_scale_avx512(float *row, int64_t count, float factor);
 /// (the same erf fit, same fused multiply-adds). Only call when sam_vector_math_has_avx512() is 1.
 void sam_gelu_avx512(float *values, int64_t count);
 
+/// out[r, c] = row_scales[r * scale_stride] * Σ_t a[r, t] * b[t, c] for r < rows, t < depth,
+/// c < columns (a multiple of 8), rows of a, b and out a_stride, b_stride and out_stride apart:
+/// each element a fused multiply-add chain over t from zero, then one multiply, as SAMKernels'
+/// `scaledRowsProduct`. scale_stride 0 gives every row the same scale. Only call when
+/// sam_vector_math_has_avx512() is 1.
+void sam_rows_product_avx512(const float *a, int64_t a_stride, int64_t rows, int64_t depth,
+                             const float *b, int64_t b_stride, int64_t columns,
+                             const float *row_scales, int64_t scale_stride,
+                             float *out, int64_t out_stride);
+
 #ifdef __cplusplus
 }
 #endif
