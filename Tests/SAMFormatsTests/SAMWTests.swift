@@ -70,6 +70,27 @@ struct SAMWTests {
         hugeBytes.replaceSubrange(16..<24, with: [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F])
         try hugeBytes.write(to: URL(fileURLWithPath: hugeHeader))
         #expect(throws: FormatError.self) { try SAMWFile(path: hugeHeader) }
+
+        // Table rows whose members are JSON but not what a row holds: each refused naming row and member.
+        let headerLength = Int(good[16..<24].withUnsafeBytes { $0.loadUnaligned(as: UInt64.self).littleEndian })
+        let header = String(decoding: good[24..<(24 + headerLength)], as: UTF8.self)
+        for (label, from, to, mentions) in [("fractional offset", "\"offset\":", "\"offset\":0.5,\"was\":", "\"offset\""),
+                                            ("crc32 past 32 bits", "\"crc32\":", "\"crc32\":4294967296,\"was\":", "\"crc32\""),
+                                            ("shape of strings", "\"shape\":[", "\"shape\":[\"2\",", "\"shape\""),
+                                            ("no name", "\"name\":", "\"label\":", "\"name\"")] {
+            guard let range = header.range(of: from) else { Issue.record("\(label): no \(from) in the header"); continue }
+            var edited = header
+            edited.replaceSubrange(range, with: to)
+            var bytes = Data(good.prefix(16))
+            withUnsafeBytes(of: UInt64(edited.utf8.count).littleEndian) { bytes.append(contentsOf: $0) }
+            bytes.append(contentsOf: edited.utf8)
+            bytes.append(good.suffix(from: 24 + headerLength))
+            let tampered = folder + "/row.samw"
+            try bytes.write(to: URL(fileURLWithPath: tampered))
+            let error = #expect(throws: FormatError.self, "\(label)") { try SAMWFile(path: tampered) }
+            #expect(error?.code == .corrupt, "\(label)")
+            #expect(error.map { "\($0)".contains("tensor row 0") && "\($0)".contains(mentions) } == true, "\(label): \(String(describing: error))")
+        }
     }
 
     @Test("Duplicate tensor names are refused at write time")

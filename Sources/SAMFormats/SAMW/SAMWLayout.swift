@@ -51,7 +51,7 @@ extension SAMWHeader {
             func integer(_ value: JSONValue?, _ key: String, in range: ClosedRange<Double>) throws(SAMWHeaderError) -> Int {
                 // Doubles hold integers exactly up to 2^53; no file or shape comes near that.
                 guard case .number(let number)? = value, number.rounded(.towardZero) == number, range.contains(number) else {
-                    throw SAMWHeaderError("tensor row \(index): \"\(key)\" is not an integer in \(range)")
+                    throw SAMWHeaderError("tensor row \(index): \"\(key)\" is not an integer in \(Int(range.lowerBound))...\(Int(range.upperBound))")
                 }
                 return Int(number)
             }
