@@ -73,6 +73,34 @@ func load(_ path: String) -> FloatTensor {
     do { return FloatTensor(try NPY.read(path)) } catch { fail("\(path): \(error)") }
 }
 
+/// One of the drop's decoder cases (references/<name>/onnx_*.npy), as the official ONNX decoder takes it.
+struct DecoderCase {
+    /// The drop's photo is 1365x2048 (HxW), the official decoder's orig_im_size; the input size is
+    /// ResizeLongestSide's.
+    static let originalSize = ImageSize(height: 1365, width: 2048)
+    static let inputSize = ResizeLongestSide(targetLength: 1024).targetSize(originalSize)
+
+    var points: FloatTensor, labels: FloatTensor
+    let padded: Bool
+    let maskInput: FloatTensor
+    let hasMaskInput: Float
+
+    init(refs: String, name: String) {
+        points = load("\(refs)/\(name)/onnx_point_coords.npy")
+        labels = load("\(refs)/\(name)/onnx_point_labels.npy")
+        // The ONNX inputs include the official (0,0,-1) padding point; the native decoder appends it itself
+        // (its point-count range applies to the user's points), as samverify feeds it.
+        padded = Sam.removeOfficialPaddingPoint(points: &points, labels: &labels)
+        maskInput = load("\(refs)/\(name)/onnx_mask_input.npy")
+        hasMaskInput = load("\(refs)/\(name)/onnx_has_mask_input.npy").data[0]
+    }
+
+    func decode(_ sam: Sam, imageState: DecoderImageState) throws -> MaskPrediction {
+        try sam.decode(imageState: imageState, points: points, labels: labels, appendPaddingPoint: padded,
+                       maskInput: maskInput, hasMaskInput: hasMaskInput)
+    }
+}
+
 let args = Array(CommandLine.arguments.dropFirst())
 guard let mode = args.first else {
     fail("usage: sambench run MODEL.samw DROP_DIR [--encoder-runs N] [--decoder-runs N] [--threads T] | sambench sgemm [--size N] [--runs N] [--threads T] | sambench load MODEL.samw [--runs N]")
@@ -181,17 +209,15 @@ case "profile-decoder":
     let refs = args[2] + "/references"
     let embeddings = load(refs + "/image_embeddings.npy")
     for name in ["point1", "points16", "points100"] {
-        var points = load("\(refs)/\(name)/onnx_point_coords.npy"), labels = load("\(refs)/\(name)/onnx_point_labels.npy")
-        let padded = Sam.removeOfficialPaddingPoint(points: &points, labels: &labels)
-        let maskInput = load("\(refs)/\(name)/onnx_mask_input.npy")
-        let hasMask = load("\(refs)/\(name)/onnx_has_mask_input.npy").data[0]
+        let prompt = DecoderCase(refs: refs, name: name)
         let profile = ModuleProfile(depth: depth)
         for run in 0...runs {  // run 0 is a warm-up, not recorded
             let recorder = run == 0 ? ModuleProfile(depth: depth) : profile
             recorder.start()
             do {
-                _ = try sam.decode(imageEmbeddings: embeddings, points: points, labels: labels, appendPaddingPoint: padded,
-                                   maskInput: maskInput, hasMaskInput: hasMask, observer: recorder.observer)
+                _ = try sam.decode(imageEmbeddings: embeddings, points: prompt.points, labels: prompt.labels,
+                                   appendPaddingPoint: prompt.padded, maskInput: prompt.maskInput,
+                                   hasMaskInput: prompt.hasMaskInput, observer: recorder.observer)
             } catch { fail("decode \(name): \(error)") }
             recorder.finish()
         }
@@ -247,31 +273,22 @@ case "run":
     }
     guard let imageState else { fail("no decoder image state") }
 
-    // The drop's photo is 1365x2048 (HxW), the official decoder's orig_im_size; input size from ResizeLongestSide.
-    let original = ImageSize(height: 1365, width: 2048)
-    let inputSize = ResizeLongestSide(targetLength: 1024).targetSize(original)
     let post = MaskPostprocessor(imageSize: 1024)
     var decoder: [String: Any] = [:]
     var maskCount = 0
     for (name, n) in [("point1", 1), ("points16", 16), ("points100", 100)] {
-        // The ONNX inputs include the official (0,0,-1) padding point; the native decoder appends it itself
-        // (its point-count range applies to the user's points), as samverify feeds it.
-        var points = load("\(refs)/\(name)/onnx_point_coords.npy"), labels = load("\(refs)/\(name)/onnx_point_labels.npy")
-        let padded = Sam.removeOfficialPaddingPoint(points: &points, labels: &labels)
-        let maskInput = load("\(refs)/\(name)/onnx_mask_input.npy")
-        let hasMask = load("\(refs)/\(name)/onnx_has_mask_input.npy").data[0]
+        let prompt = DecoderCase(refs: refs, name: name)
         var times: [Double] = [], decodeOnly: [Double] = []
         for run in 0...decoderRuns {  // run 0 is a warm-up
             let s = now()
             let out: MaskPrediction
             do {
-                out = try sam.decode(imageState: imageState, points: points, labels: labels, appendPaddingPoint: padded,
-                                     maskInput: maskInput, hasMaskInput: hasMask)
+                out = try prompt.decode(sam, imageState: imageState)
             } catch { fail("decode \(name): \(error)") }
             let d = now()
             // The drop's official decoder (return_single_mask=False) upscales all four masks: so does this.
             do {
-                let up = try post.upscale(out.masks, inputSize: inputSize, originalSize: original)
+                let up = try post.upscale(out.masks, inputSize: DecoderCase.inputSize, originalSize: DecoderCase.originalSize)
                 maskCount = up.shape[1]
                 precondition(up.shape == [1, 4, 1365, 2048], "upscaled \(up.shape)")
             } catch { fail("upscale \(name): \(error)") }
@@ -281,7 +298,7 @@ case "run":
                            "points": n]
     }
     emit(["mode": "native", "load_s": loadSeconds, "encoder_runs": encoderTimes, "encoder_median_s": median(encoderTimes),
-          "decoder": decoder, "decoder_image_state_median_s": median(stateTimes), "upscaled_masks": maskCount, "input_size": [inputSize.height, inputSize.width],
+          "decoder": decoder, "decoder_image_state_median_s": median(stateTimes), "upscaled_masks": maskCount, "input_size": [DecoderCase.inputSize.height, DecoderCase.inputSize.width],
           "blas": BLAS.backendDescription, "threads": threads, "kernel_workers": Kernels.workerCount,
           "openblas_coretype_env": ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"] ?? NSNull(),
           "peak_rss_kib": peakRSSKiB()])
@@ -291,22 +308,16 @@ case "decode":
     let sam: Sam
     do { sam = try ModelFile.load(args[1]).sam } catch { fail("\(args[1]): \(error)") }
     let refs = args[2] + "/references", name = args[3]
-    var points = load("\(refs)/\(name)/onnx_point_coords.npy"), labels = load("\(refs)/\(name)/onnx_point_labels.npy")
-    let padded = Sam.removeOfficialPaddingPoint(points: &points, labels: &labels)
-    let maskInput = load("\(refs)/\(name)/onnx_mask_input.npy")
-    let hasMask = load("\(refs)/\(name)/onnx_has_mask_input.npy").data[0]
-    let original = ImageSize(height: 1365, width: 2048)
-    let inputSize = ResizeLongestSide(targetLength: 1024).targetSize(original)
+    let prompt = DecoderCase(refs: refs, name: name)
     let post = MaskPostprocessor(imageSize: 1024)
     var decodeTimes: [Double] = [], upscaleTimes: [Double] = []
     do {
         let imageState = try sam.decoderImageState(features: ImageFeatures(embedding: load(refs + "/image_embeddings.npy")))
         for run in 0...option(args, "--runs", 50) {  // run 0 is a warm-up
             let s = now()
-            let out = try sam.decode(imageState: imageState, points: points, labels: labels, appendPaddingPoint: padded,
-                                     maskInput: maskInput, hasMaskInput: hasMask)
+            let out = try prompt.decode(sam, imageState: imageState)
             let d = now()
-            _ = try post.upscale(out.masks, inputSize: inputSize, originalSize: original)
+            _ = try post.upscale(out.masks, inputSize: DecoderCase.inputSize, originalSize: DecoderCase.originalSize)
             if run > 0 { decodeTimes.append(d - s); upscaleTimes.append(now() - d) }
         }
     } catch { fail("decode \(name): \(error)") }
