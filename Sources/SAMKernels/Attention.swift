@@ -108,10 +108,12 @@ extension Kernels {
             q.data.withUnsafeBufferPointer { qBuffer in
             qkv.data.withUnsafeBufferPointer { qkvBuffer in
                 let base = qkvBuffer.baseAddress!
+                let (headDim, valueHeadDim) = (keyWidth / heads, valueWidth / heads)
+                let columns = PackedQKVLayout.groupedByPart.columns(heads: heads, keyDim: headDim, valueDim: valueHeadDim)
                 let shape = AttentionShape(batch: batch, queryLength: queryLength, keyLength: keyLength, heads: heads,
-                                           headDim: keyWidth / heads, valueHeadDim: valueWidth / heads)
-                attention(shape, kernel: kernel, q: qBuffer.baseAddress!, qRowStride: keyWidth, k: base + keyWidth,
-                          kRowStride: rowWidth, v: base + 2 * keyWidth, vRowStride: rowWidth, scale: scale,
+                                           headDim: headDim, valueHeadDim: valueHeadDim)
+                attention(shape, kernel: kernel, q: qBuffer.baseAddress!, qRowStride: keyWidth, k: base + columns.k.first,
+                          kRowStride: rowWidth, v: base + columns.v.first, vRowStride: rowWidth, scale: scale,
                           bias: nil, biasPerBatch: false, into: outBuffer.baseAddress!)
             }
             }
