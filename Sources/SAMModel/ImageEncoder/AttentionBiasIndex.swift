@@ -9,7 +9,7 @@ extension TinyViT {
     /// Upstream numbers the offsets (|Δrow|, |Δcolumn|) in the order it first meets them
     /// (`AttentionBiasOffsets`). Its first query is position (0, 0), whose keys, taken in row-major
     /// order, meet every offset once and in row-major order, so offset (dr, dc) is number
-    /// dr * width + dc. The table is that closed form, never stored.
+    /// dr * width + dc. `expand` applies that closed form; no table is stored.
     public struct AttentionBiasIndex: Sendable, Equatable {
         public let resolution: GridSize
 
@@ -22,21 +22,6 @@ extension TinyViT {
 
         /// Number of distinct offsets (the second dimension of `attention_biases`): one per position.
         public var offsetCount: Int { resolution.height * resolution.width }
-
-        /// [N * N], row-major [N, N] with N = height * width: the offset number of each (query, key) pair.
-        public var indices: [Int] {
-            let (height, width) = (resolution.height, resolution.width)
-            var indices: [Int] = []
-            indices.reserveCapacity(offsetCount * offsetCount)
-            for row1 in 0..<height {
-                for column1 in 0..<width {
-                    for row2 in 0..<height {
-                        for column2 in 0..<width { indices.append(abs(row1 - row2) * width + abs(column1 - column2)) }
-                    }
-                }
-            }
-            return indices
-        }
 
         /// The full bias `attention_biases[:, attention_bias_idxs]` ([H, N, N]) that eval-mode
         /// upstream caches as `ab` (Attention.train, L250-258), from `attentionBiases` [H, offsetCount].
