@@ -25,7 +25,7 @@ build: setup
 
 # Unit and numeric tests on the committed fixtures: no network, no Python, no full-size reference set.
 # The tests' temporary folders go to one scratch folder (TMPDIR), removed when the run ends however
-# it ends: several suites leave theirs for inspection, and a CI machine's /tmp would fill.
+# it ends: the test process removes its own at exit, but not when it is killed or crashes.
 test: setup
 	@scratch=$$(mktemp -d "$${TMPDIR:-/tmp}/samport-test.XXXXXX") && trap 'rm -rf "$$scratch"' EXIT && \
 	    TMPDIR="$$scratch" $(SWIFT) test

@@ -9,14 +9,12 @@ let samrun = CommandLineTool("samrun")
 
 enum Hostile {
     static func folder() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("samhostile-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
+        try TestPaths.temporaryFolder("samhostile")
     }
 
-    /// SAM_HOSTILE_KEEP=1 keeps the generated inputs (their folder is printed) for looking at by hand.
+    /// SAM_TEST_KEEP=1 keeps the generated inputs (their folder is printed) for looking at by hand.
     static func remove(_ folder: String) {
-        if ProcessInfo.processInfo.environment["SAM_HOSTILE_KEEP"] == "1" { print("kept hostile inputs in \(folder)"); return }
+        if ProcessInfo.processInfo.environment["SAM_TEST_KEEP"] == "1" { print("kept hostile inputs in \(folder)"); return }
         try? FileManager.default.removeItem(atPath: folder)
     }
 

@@ -6,9 +6,9 @@ import SAMTestSupport
 
 @Suite("SAMW model file")
 struct SAMWTests {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("samw-tests-\(UUID().uuidString)").path
+    let folder: String
 
-    init() throws { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+    init() throws { folder = try TestPaths.temporaryFolder("samw-tests") }
 
     func sampleTensors() -> [(name: String, tensor: Tensor)] {
         [("a.weight", Tensor(shape: [2, 3], floats: [0, 0.5, -1, 2, 3.25, -4])),

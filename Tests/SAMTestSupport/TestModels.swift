@@ -27,12 +27,3 @@ public enum TestModels {
         return request.output
     }
 }
-
-extension TestPaths {
-    /// A fresh temporary folder for one test.
-    public static func temporaryFolder(_ label: String) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }
-}

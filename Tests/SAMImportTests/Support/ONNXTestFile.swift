@@ -1,4 +1,5 @@
 import Foundation
+import SAMTestSupport
 
 /// Writes small ONNX models for tests: just the protobuf fields the importer reads (nodes with
 /// names, inputs, outputs, int/tensor attributes and metadata; float initializers; Constant
@@ -135,7 +136,5 @@ private extension Data {
 
 /// A fresh folder under the system temporary directory, removed by the caller.
 func temporaryFolder() throws -> String {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("SAMImportTests-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url.path
+    try TestPaths.temporaryFolder("SAMImportTests")
 }
