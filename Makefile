@@ -118,7 +118,8 @@ venv:
 # The committed tiny sets: weights, references, every ONNX export style (reference_outputs/tiny/exports,
 # converters/export_styles.py, which export.py runs), SAM's ViT, both sets' fuzzed prompts, SAM 2.1
 # (checkpoint and samexporter's ONNX pair), the format fixtures, and the tiny ViT set's weights as a
-# transformers SamModel checkpoint and a samexporter encoder (import fixtures).
+# transformers SamModel checkpoint and a samexporter encoder, the tiny SAM 2.1 set's as a Sam2Model
+# checkpoint (import fixtures).
 references: venv
 	$(PYTHON) converters/export.py --model vit_t --seed 0 --config tiny --out reference_outputs/tiny
 	$(PYTHON) converters/export_reference.py --config vit_tiny --seed 0 --out reference_outputs/vit_tiny
@@ -130,6 +131,8 @@ references: venv
 	    --tiny reference_outputs/tiny/mobile_sam.h5 --sam2 reference_outputs/sam2_tiny/sam2.1_hiera_tiny_widths.pt
 	$(PYTHON) converters/export_hf_sam.py --config vit_tiny --weights reference_outputs/vit_tiny/sam.h5 \
 	    --out Tests/SAMImportTests/Fixtures/hf_vit_tiny.safetensors
+	$(PYTHON) converters/export_hf_sam2.py --set reference_outputs/sam2_tiny \
+	    --out Tests/SAMImportTests/Fixtures/hf_sam2_tiny.safetensors --report
 	$(PYTHON) converters/export_samexporter.py --config vit_tiny --weights reference_outputs/vit_tiny/sam.h5 \
 	    --out Tests/SAMImportTests/Fixtures/samexporter_vit_tiny.onnx
 

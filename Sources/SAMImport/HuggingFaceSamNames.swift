@@ -106,6 +106,11 @@ enum HuggingFaceSamNames {
     /// layout (then the state-dict rules name them). Keys missing from the result are unmapped.
     static func canonicalNames(for keys: some Collection<String>) -> [String: String]? {
         guard isHuggingFaceLayout(keys) else { return nil }
+        return canonicalNames(for: keys, rules: rules)
+    }
+
+    /// The canonical name each key gets from the first of `rules` that matches it.
+    static func canonicalNames(for keys: some Collection<String>, rules: [Rule]) -> [String: String] {
         var names: [String: String] = [:]
         for key in keys {
             for rule in rules {

@@ -15,6 +15,9 @@ public enum ImportRule: String, CaseIterable, Sendable, CustomStringConvertible 
     case dropDerivedIndexTable = "drop derived attention-bias index table"
     /// A Hugging Face `transformers` SamModel key renamed to upstream's by `HuggingFaceSamNames`.
     case huggingFaceName = "transformers SamModel name renamed"
+    /// A Hugging Face `transformers` Sam2Model key renamed to upstream's by `HuggingFaceSam2Names`
+    /// (a row of `prompt_encoder.point_embed.weight` for each point embedding).
+    case huggingFaceSam2Name = "transformers Sam2Model name renamed"
     /// float64 stored tensor narrowed to float32 (the runtime's precision).
     case narrowFloat64 = "narrow float64 to float32"
     /// SAM 2's `sam_prompt_encoder.*` / `sam_mask_decoder.*`: SAM's components under SAM2Base's names.

@@ -26,25 +26,30 @@ public enum StateDictImport {
         return try importTensors(StoredTensors(stored), file: path, options: options)
     }
 
-    /// The one place where a state dict's stored names become canonical: transformers' SamModel
-    /// names renamed, wrapper prefixes stripped, BatchNorm folded, attention-bias caches recovered,
-    /// weight-like tensors no rule maps reported. A stored tensor is read only once its key has mapped.
+    /// The one place where a state dict's stored names become canonical: transformers' SamModel and
+    /// Sam2Model names renamed, wrapper prefixes stripped, BatchNorm folded, attention-bias caches
+    /// recovered, weight-like tensors no rule maps reported. A stored tensor is read only once its key has mapped.
     static func importTensors(_ stored: StoredTensors, file path: String, options: ImportOptions) throws(ImportError) -> ImportedWeights {
         var result = ImportedWeights()
         result.files = [path]
         var unmapped: [UnmappedTensor] = []
-        let huggingFaceNames = HuggingFaceSamNames.canonicalNames(for: stored.entries.keys)
+        let huggingFace = HuggingFaceLayout(keys: stored.entries.keys)
+        let huggingFaceNames = huggingFace?.canonicalNames(for: stored.entries.keys)
         for key in stored.keys {
             let entry = stored.entries[key]!
-            if huggingFaceNames == nil, case .videoOnly = SAM2Names.resolve(key) {
+            if let huggingFace, huggingFace.isVideoOnly(key) {
                 result.dropped.append(DroppedTensor(file: path, name: key, rule: .dropVideoOnly))
                 continue
             }
-            guard let (name, rule) = canonicalName(of: key, huggingFaceNames: huggingFaceNames) else {
+            if huggingFace == nil, case .videoOnly = SAM2Names.resolve(key) {
+                result.dropped.append(DroppedTensor(file: path, name: key, rule: .dropVideoOnly))
+                continue
+            }
+            guard let (name, rule) = canonicalName(of: key, huggingFace: huggingFace, names: huggingFaceNames) else {
                 if entry.isWeightLike {
                     unmapped.append(UnmappedTensor(file: path, name: key, dtype: entry.dtype.shortName, shape: entry.shape,
-                                                   context: huggingFaceNames == nil ? "no segment names a SAM component or one of its modules"
-                                                       : "a transformers SamModel key that no rule of HuggingFaceSamNames maps"))
+                                                   context: huggingFace?.unmappedContext
+                                                       ?? "no segment names a SAM component or one of its modules"))
                 }
                 continue
             }
@@ -52,21 +57,42 @@ public enum StateDictImport {
             do { tensor = try stored.read(key) } catch { throw ImportError(error) }
             let (value, narrowed) = tensor.narrowedToFloat32()
             let origin = TensorOrigin(file: path, sources: [key], rule: narrowed ? .narrowFloat64 : rule, derivation: .stored)
-            try result.insert(name, value, origin: origin)
+            if name.contains(HuggingFaceSam2Names.rowToken) {
+                try insertRows(of: value, as: name, key: key, origin: origin, into: &result)
+            } else {
+                try result.insert(name, value, origin: origin)
+            }
         }
         try StateDictRules.apply(to: &result, file: path, eps: options.batchNormEps)
         try AttentionBiasCaches.recover(in: &result, file: path)
         try Unmapped.report(unmapped, file: path, into: &result, options: options)
         return result
     }
+
+    /// A stored [rows, C] table whose rows are upstream's separate [1, C] tensors: row r is
+    /// inserted under `pattern` with its row token replaced by r.
+    static func insertRows(of table: Tensor, as pattern: String, key: String, origin: TensorOrigin,
+                           into result: inout ImportedWeights) throws(ImportError) {
+        guard table.shape.count == 2, table.shape[0] > 0 else {
+            throw ImportError(.invalidLayout, file: origin.file, tensor: key,
+                              "expected a [rows, channels] table (one row per \(pattern)), found shape \(table.shape)")
+        }
+        let (rows, channels) = (table.shape[0], table.shape[1])
+        let values = table.floats()
+        for row in 0..<rows {
+            let name = pattern.replacingOccurrences(of: HuggingFaceSam2Names.rowToken, with: String(row))
+            let slice = Array(values[(row * channels)..<((row + 1) * channels)])
+            try result.insert(name, Tensor(shape: [1, channels], floats: slice), origin: origin)
+        }
+    }
 }
 
 extension StateDictImport {
-    /// A stored key's canonical name and the rule that gave it: transformers' table for a
-    /// transformers checkpoint (`huggingFaceNames` non-nil), SAM 2's component names, else the key
-    /// itself, wrapper prefix stripped.
-    static func canonicalName(of key: String, huggingFaceNames: [String: String]?) -> (String, ImportRule)? {
-        if let huggingFaceNames { return huggingFaceNames[key].map { ($0, .huggingFaceName) } }
+    /// A stored key's canonical name and the rule that gave it: transformers' tables for a
+    /// transformers checkpoint (`huggingFace` non-nil; `names` from its table), SAM 2's component
+    /// names, else the key itself, wrapper prefix stripped.
+    static func canonicalName(of key: String, huggingFace: HuggingFaceLayout?, names: [String: String]?) -> (String, ImportRule)? {
+        if let huggingFace { return names?[key].map { ($0, huggingFace.importRule) } }
         if case .canonical(let name, _) = SAM2Names.resolve(key) { return (name, .sam2ComponentRenamed) }
         guard let resolved = CanonicalNames.resolve(key), resolved.path.contains(".") else { return nil }
         return (resolved.path, .stateDictKey)

@@ -1,0 +1,44 @@
+/// Which Hugging Face `transformers` model a state dict was saved from, told by its keys: SAM 2's
+/// (`Sam2Model`, `Sam2VideoModel`) or SAM's (`SamModel`). Upstream-named state dicts are neither.
+enum HuggingFaceLayout {
+    case sam
+    case sam2
+
+    init?(keys: some Collection<String>) {
+        // SAM 2's markers first: both layouts have `vision_encoder.` and `prompt_encoder.point_embed.`.
+        if HuggingFaceSam2Names.isLayout(keys) { self = .sam2 }
+        else if HuggingFaceSamNames.isHuggingFaceLayout(keys) { self = .sam }
+        else { return nil }
+    }
+
+    var rules: [HuggingFaceSamNames.Rule] {
+        switch self {
+        case .sam: HuggingFaceSamNames.rules
+        case .sam2: HuggingFaceSam2Names.rules
+        }
+    }
+
+    /// The rule each renamed tensor records.
+    var importRule: ImportRule {
+        switch self {
+        case .sam: .huggingFaceName
+        case .sam2: .huggingFaceSam2Name
+        }
+    }
+
+    /// What an unmapped key is said to be.
+    var unmappedContext: String {
+        switch self {
+        case .sam: "a transformers SamModel key that no rule of HuggingFaceSamNames maps"
+        case .sam2: "a transformers Sam2Model key that no rule of HuggingFaceSam2Names maps"
+        }
+    }
+
+    func isVideoOnly(_ key: String) -> Bool { self == .sam2 && HuggingFaceSam2Names.isVideoOnly(key) }
+
+    /// The canonical name (or row pattern, `HuggingFaceSam2Names.rowToken`) of every key a rule
+    /// maps; keys missing from the result are unmapped.
+    func canonicalNames(for keys: some Collection<String>) -> [String: String] {
+        HuggingFaceSamNames.canonicalNames(for: keys, rules: rules)
+    }
+}
