@@ -77,6 +77,10 @@ public enum StateDictImport {
             throw ImportError(.invalidLayout, file: origin.file, tensor: key,
                               "expected a [rows, channels] table (one row per \(pattern)), found shape \(table.shape)")
         }
+        guard table.dtype.isFloatingPoint else {
+            throw ImportError(.wrongElementType, file: origin.file, tensor: key,
+                              "expected floating-point rows, found \(table.dtype.shortName)")
+        }
         let (rows, channels) = (table.shape[0], table.shape[1])
         let values = table.floats()
         for row in 0..<rows {

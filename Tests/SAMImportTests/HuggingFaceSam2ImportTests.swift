@@ -100,6 +100,11 @@ struct HuggingFaceSam2ImportTests {
             try StateDictImport.importTensors(StoredTensors(stored), file: Self.fixture, options: ImportOptions())
         }
         #expect(error.code == .invalidLayout && error.file == Self.fixture && error.tensor == Self.pointTable, "\(error)")
+        stored[Self.pointTable] = try Tensor(dtype: .int64, shape: [4, 16], storage: TensorStorage(zeroedByteCount: 4 * 16 * 8))
+        let integers = try #require(throws: ImportError.self) {
+            try StateDictImport.importTensors(StoredTensors(stored), file: Self.fixture, options: ImportOptions())
+        }
+        #expect(integers.code == .wrongElementType && integers.tensor == Self.pointTable, "\(integers)")
     }
 
     @Test("the two random-Fourier matrices must agree: upstream has one")
