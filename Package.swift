@@ -63,9 +63,11 @@ let package = Package(
 
         // Sixteen-lane (AVX-512) versions of the kernels' eight-lane float loops, chosen at run time.
         .target(name: "CVectorMath"),
+        // Linear layers with bfloat16 products (AVX512_BF16), the opt-in lower-precision path.
+        .target(name: "CBFloat16"),
 
         // CPU kernels: GEMM-backed convolutions, depthwise conv, norms, activations, attention.
-        .target(name: "SAMKernels", dependencies: ["SAMTensor", "SAMBLAS", "SAMParallel", "CVectorMath"]),
+        .target(name: "SAMKernels", dependencies: ["SAMTensor", "SAMBLAS", "SAMParallel", "CVectorMath", "CBFloat16"]),
 
         // Architecture facts both the importer and the runtime need (index tables no state dict
         // holds, BatchNorm folding), written once.
@@ -111,7 +113,7 @@ let package = Package(
 
         .testTarget(name: "SAMFormatsTests", dependencies: ["SAMFormats", "SAMTensor", "SAMTestSupport"],
                     exclude: ["Fixtures"]),
-        .testTarget(name: "SAMKernelsTests", dependencies: ["SAMKernels", "SAMBLAS", "SAMParallel", "SAMTestSupport", "CVectorMath"]),
+        .testTarget(name: "SAMKernelsTests", dependencies: ["SAMKernels", "SAMBLAS", "SAMParallel", "SAMTestSupport", "CVectorMath", "CBFloat16"]),
         .testTarget(name: "SAMImageTests", dependencies: ["SAMImage", "SAMTensor", "SAMFormats", "SAMTestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "SAMConvertTests", dependencies: [

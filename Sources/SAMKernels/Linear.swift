@@ -32,33 +32,43 @@ extension Kernels {
         // with rows >= in that costs no more memory traffic than writing the tile. (ViT-B's MLP,
         // 768 -> 3072 on 4096 rows, had tiles of 21 rows: 195 packs of a 9 MB weight per call; with
         // this rule the encoder took 28% less CPU time, MobileSAM's 8% less.)
+        // The opt-in bfloat16 path (`setLinearPrecision`) multiplies by the weight's packed panels.
+        let panels = linearPrecision == .bfloat16 ? bfloat16Panels(weight) : nil
         let tileRows = max(16, 65_536 / outFeatures, inFeatures)
         let tiles = (rows + tileRows - 1) / tileRows
         guard tiles >= 2 * workerCount else {
             var output = biasSeededRows(outShape, bias: bias)
-            multiplyAll(x, weight: weight, rows: rows, into: &output)
+            multiplyAll(x, weight: weight, panels: panels, rows: rows, into: &output)
             applyEpilogue(epilogue, to: &output)
             return output
         }
         let count = rows * outFeatures
-        let data = productOutput(count: count, x: x, weight: weight, bias: bias, epilogue: epilogue) { p in
-            parallelFor(tiles) { tile in
-                let first = tile * tileRows, tileCount = min(tileRows, rows - first)
-                let out = p.out + first * outFeatures
-                if let bias = p.bias {
-                    seedRows(out, rows: tileCount, with: bias, width: outFeatures)
-                } else {
-                    out.initialize(repeating: 0, count: tileCount * outFeatures)
+        return (panels ?? []).withUnsafeBufferPointer { panelBuffer in
+            let panelPointer = panels == nil ? nil : panelBuffer.baseAddress
+            let data = productOutput(count: count, x: x, weight: weight, bias: bias, epilogue: epilogue) { p in
+                parallelFor(tiles) { tile in
+                    let first = tile * tileRows, tileCount = min(tileRows, rows - first)
+                    let out = p.out + first * outFeatures
+                    if let bias = p.bias {
+                        seedRows(out, rows: tileCount, with: bias, width: outFeatures)
+                    } else {
+                        out.initialize(repeating: 0, count: tileCount * outFeatures)
+                    }
+                    if let panelPointer {
+                        bfloat16Product(x: p.x + first * inFeatures, rows: tileCount, inFeatures: inFeatures,
+                                        panels: panelPointer, outFeatures: outFeatures, into: out)
+                    } else {
+                        BLAS.sgemm(transA: false, transB: true, m: tileCount, n: outFeatures, k: inFeatures, alpha: 1,
+                                   a: p.x + first * inFeatures, lda: inFeatures,
+                                   b: p.weight, ldb: inFeatures,
+                                   beta: 1, c: out, ldc: outFeatures)
+                    }
+                    applyEpilogue(epilogue.activation, out, count: tileCount * outFeatures,
+                                  residual: p.residual.map { $0 + first * outFeatures })
                 }
-                BLAS.sgemm(transA: false, transB: true, m: tileCount, n: outFeatures, k: inFeatures, alpha: 1,
-                           a: p.x + first * inFeatures, lda: inFeatures,
-                           b: p.weight, ldb: inFeatures,
-                           beta: 1, c: out, ldc: outFeatures)
-                applyEpilogue(epilogue.activation, out, count: tileCount * outFeatures,
-                              residual: p.residual.map { $0 + first * outFeatures })
             }
+            return FloatTensor(shape: outShape, data: data)
         }
-        return FloatTensor(shape: outShape, data: data)
     }
 
     /// Copies `row` (width floats) into each of `rows` consecutive rows at `out`, with eight-float
@@ -75,9 +85,28 @@ extension Kernels {
         }
     }
 
-    /// output += x * weightᵀ over all `rows`, one (thread-split) gemm.
-    private static func multiplyAll(_ x: FloatTensor, weight: some WeightOperand, rows: Int, into output: inout FloatTensor) {
+    /// output += x * weightᵀ over all `rows`: one (thread-split) gemm, or with bfloat16 `panels`
+    /// the rows split between the workers.
+    private static func multiplyAll(_ x: FloatTensor, weight: some WeightOperand, panels: [UInt32]?, rows: Int,
+                                    into output: inout FloatTensor) {
         let outFeatures = weight.shape[0], inFeatures = weight.shape[1]
+        if let panels {
+            let chunk = (rows + workerCount - 1) / workerCount
+            x.data.withUnsafeBufferPointer { xBuffer in
+                panels.withUnsafeBufferPointer { panelBuffer in
+                    output.data.withUnsafeMutableBufferPointer { outBuffer in
+                        let (xs, outs) = (xBuffer.baseAddress!, outBuffer.baseAddress!)
+                        parallelFor((rows + chunk - 1) / chunk) { part in
+                            let first = part * chunk
+                            bfloat16Product(x: xs + first * inFeatures, rows: min(chunk, rows - first), inFeatures: inFeatures,
+                                            panels: panelBuffer.baseAddress!, outFeatures: outFeatures,
+                                            into: outs + first * outFeatures)
+                        }
+                    }
+                }
+            }
+            return
+        }
         x.data.withUnsafeBufferPointer { xBuffer in
             weight.withFloats { weightBuffer in
                 output.data.withUnsafeMutableBufferPointer { outBuffer in

@@ -6,6 +6,15 @@ public protocol WeightOperand: Sendable {
     /// Calls `body` with all elements as contiguous float32, C order; the pointer is valid only
     /// inside `body`.
     func withFloats<R>(_ body: (UnsafeBufferPointer<Float>) throws -> R) rethrows -> R
+
+    /// A form of this weight that a kernel computes from its elements (`make`), kept under `form`
+    /// for later calls where the operand can keep it (`WeightTensor`); other operands compute it
+    /// on every call.
+    func derived<Form: Sendable>(_ form: String, _ make: () -> Form) -> Form
+}
+
+extension WeightOperand {
+    public func derived<Form: Sendable>(_ form: String, _ make: () -> Form) -> Form { make() }
 }
 
 extension FloatTensor: WeightOperand {

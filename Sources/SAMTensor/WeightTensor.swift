@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A weight matrix or filter as the runtime holds it after loading: float32 bytes used where they
 /// are (a mapped `.samw`, a reader's buffer), or float16 bytes widened to float32 each time a
 /// kernel uses them, so a model stored in f16 stays half the size in memory.
@@ -12,6 +14,8 @@ public struct WeightTensor: WeightOperand {
 
     public let shape: [Int]
     private let elements: Elements
+    /// Forms kernels derived from the elements (bfloat16 panels), shared by copies of this value.
+    private let derivedForms = DerivedForms()
 
     /// Uses `tensor`'s bytes in place when they are float32 (4-byte aligned) or float16;
     /// other element types, and misaligned float32, are converted to an owned float32 copy.
@@ -59,8 +63,26 @@ public struct WeightTensor: WeightOperand {
         }
     }
 
+    public func derived<Form: Sendable>(_ form: String, _ make: () -> Form) -> Form {
+        derivedForms.value(form, make)
+    }
+
     /// An owned float32 copy, for code that needs a `FloatTensor`.
     public func floatTensor() -> FloatTensor {
         withFloats { FloatTensor(shape: shape, data: Array($0)) }
+    }
+}
+
+/// A weight's derived forms, each made once: concurrent first uses wait for the one that makes it.
+private final class DerivedForms: Sendable {
+    private let forms = Mutex<[String: any Sendable]>([:])
+
+    func value<Form: Sendable>(_ form: String, _ make: () -> Form) -> Form {
+        forms.withLock { forms in
+            if let kept = forms[form] as? Form { return kept }
+            let made = make()
+            forms[form] = made
+            return made
+        }
     }
 }

@@ -8,7 +8,8 @@
 //   sambench profile-encoder MODEL.samw DROP_DIR [--runs N] [--depth D]
 //   sambench decode MODEL.samw DROP_DIR CASE [--runs N]
 //   sambench attention [--runs N] [--case TEXT] [--kernel blas|small-heads]
-//   (model modes take --untuned: without Kernels.tuneProcessForInference, as an app that did not opt in)
+//   (model modes take --untuned: without Kernels.tuneProcessForInference, as an app that did not opt in,
+//   and --bf16: linear layers in bfloat16 products)
 //
 // `run`: model load (ModelFile.load), image encoder latency on references/input_image.npy
 // (one untimed warm-up first), the decoder's per-image preparation (Sam.decoderImageState, once per
@@ -114,6 +115,10 @@ BLAS.setThreadCount(threads)
 setenv("SAM_NUM_THREADS", String(threads), 1)
 if mode != "sgemm" && !args.contains("--untuned") {
     Kernels.tuneProcessForInference()
+}
+// `--bf16`: linear layers in bfloat16 products (Kernels.setLinearPrecision), the opt-in path.
+if args.contains("--bf16") {
+    do { try Kernels.setLinearPrecision(.bfloat16) } catch { fail("\(error)") }
 }
 
 switch mode {

@@ -1,0 +1,115 @@
+// See include/bf16_linear.h. A register-blocked product in the usual GEMM shape: 6 rows by 32
+// output features in twelve accumulators; per input pair, two panel loads, six broadcasts of an
+// input pair and twelve vdpbf16ps. Blocks of inputs (KC pairs: a 32 KB panel slice, L1) and of
+// rows (MC: their rounded inputs, L2) keep the operands in cache.
+#include "bf16_linear.h"
+
+#include <stddef.h>
+
+enum { PANEL = 32, ROWS = 6, KC = 256, MC = 120 };
+
+static int64_t pairs_of(int64_t k) { return (k + 1) / 2; }
+
+int64_t sam_bf16_panel_count(int64_t n, int64_t k) { return (n + PANEL - 1) / PANEL * PANEL * pairs_of(k); }
+
+int64_t sam_bf16_scratch_count(int64_t k) { return MC * pairs_of(k); }
+
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+#include <immintrin.h>
+
+#define SAM_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+
+int sam_bf16_supported(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512bf16");
+}
+
+// One row of k floats as bf16, padded with a zero to an even count: pairs_of(k) uint32.
+SAM_BF16 static void round_row(const float *x, int64_t k, uint32_t *out) {
+    uint16_t *halves = (uint16_t *)out;
+    int64_t i = 0;
+    for (; i + 16 <= k; i += 16) _mm256_storeu_si256((__m256i *)(halves + i), (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(x + i)));
+    if (i < k) {
+        const __mmask16 lanes = (__mmask16)((1u << (k - i)) - 1);
+        const __m256i tail = (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(lanes, x + i));
+        _mm256_mask_storeu_epi16(halves + i, lanes, tail);
+    }
+    if (k % 2) halves[k] = 0;
+}
+
+SAM_BF16 void sam_bf16_pack_weights(const float *w, int64_t n, int64_t k, uint32_t *panels) {
+    const int64_t kp = pairs_of(k), groups = (n + PANEL - 1) / PANEL;
+    uint32_t row[kp > 0 ? kp : 1];
+    for (int64_t g = 0; g < groups; g++) {
+        uint32_t *panel = panels + g * kp * PANEL;
+        for (int64_t c = 0; c < PANEL; c++) {
+            const int64_t feature = g * PANEL + c;
+            if (feature < n) round_row(w + feature * k, k, row);
+            for (int64_t p = 0; p < kp; p++) panel[p * PANEL + c] = feature < n ? row[p] : 0;
+        }
+    }
+}
+
+// c rows [0, mr) x features [0, 32) masked by m0, m1 += a rows x panel over `depth` pairs.
+// Rows past mr repeat row mr - 1 and are not stored.
+SAM_BF16 static inline void tile(const uint32_t *a, int64_t lda, int mr, const uint32_t *panel, int64_t depth,
+                                 float *c, int64_t ldc, __mmask16 m0, __mmask16 m1) {
+    const uint32_t *rows[ROWS];
+    for (int i = 0; i < ROWS; i++) rows[i] = a + (i < mr ? i : mr - 1) * lda;
+    __m512 s0[ROWS], s1[ROWS];
+    for (int i = 0; i < ROWS; i++) s0[i] = s1[i] = _mm512_setzero_ps();
+    for (int64_t p = 0; p < depth; p++) {
+        const __m512bh b0 = (__m512bh)_mm512_loadu_si512(panel + p * PANEL);
+        const __m512bh b1 = (__m512bh)_mm512_loadu_si512(panel + p * PANEL + 16);
+        for (int i = 0; i < ROWS; i++) {
+            const __m512bh x = (__m512bh)_mm512_set1_epi32((int)rows[i][p]);
+            s0[i] = _mm512_dpbf16_ps(s0[i], x, b0);
+            s1[i] = _mm512_dpbf16_ps(s1[i], x, b1);
+        }
+    }
+    for (int i = 0; i < mr; i++) {
+        float *out = c + i * ldc;
+        _mm512_mask_storeu_ps(out, m0, _mm512_add_ps(_mm512_maskz_loadu_ps(m0, out), s0[i]));
+        _mm512_mask_storeu_ps(out + 16, m1, _mm512_add_ps(_mm512_maskz_loadu_ps(m1, out + 16), s1[i]));
+    }
+}
+
+SAM_BF16 void sam_bf16_linear_accumulate(const float *x, int64_t rows, int64_t k, int64_t ldx,
+                                         const uint32_t *panels, int64_t n, float *c, int64_t ldc, uint32_t *scratch) {
+    const int64_t kp = pairs_of(k), groups = (n + PANEL - 1) / PANEL;
+    for (int64_t r0 = 0; r0 < rows; r0 += MC) {
+        const int64_t mc = rows - r0 < MC ? rows - r0 : MC;
+        for (int64_t r = 0; r < mc; r++) round_row(x + (r0 + r) * ldx, k, scratch + r * kp);
+        for (int64_t p0 = 0; p0 < kp; p0 += KC) {
+            const int64_t depth = kp - p0 < KC ? kp - p0 : KC;
+            for (int64_t g = 0; g < groups; g++) {
+                const int64_t left = n - g * PANEL;
+                const __mmask16 m0 = left >= 16 ? 0xFFFF : (__mmask16)((1u << left) - 1);
+                const __mmask16 m1 = left >= 32 ? 0xFFFF : left <= 16 ? 0 : (__mmask16)((1u << (left - 16)) - 1);
+                const uint32_t *slice = panels + (g * kp + p0) * PANEL;
+                for (int64_t r = 0; r < mc; r += ROWS) {
+                    const int mr = mc - r < ROWS ? (int)(mc - r) : ROWS;
+                    tile(scratch + r * kp + p0, kp, mr, slice, depth, c + (r0 + r) * ldc + g * PANEL, ldc, m0, m1);
+                }
+            }
+        }
+    }
+}
+
+#else
+
+int sam_bf16_supported(void) { return 0; }
+
+void sam_bf16_pack_weights(const float *w, int64_t n, int64_t k, uint32_t *panels) {
+    (void)w; (void)n; (void)k; (void)panels;
+    __builtin_trap();
+}
+
+void sam_bf16_linear_accumulate(const float *x, int64_t rows, int64_t k, int64_t ldx,
+                                const uint32_t *panels, int64_t n, float *c, int64_t ldc, uint32_t *scratch) {
+    (void)x; (void)rows; (void)k; (void)ldx; (void)panels; (void)n; (void)c; (void)ldc; (void)scratch;
+    __builtin_trap();
+}
+
+#endif
