@@ -140,6 +140,8 @@ references: venv
 # processes: writes BENCHMARKS.md and benchmarks/results.json (see benchmarks/run_bench.py). Takes
 # several minutes. SIZED_MODEL (a folder from converters/make_sized_model.py) adds samconvert on it.
 # BENCH_BUILD_FLAGS (e.g. --scratch-path .build-bench) go to the release build; BENCH_ARGS to run_bench.py.
+# On CPUs with AVX512_BF16 the native side also runs with the opt-in bfloat16 linear layers (--bf16:
+# a column of its own, and samverify --bf16's task-level accuracy on the drop).
 BENCH_BUILD_FLAGS ?=
 BENCH_ARGS        ?= --rounds 5 --encoder-runs 1 --decoder-runs 5 --alt-coretype auto
 SIZED_MODEL       ?=
@@ -150,8 +152,9 @@ bench: setup bench-venv
 	@test -d "$(DROP)" || { echo "bench: drop folder $(DROP) is missing" >&2; exit 1; }
 	$(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --product sambench
 	$(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --product samconvert
+	$(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --product samverify
 	$(PYTHON) benchmarks/run_bench.py --bin "$$($(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --show-bin-path)" \
-	    --drop "$(DROP)" --threads 2 --build-flags "$(CPU_FLAGS)" $(if $(SIZED_MODEL),--sized-model "$(SIZED_MODEL)") \
+	    --drop "$(DROP)" --threads 2 --build-flags "$(CPU_FLAGS)" --bf16 $(if $(SIZED_MODEL),--sized-model "$(SIZED_MODEL)") \
 	    $(foreach set,$(ENCODER_SETS),--encoder-set "$(set)") $(BENCH_ARGS)
 
 # SAM 2.1's image encoder beside onnxruntime on samexporter's export of the same model (SAM2_SET, a

@@ -101,7 +101,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
-        .target(name: "SAMVerify", dependencies: ["SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor", "SAMImage", "SAMParallel", "SAMBLAS"]),
+        .target(name: "SAMVerify", dependencies: ["SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor", "SAMImage", "SAMParallel", "SAMBLAS", "SAMKernels"]),
         .executableTarget(name: "samverify", dependencies: ["SAMVerify", "SAMModelFile", "SAMModel", "SAMKernels", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         .executableTarget(name: "sambench", dependencies: ["SAMModelFile", "SAMModel", "SAMImage", "SAMFormats", "SAMTensor", "SAMBLAS", "SAMPipeline", "SAMKernels"]),

@@ -4,7 +4,9 @@ Interleaves whole processes (native, onnxruntime, native, onnxruntime, ...), eac
 load, one warm-up plus --encoder-runs timed image-encoder runs, decoder runs per point count, and
 its own peak RSS; times samconvert on the drop; times a large sgemm for the achieved/peak figure;
 writes BENCHMARKS.md and benchmarks/results.json. With --alt-coretype the native side also runs
-(interleaved in the same rounds) with another OPENBLAS_CORETYPE (or none).
+(interleaved in the same rounds) with another OPENBLAS_CORETYPE (or none). With --bf16 (CPUs with
+AVX512_BF16) it also runs with the opt-in bfloat16 linear layers, and samverify --bf16 measures their
+accuracy at the task level on the drop's cases.
 """
 import argparse
 import datetime
@@ -71,12 +73,37 @@ def cpu_model():
     return platform.processor() or "unknown"
 
 
-def avx512():
+def cpu_flag(flag):
     try:
         with open("/proc/cpuinfo") as f:
-            return " avx512f" in f.read()
+            return any(line.startswith("flags") and flag in line.split() for line in f)
     except OSError:
         return False
+
+
+def avx512():
+    return cpu_flag("avx512f")
+
+
+def bf16_accuracy(samverify, model, drop, env, tmp):
+    """samverify --bf16 on the drop: the task-level figures (against PyTorch's float32 references) and
+    the image embeddings' error."""
+    report = os.path.join(tmp, "bf16-verify.json")
+    subprocess.run([samverify, model, "--references", drop, "--bf16", "--quiet", "--json", report],
+                   env=env, stdout=subprocess.DEVNULL)
+    r = json.load(open(report))
+    tasks = [c["task"] for c in r["cases"] if c.get("task")]
+    embeddings = next(o["figures"] for c in r["cases"] if c["kind"] == "image_encoder" for o in c["outputs"])
+    return {
+        "linear_precision": r.get("linearPrecision"),
+        "min_mask_iou": min(t["minMaskIoU"] for t in tasks),
+        "min_mask_iou_end_to_end": min(t["minMaskIoU"] for c, t in zip(r["cases"], tasks) if c["kind"] == "image_encoder"),
+        "best_mask_agreements": sum(t["bestMaskAgreements"] for t in tasks),
+        "best_mask_disagreements": sum(t["bestMaskDisagreements"] for t in tasks),
+        "max_iou_prediction_error": max(t["maxIoUPredictionError"] for t in tasks),
+        "task_cases": r["taskCounts"],
+        "image_embeddings_max_abs": embeddings["maxAbs"], "image_embeddings_mean_abs": embeddings["meanAbs"],
+    }
 
 
 def summarise(runs):
@@ -160,6 +187,9 @@ def main():
                    help="also run the native side with another OpenBLAS kernel path: 'unset' removes OPENBLAS_CORETYPE, "
                         "a name (Haswell, SkylakeX, ...) sets it, 'auto' = unset if the environment sets it, "
                         "else SkylakeX on an AVX-512 CPU, else Haswell")
+    p.add_argument("--bf16", action="store_true",
+                   help="also run the native side with bfloat16 linear layers (sambench --bf16; CPUs with AVX512_BF16), "
+                        "and report their task-level accuracy (samverify --bf16)")
     p.add_argument("--encoder-set", action="append", default=[],
                    help="a reference set folder (converters/export_reference.py: sam.h5 or mobile_sam.h5, ImageEncoder.onnx, "
                         "references/input_image.npy) whose image encoder is timed alone against onnxruntime; repeatable")
@@ -171,6 +201,9 @@ def main():
 
     drop = os.path.abspath(a.drop)
     sambench = os.path.join(a.bin, "sambench")
+    bf16 = a.bf16 and cpu_flag("avx512_bf16")
+    if a.bf16 and not bf16:
+        print("[bench] --bf16: this CPU has no AVX512_BF16; the bfloat16 column is not measured", file=sys.stderr)
     samconvert = os.path.join(a.bin, "samconvert")
     t = str(a.threads)
     base = dict(os.environ, OMP_NUM_THREADS=t, OPENBLAS_NUM_THREADS=t, SAM_NUM_THREADS=t)
@@ -211,7 +244,7 @@ def main():
         if alt:
             sgemm["alt"] = run_json([sambench, "sgemm", "--threads", t], unset)
 
-        native, native_unset, ort = [], [], []
+        native, native_unset, native_bf16, ort = [], [], [], []
         bench_native = [sambench, "run", h5_samw, drop, "--threads", t,
                         "--encoder-runs", str(a.encoder_runs), "--decoder-runs", str(a.decoder_runs)]
         bench_ort = [sys.executable, os.path.join(os.path.dirname(__file__), "ort_bench.py"), drop, "--threads", t,
@@ -222,19 +255,25 @@ def main():
             ort.append(run_json(bench_ort, base))
             if alt:
                 native_unset.append(run_json(bench_native, unset))
+            if bf16:
+                native_bf16.append(run_json(bench_native + ["--bf16"], base))
+        accuracy = bf16_accuracy(os.path.join(a.bin, "samverify"), h5_samw, drop, base, tmp) if bf16 else None
 
         encoder_sets = [bench_encoder_set(folder, sambench, samconvert, t, a.encoder_set_rounds, base, tmp)
                         for folder in a.encoder_set]
 
     n, o = summarise(native), summarise(ort)
     nu = summarise(native_unset) if native_unset else None
+    nb = summarise(native_bf16) if native_bf16 else None
     ratio = lambda x, y: x / y if y else float("nan")
-    rows = [("Model load", n["load_s"], o["load_s"], nu and nu["load_s"], "s")]
-    rows.append(("Image encoder", n["encoder_s"], o["encoder_s"], nu and nu["encoder_s"], "s"))
+    pick = lambda side, get: get(side) if side else None
+    rows = [("Model load", n["load_s"], o["load_s"], nu and nu["load_s"], pick(nb, lambda x: x["load_s"]), "s")]
+    rows.append(("Image encoder", n["encoder_s"], o["encoder_s"], nu and nu["encoder_s"], pick(nb, lambda x: x["encoder_s"]), "s"))
     for k in ("1", "16", "100"):
         rows.append((f"Decoder + upscale, {k} point{'s' if k != '1' else ''}", n["decoder_s"][k], o["decoder_s"][k],
-                     nu and nu["decoder_s"][k], "s"))
-    rows.append(("Peak RSS (VmHWM)", n["peak_rss_mib"], o["peak_rss_mib"], nu and nu["peak_rss_mib"], "MiB"))
+                     nu and nu["decoder_s"][k], pick(nb, lambda x: x["decoder_s"][k]), "s"))
+    rows.append(("Peak RSS (VmHWM)", n["peak_rss_mib"], o["peak_rss_mib"], nu and nu["peak_rss_mib"],
+                 pick(nb, lambda x: x["peak_rss_mib"]), "MiB"))
 
     machine = {
         "nproc": os.cpu_count(),
@@ -254,18 +293,21 @@ def main():
         "encoder_onnxruntime": ENCODER_GFLOP / o["encoder_s"],
         "sgemm_peak_as_is": sgemm["as_is"]["gflops"],
     }
+    if nb:
+        gflops["encoder_bf16"] = ENCODER_GFLOP / nb["encoder_s"]
     if nu:
         gflops["encoder_alt"] = ENCODER_GFLOP / nu["encoder_s"]
         gflops["sgemm_peak_alt"] = sgemm["alt"]["gflops"]
 
     results = {
-        "machine": machine, "settings": vars(a), "native": n, "native_alt": nu, "onnxruntime": o,
+        "machine": machine, "settings": vars(a), "native": n, "native_alt": nu, "native_bf16": nb, "bf16_accuracy": accuracy,
+        "onnxruntime": o,
         "ratios_native_over_onnxruntime": {r[0]: ratio(r[1], r[2]) for r in rows},
         "samconvert_s": {"runs": conv, "onnx_median": med(conv["onnx"]), "h5_median": med(conv["h5"]),
                          "h5_copy_median": med(conv["h5_copy"]), "sized_median": med(conv["sized"]),
                          "sized_copy_median": med(conv["sized_copy"])},
         "sgemm": sgemm, "gflops": gflops, "encoder_sets": encoder_sets,
-        "raw": {"native": native, "native_alt": native_unset, "onnxruntime": ort},
+        "raw": {"native": native, "native_alt": native_unset, "native_bf16": native_bf16, "onnxruntime": ort},
     }
     os.makedirs(os.path.dirname(a.json) or ".", exist_ok=True)
     with open(a.json, "w") as f:
@@ -294,7 +336,8 @@ def main():
         L.append(f"- BLAS that ran ({alt_label}): `{nu['blas']}`")
     L += ["", "## Method", "",
           f"- {a.rounds} rounds of separate processes, interleaved: native, onnxruntime"
-          + (f", native with {alt_label}" if nu else "") + "; each process: load the model, "
+          + (f", native with {alt_label}" if nu else "") + (", native with bfloat16 linear layers" if nb else "")
+          + "; each process: load the model, "
           f"1 untimed warm-up + {a.encoder_runs} timed image-encoder run(s), then per point count 1 warm-up + "
           f"{a.decoder_runs} timed decoder runs, then read VmHWM. Medians pooled over all timed runs.",
           "- Image encoder: native `Sam.encodeImage` vs ImageEncoder.onnx, both on references/input_image.npy [1,3,1024,1024].",
@@ -307,12 +350,15 @@ def main():
           "- Model load: `ModelFile.load` of the .samw converted from mobile_sam.h5 (table and metadata checked, every tensor's CRC-32 verified, model built on the mapped weights; tables derived from weights, TinyViT's expanded attention biases and the dense positional encoding, are computed on their first use, in the warm-up runs) vs creating the two onnxruntime sessions.",
           "- Peak RSS: whole process (the onnxruntime one includes the Python interpreter and numpy).",
           "", "## Results", "",
-          "| Measurement | native | onnxruntime | native / ort |" + (f" native, {alt_label} (/ ort) |" if nu else ""),
-          "|---|---:|---:|---:|" + ("---:|" if nu else "")]
-    for name, nv, ov, uv, unit in rows:
+          "| Measurement | native | onnxruntime | native / ort |" + (f" native, {alt_label} (/ ort) |" if nu else "")
+          + (" native, bfloat16 linear layers, opt-in (/ ort) |" if nb else ""),
+          "|---|---:|---:|---:|" + ("---:|" if nu else "") + ("---:|" if nb else "")]
+    for name, nv, ov, uv, bv, unit in rows:
         line = f"| {name} | {fmt(nv, unit)} | {fmt(ov, unit)} | {ratio(nv, ov):.2f} |"
         if nu:
             line += f" {fmt(uv, unit)} ({ratio(uv, ov):.2f}) |"
+        if nb:
+            line += f" {fmt(bv, unit)} ({ratio(bv, ov):.2f}) |"
         L.append(line)
     spread = lambda xs: f"{min(xs) * 1000:.0f}–{max(xs) * 1000:.0f} ms"
     L += ["", "Image encoder spread (min–max over the timed runs, separate processes): native "
@@ -343,6 +389,25 @@ def main():
         L.append(f"- With {alt_label}: sgemm {gflops['sgemm_peak_alt']:.1f} GFLOP/s, "
                  f"native encoder {gflops['encoder_alt']:.1f} GFLOP/s "
                  f"({100 * gflops['encoder_alt'] / gflops['sgemm_peak_alt']:.0f}% of it)")
+    if nb and accuracy:
+        counts = accuracy["task_cases"]
+        L += ["", "## bfloat16 linear layers (opt-in)", "",
+              "`sambench --bf16` / `samverify --bf16` (`Kernels.setLinearPrecision(.bfloat16)`): every linear layer's weights and "
+              "inputs rounded to bfloat16, float32 sums (AVX512_BF16); convolutions and attention products stay float32. "
+              f"Image encoder {nb['encoder_s'] * 1000:.1f} ms ({ratio(nb['encoder_s'], o['encoder_s']):.2f}x onnxruntime, "
+              f"{ratio(nb['encoder_s'], n['encoder_s']):.2f}x the float32 path, {gflops['encoder_bf16']:.1f} GFLOP/s). "
+              "Accuracy against PyTorch's float32 references on the drop (samverify --bf16, task level: thresholded full-size masks):",
+              "",
+              f"- lowest mask IoU over every case's four masks: {accuracy['min_mask_iou']:.4f} "
+              f"(end to end, bfloat16 encoder and decoder on the photo: {accuracy['min_mask_iou_end_to_end']:.4f})",
+              f"- best mask (highest predicted IoU) the same as the reference's: {accuracy['best_mask_agreements']} of "
+              f"{accuracy['best_mask_agreements'] + accuracy['best_mask_disagreements']} prompts",
+              f"- largest IoU-prediction error {accuracy['max_iou_prediction_error']:.2e}; image embeddings max abs error "
+              f"{accuracy['image_embeddings_max_abs']:.2e}, mean {accuracy['image_embeddings_mean_abs']:.2e} (float32 path: under 1e-5)",
+              f"- task-level cases passing samverify's thresholds (IoU >= 0.99, best mask agrees): {counts['passed']} of {counts['cases']}",
+              "",
+              "The weights are seeded random: a trained model's activations differ, so judge the path on your own model's "
+              "reference set with `samverify --bf16`."]
     for result in encoder_sets:
         L += encoder_set_report(result)
     with open(a.markdown, "w") as f:

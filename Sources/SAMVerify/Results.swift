@@ -144,6 +144,8 @@ public struct VerificationReport: Codable, Sendable, Equatable {
     /// --max-atol / --max-rtol: the loosest tolerances a manifest may ask for.
     public var maxAtol: Double?
     public var maxRtol: Double?
+    /// "bfloat16" when the run used the opt-in bfloat16 linear layers (`--bf16`); absent for float32.
+    public var linearPrecision: String?
     public var decoderInputs = "decoder cases take the reference references/image_embeddings.npy (PyTorch's) as input, "
         + "so they check the prompt encoder and mask decoder alone; case image_encoder checks the encoder"
     public var cases: [CaseResult]

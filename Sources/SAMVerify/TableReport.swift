@@ -20,6 +20,9 @@ public enum TableReport {
         lines.append("  manifest tolerances: " + (report.manifestTolerances.isEmpty ? "none"
                      : report.manifestTolerances.map(\.description).joined(separator: "; ")))
         lines.append("  \(report.decoderInputs)")
+        if let precision = report.linearPrecision {
+            lines.append("  linear layers: \(precision) products (--bf16, the opt-in lower-precision path): judge it by the task level")
+        }
         lines.append("")
 
         let header = ["CASE", "OUTPUT", "STATUS", "MAX ABS", "MEAN ABS", "MEDIAN ABS", "MAX REL", "MEDIAN REL",

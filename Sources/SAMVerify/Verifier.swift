@@ -1,5 +1,6 @@
 import Foundation
 import SAMBLAS
+import SAMKernels
 import SAMFormats
 import SAMModel
 import SAMModelFile
@@ -59,7 +60,10 @@ public enum Verifier {
     public static let version = "0.1.0"
 
     /// How this process runs the model: worker threads and BLAS kernels ("workers 2, OpenBLAS ... core: Cooperlake").
-    public static var runtimeDescription: String { "workers \(Workers.count), \(BLAS.backendDescription)" }
+    public static var runtimeDescription: String {
+        "workers \(Workers.count), \(BLAS.backendDescription)"
+            + (Kernels.linearPrecision == .bfloat16 ? ", linear layers in bfloat16 (--bf16)" : "")
+    }
 
     /// Loads `modelPath` (.samw) and the reference set at `referencesPath` (with `tolerancesFile`'s
     /// tolerances when given), then verifies. Throws (exit 2) when the model or the set cannot be used at
@@ -131,6 +135,7 @@ public enum Verifier {
                                         limits: ToleranceOverride(atol: options.maxAtol, rtol: options.maxRtol),
                                         taskThresholds: references.taskThresholds)
         report.decoderInputs = runner.decoderInputsNote
+        if Kernels.linearPrecision == .bfloat16 { report.linearPrecision = Kernels.LinearPrecision.bfloat16.rawValue }
         return report
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SAMKernels
 import SAMFormats
 import SAMImage
 import SAMPipeline
@@ -84,6 +85,7 @@ struct RunOutputs {
             "best": prediction.best,
             "reused_embeddings": reusedEmbeddings,
             "seconds": timings,
+            "linear_precision": Kernels.linearPrecision.rawValue,
         ]
         if let provenance = predictor.embeddingsProvenance {
             object["embeddings_computed_from"] = [

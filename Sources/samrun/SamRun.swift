@@ -52,6 +52,8 @@ struct SamRun: ParsableCommand {
     var skipChecksums = false
     @Flag(help: "Time the image encoder per module (from the model's module observer); prints a table and adds \"profile\" to result.json.")
     var profile = false
+    @Flag(name: .customLong("bf16"), help: "Run the linear layers in bfloat16 products (the opt-in lower-precision path, CPUs with AVX512_BF16); result.json records it.")
+    var bfloat16 = false
     @Option(name: .customLong("profile-depth"), help: "Dot-separated path components to aggregate --profile by (5: image_encoder.layers.0.blocks.0).")
     var profileDepth: Int = 5
 
@@ -80,6 +82,9 @@ struct SamRun: ParsableCommand {
         // This process is the tool's own: BLAS on one thread, freed memory kept for reuse.
         Kernels.tuneProcessForInference()
         do {
+            if bfloat16 {
+                do { try Kernels.setLinearPrecision(.bfloat16) } catch { throw RunFailure("--bf16: \(error)") }
+            }
             try segment()
         } catch {
             // Names from the model, the image or the prompt files may be in the message: printed escaped.

@@ -109,6 +109,11 @@ struct SamVerify: ParsableCommand {
                                                                  valueName: "DIR", visibility: .hidden))
     var dumpOutputs: String?
 
+    @Flag(name: .customLong("bf16"),
+          help: ArgumentHelp("Run the linear layers in bfloat16 products (the opt-in lower-precision path, CPUs with AVX512_BF16), "
+                             + "to measure its accuracy: its errors exceed float32's tolerances, so judge it by the task-level figures."))
+    var bfloat16 = false
+
     @Flag(help: "No progress on standard error.")
     var quiet = false
 
@@ -133,6 +138,12 @@ struct SamVerify: ParsableCommand {
     func execute() -> Int32 {
         // This process is the tool's own: BLAS on one thread, freed memory kept for reuse.
         Kernels.tuneProcessForInference()
+        if bfloat16 {
+            do { try Kernels.setLinearPrecision(.bfloat16) } catch {
+                FileHandle.standardError.write(Data("samverify: --bf16: \(error)\n".utf8))
+                return 2
+            }
+        }
         let options = VerifyOptions(cases: cases, atol: atol, rtol: rtol, maxAtol: maxAtol, maxRtol: maxRtol,
                                     locateDivergence: !noDivergence, measureModules: calibrate != nil)
         let inputs = ReportFiles.inputs(model: model, references: references) + [tolerances].compactMap { $0 }
