@@ -12,15 +12,19 @@ public struct EmbeddingsProvenance: Codable, Sendable, Equatable {
     public var inputSize: ImageSize
     /// `ModelFileMetadata.identity` of the model that computed them.
     public var modelIdentity: String
+    /// "bfloat16" when the encoder ran the opt-in bfloat16 linear layers; nil (absent) for float32.
+    public var linearPrecision: String?
 
-    public init(originalSize: ImageSize, inputSize: ImageSize, modelIdentity: String) {
+    public init(originalSize: ImageSize, inputSize: ImageSize, modelIdentity: String, linearPrecision: String? = nil) {
         self.originalSize = originalSize
         self.inputSize = inputSize
         self.modelIdentity = modelIdentity
+        self.linearPrecision = linearPrecision
     }
 
     enum CodingKeys: String, CodingKey {
         case originalSize = "original_size", inputSize = "input_size", modelIdentity = "model_identity"
+        case linearPrecision = "linear_precision"
     }
 
     /// How this record differs from `expected`, one phrase per field; empty when they match.
@@ -35,6 +39,9 @@ public struct EmbeddingsProvenance: Codable, Sendable, Equatable {
         }
         if modelIdentity != expected.modelIdentity {
             found.append("computed by model \(modelIdentity.prefix(16)), this model is \(expected.modelIdentity.prefix(16))")
+        }
+        if (linearPrecision ?? "float32") != (expected.linearPrecision ?? "float32") {
+            found.append("computed with \(linearPrecision ?? "float32") linear layers, this run uses \(expected.linearPrecision ?? "float32")")
         }
         return found
     }

@@ -1,5 +1,6 @@
 import Foundation
 import SAMImage
+import SAMKernels
 import SAMModel
 import SAMModelFile
 import SAMTensor
@@ -75,7 +76,8 @@ public final class SegmentAnything {
 
     /// The record of embeddings this model computes for an image of `originalSize`.
     public func provenance(forOriginalSize originalSize: ImageSize) -> EmbeddingsProvenance {
-        EmbeddingsProvenance(originalSize: originalSize, inputSize: transform.inputSize(for: originalSize), modelIdentity: modelIdentity)
+        EmbeddingsProvenance(originalSize: originalSize, inputSize: transform.inputSize(for: originalSize), modelIdentity: modelIdentity,
+                             linearPrecision: Kernels.linearPrecision == .bfloat16 ? Kernels.LinearPrecision.bfloat16.rawValue : nil)
     }
 
     /// Reuses embeddings computed earlier (encode once, decode many) for the image of `originalSize`:

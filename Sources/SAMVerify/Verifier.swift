@@ -1,7 +1,7 @@
 import Foundation
 import SAMBLAS
-import SAMKernels
 import SAMFormats
+import SAMKernels
 import SAMModel
 import SAMModelFile
 import SAMParallel

@@ -1,7 +1,7 @@
 import Foundation
-import SAMKernels
 import SAMFormats
 import SAMImage
+import SAMKernels
 import SAMPipeline
 import SAMTensor
 
@@ -92,6 +92,7 @@ struct RunOutputs {
                 "original_size": ["width": provenance.originalSize.width, "height": provenance.originalSize.height],
                 "input_size": ["width": provenance.inputSize.width, "height": provenance.inputSize.height],
                 "model_identity": provenance.modelIdentity,
+                "linear_precision": provenance.linearPrecision ?? Kernels.LinearPrecision.float32.rawValue,
             ] as [String: Any]
         } else {
             object["embeddings_computed_from"] = NSNull()

@@ -1,5 +1,6 @@
 import Foundation
 import SAMFormats
+import SAMKernels
 import SAMTensor
 import SAMTestSupport
 import Testing
@@ -28,6 +29,30 @@ struct SamRunCommandLineTests {
         #expect(masks.isBitwiseEqual(to: reused))
         let result = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/second/result.json"))) as? [String: Any]
         #expect(result?["reused_embeddings"] as? Bool == true)
+    }
+
+    @Test("--bf16 is recorded with the embeddings; a float32 run refuses to reuse them unless forced")
+    func bfloat16() throws {
+        let folder = try TinyPipeline.folder()
+        let model = try TinyPipeline.model(in: folder)
+        let photo = try TinyPipeline.photo(in: folder)
+        let reduced = try samrunTool.run([model, photo, "--point", "60,40", "--bf16", "--out", folder + "/bf16"])
+        guard Kernels.bfloat16Available else {
+            #expect(reduced.status == 2 && reduced.stderr.contains("AVX512_BF16"), "\(reduced.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: folder + "/bf16"))
+            return
+        }
+        #expect(reduced.status == 0, "\(reduced.stderr)")
+        let result = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/bf16/result.json"))) as? [String: Any]
+        #expect(result?["linear_precision"] as? String == "bfloat16")
+        let sidecar = try String(contentsOfFile: folder + "/bf16/image_embeddings.json", encoding: .utf8)
+        #expect(sidecar.contains(#""linear_precision" : "bfloat16""#))
+        let reuse = [model, photo, "--point", "60,40", "--embeddings", folder + "/bf16/image_embeddings.npy"]
+        let refused = try samrunTool.run(reuse + ["--out", folder + "/refused"])
+        #expect(refused.status == 2 && refused.stderr.contains("computed with bfloat16 linear layers, this run uses float32"),
+                "\(refused.stderr)")
+        #expect(try samrunTool.run(reuse + ["--force", "--out", folder + "/forced"]).status == 0)
+        #expect(try samrunTool.run(reuse + ["--bf16", "--out", folder + "/same"]).status == 0)
     }
 
     @Test("Bad input: a message naming the problem, exit 2, no crash, nothing written")

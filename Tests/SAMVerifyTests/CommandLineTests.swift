@@ -1,5 +1,6 @@
 import Foundation
 import SAMTestSupport
+import SAMKernels
 import Testing
 @testable import SAMVerify
 
@@ -39,5 +40,29 @@ struct CommandLineTests {
         #expect(try samverifyTool.run([model, "--references", TestPaths.tinyReferences, "--atol", "-1"]).status == 2)
         #expect(try samverifyTool.run([folder + "/missing.samw", "--references", TestPaths.tinyReferences]).status == 2)
         #expect(try samverifyTool.run(["--help"]).status == 0)
+    }
+
+    @Test("--bf16 runs the bfloat16 linear layers and says so in the table and the JSON, or exits 2 where the CPU lacks them")
+    func bfloat16() throws {
+        let folder = try temporaryFolder("cli-bf16")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let model = try ModelUnderTest.tiny(in: folder)
+        let run = try samverifyTool.run([model, "--references", TestPaths.tinyReferences, "--bf16", "--quiet",
+                                         "--no-divergence", "--json", folder + "/r.json"])
+        guard Kernels.bfloat16Available else {
+            #expect(run.status == 2 && run.stderr.contains("AVX512_BF16"), "\(run.stderr)")
+            return
+        }
+        // bfloat16's rounding is far outside float32's tolerances: the tensor checks fail (exit 1), and the
+        // report says which path ran so that no one reads it as a float32 port that drifted.
+        #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
+        #expect(run.stdout.contains("linear layers: bfloat16 products (--bf16"))
+        #expect(run.stdout.contains("task level 9 cases"))
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/r.json"))) as? [String: Any]
+        #expect(report?["linearPrecision"] as? String == "bfloat16")
+        let plain = try samverifyTool.run([model, "--references", TestPaths.tinyReferences, "--quiet", "--json", folder + "/f.json"])
+        #expect(plain.status == 0 && !plain.stdout.contains("bfloat16"))
+        let plainReport = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/f.json"))) as? [String: Any]
+        #expect(plainReport?["linearPrecision"] == nil)
     }
 }
