@@ -168,7 +168,7 @@ bench-sam2: setup bench-venv
 	$(SWIFT) build $(RELEASE) --product sambench
 	$(SWIFT) build $(RELEASE) --product samconvert
 	env -u OPENBLAS_CORETYPE $(PYTHON) benchmarks/run_sam2_bench.py --bin "$$($(SWIFT) build $(RELEASE) --show-bin-path)" \
-	    --set "$(SAM2_SET)" --threads 2 --rounds 10 --json out/bench-sam2.json
+	    --set "$(SAM2_SET)" --threads 2 --rounds 10 --bf16 --json out/bench-sam2.json
 
 # Full-size SAM 2.1 reference sets (seeded weights, the drop's photo, samexporter's ONNX pair) into
 # SAM2_SETS: several GB with the checkpoints, never committed. SAM2_CONFIGS picks the models.

@@ -123,9 +123,10 @@ def summarise(runs):
     return s
 
 
-def bench_encoder_set(folder, sambench, samconvert, threads, rounds, env, tmp):
+def bench_encoder_set(folder, sambench, samconvert, threads, rounds, env, tmp, bf16=False):
     """Image encoder alone, native (`sambench encoder`) and onnxruntime (ort_encoder_bench.py) in
-    interleaved separate processes, on one reference set."""
+    interleaved separate processes, on one reference set; with `bf16` also native with bfloat16
+    linear layers."""
     folder = os.path.abspath(folder)
     weights = next((os.path.join(folder, name) for name in ("sam.h5", "mobile_sam.h5")
                     if os.path.exists(os.path.join(folder, name))), None)
@@ -137,16 +138,18 @@ def bench_encoder_set(folder, sambench, samconvert, threads, rounds, env, tmp):
     native_cmd = [sambench, "encoder", model, image, "--threads", threads]
     ort_cmd = [sys.executable, os.path.join(os.path.dirname(__file__), "ort_encoder_bench.py"),
                os.path.join(folder, "ImageEncoder.onnx"), image, "--threads", threads]
-    native, ort = [], []
+    native, ort, native_bf16 = [], [], []
     for i in range(rounds):
         print(f"[bench] {os.path.basename(folder)} encoder round {i + 1}/{rounds}", file=sys.stderr, flush=True)
         native.append(run_json(native_cmd, env))
         ort.append(run_json(ort_cmd, env))
+        if bf16:
+            native_bf16.append(run_json(native_cmd + ["--bf16"], env))
     config = json.load(open(os.path.join(folder, "config.json")))
     os.remove(model)
     return {"folder": folder, "label": os.path.basename(folder), "weights": os.path.basename(weights),
             "encoder": config.get("imageEncoder", {}), "convert_s": convert_s, "rounds": rounds,
-            "native": native, "onnxruntime": ort}
+            "native": native, "onnxruntime": ort, "native_bf16": native_bf16}
 
 
 def encoder_set_report(result):
@@ -169,7 +172,16 @@ def encoder_set_report(result):
             f"| Model load (median) | {load_n * 1000:.0f} ms | {load_o * 1000:.0f} ms | {load_n / load_o:.2f} |",
             f"| Peak RSS (VmHWM, median) | {rss_n:.0f} MiB | {rss_o:.0f} MiB | {rss_n / rss_o:.2f} |", "",
             f"Spread: native {min(native) * 1000:.0f}–{max(native) * 1000:.0f} ms, "
-            f"onnxruntime {min(ort) * 1000:.0f}–{max(ort) * 1000:.0f} ms."]
+            f"onnxruntime {min(ort) * 1000:.0f}–{max(ort) * 1000:.0f} ms."] + bf16_rows(result, ort)
+
+
+def bf16_rows(result, ort):
+    bf16 = [r["encoder_median_s"] for r in result.get("native_bf16", [])]
+    if not bf16:
+        return []
+    return ["", f"With bfloat16 linear layers (opt-in, `sambench encoder --bf16`, interleaved in the same rounds): "
+            f"median {med(bf16) * 1000:.0f} ms ({med(bf16) / med(ort):.2f}x onnxruntime), "
+            f"minimum {min(bf16) * 1000:.0f} ms ({min(bf16) / min(ort):.2f}x)."]
 
 
 def main():
@@ -259,7 +271,7 @@ def main():
                 native_bf16.append(run_json(bench_native + ["--bf16"], base))
         accuracy = bf16_accuracy(os.path.join(a.bin, "samverify"), h5_samw, drop, base, tmp) if bf16 else None
 
-        encoder_sets = [bench_encoder_set(folder, sambench, samconvert, t, a.encoder_set_rounds, base, tmp)
+        encoder_sets = [bench_encoder_set(folder, sambench, samconvert, t, a.encoder_set_rounds, base, tmp, bf16)
                         for folder in a.encoder_set]
 
     n, o = summarise(native), summarise(ort)

@@ -30,8 +30,11 @@ def main():
     p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--runs", type=int, default=2, help="timed encoder runs per process (after a warm-up)")
     p.add_argument("--json", default="out/bench-sam2.json")
+    p.add_argument("--bf16", action="store_true",
+                   help="also run the native encoder with bfloat16 linear layers (sambench --bf16; CPUs with AVX512_BF16)")
     a = p.parse_args()
     env = dict(os.environ, SAM_NUM_THREADS=str(a.threads), OMP_NUM_THREADS=str(a.threads))
+    bf16 = a.bf16 and "avx512_bf16" in Path("/proc/cpuinfo").read_text().split()
     with tempfile.TemporaryDirectory() as tmp:
         model = os.path.join(tmp, "encoder.samw")
         config = os.path.join(a.set, "config.json")
@@ -39,12 +42,15 @@ def main():
                         "--out", model], check=True, capture_output=True, env=env)
         rounds = []
         for _ in range(a.rounds):
-            native = run_json([os.path.join(a.bin, "sambench"), "encoder", model, a.set, "--runs", str(a.runs),
-                               "--threads", str(a.threads)], env)
+            native_cmd = [os.path.join(a.bin, "sambench"), "encoder", model, a.set, "--runs", str(a.runs),
+                          "--threads", str(a.threads)]
+            native = run_json(native_cmd, env)
             ort = run_json([sys.executable, str(Path(__file__).with_name("ort_encoder_bench.py")),
                             os.path.join(a.set, "encoder.onnx"), os.path.join(a.set, "references", "input_image.npy"),
                             "--runs", str(a.runs), "--threads", str(a.threads)], env)
             rounds.append({"native": native, "onnxruntime": ort})
+            if bf16:
+                rounds[-1]["native_bf16"] = run_json(native_cmd + ["--bf16"], env)
     def med(side, key):
         return statistics.median(r[side][key] for r in rounds)
 
@@ -60,6 +66,9 @@ def main():
     }
     for key in ("encoder_s", "encoder_min_s", "peak_rss_kib", "load_s"):
         result[key]["ratio"] = result[key]["native"] / result[key]["onnxruntime"]
+    if bf16:
+        result["encoder_bf16_s"] = {"median": med("native_bf16", "encoder_median_s"), "fastest": fastest("native_bf16"),
+                                    "peak_rss_kib": med("native_bf16", "peak_rss_kib")}
     Path(a.json).parent.mkdir(parents=True, exist_ok=True)
     Path(a.json).write_text(json.dumps(result, indent=1) + "\n")
     print(f"SAM 2 image encoder, {a.set}, {a.threads} threads, {a.rounds} interleaved rounds ({result['blas']})")
@@ -72,6 +81,12 @@ def main():
           f"| {result['peak_rss_kib']['ratio']:.2f}x |")
     print(f"| load | {result['load_s']['native'] * 1000:.0f} ms | {result['load_s']['onnxruntime'] * 1000:.0f} ms "
           f"| {result['load_s']['ratio']:.2f}x |")
+    if bf16:
+        b, o = result["encoder_bf16_s"], result["encoder_s"]["onnxruntime"]
+        print(f"| encoder, bfloat16 linear layers (opt-in) | {b['median'] * 1000:.0f} ms | {o * 1000:.0f} ms "
+              f"| {b['median'] / o:.2f}x |")
+        print(f"| same, minimum | {b['fastest'] * 1000:.0f} ms | {result['encoder_min_s']['onnxruntime'] * 1000:.0f} ms "
+              f"| {b['fastest'] / result['encoder_min_s']['onnxruntime']:.2f}x |")
 
 
 if __name__ == "__main__":
