@@ -75,7 +75,8 @@ public enum StateDictImport {
                            into result: inout ImportedWeights) throws(ImportError) {
         guard table.shape.count == 2, table.shape[0] > 0 else {
             throw ImportError(.invalidLayout, file: origin.file, tensor: key,
-                              "expected a [rows, channels] table (one row per \(pattern)), found shape \(table.shape)")
+                              "expected a [rows, channels] table (row N is "
+                                + "\(pattern.replacingOccurrences(of: HuggingFaceSam2Names.rowToken, with: "N"))), found shape \(table.shape)")
         }
         guard table.dtype.isFloatingPoint else {
             throw ImportError(.wrongElementType, file: origin.file, tensor: key,

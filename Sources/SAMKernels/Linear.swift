@@ -27,13 +27,13 @@ extension Kernels {
             return output
         }
 
+        // The opt-in bfloat16 path (`setLinearPrecision`) multiplies by the weight's packed panels.
+        let panels = linearPrecision == .bfloat16 ? bfloat16Panels(weight) : nil
         // About 256 KB of output per tile (it stays in L2 for the epilogue), at least 16 rows, and at
         // least as many rows as input features: each tile's sgemm packs the whole weight again, and
         // with rows >= in that costs no more memory traffic than writing the tile. (ViT-B's MLP,
         // 768 -> 3072 on 4096 rows, had tiles of 21 rows: 195 packs of a 9 MB weight per call; with
         // this rule the encoder took 28% less CPU time, MobileSAM's 8% less.)
-        // The opt-in bfloat16 path (`setLinearPrecision`) multiplies by the weight's packed panels.
-        let panels = linearPrecision == .bfloat16 ? bfloat16Panels(weight) : nil
         let tileRows = max(16, 65_536 / outFeatures, inFeatures)
         let tiles = (rows + tileRows - 1) / tileRows
         guard tiles >= 2 * workerCount else {
