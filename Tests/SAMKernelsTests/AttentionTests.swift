@@ -24,8 +24,14 @@ struct AttentionTests {
     /// The same with keys that carry errors of their own (a projection's output).
     static func reference(q: FloatTensor, k: [Expected], keyShape: [Int], v: FloatTensor, heads: Int, scale: Float,
                           bias: FloatTensor?) -> [Expected] {
+        reference(q: q, k: k, keyShape: keyShape, v: v.exact, valueShape: v.shape, heads: heads, scale: scale, bias: bias)
+    }
+
+    /// The same with keys and values that carry errors of their own.
+    static func reference(q: FloatTensor, k: [Expected], keyShape: [Int], v: [Expected], valueShape: [Int], heads: Int,
+                          scale: Float, bias: FloatTensor?) -> [Expected] {
         let (batch, lq, width) = (q.shape[0], q.shape[1], q.shape[2])
-        let lk = keyShape[1], valueWidth = v.shape[2]
+        let lk = keyShape[1], valueWidth = valueShape[2]
         let d = width / heads, dv = valueWidth / heads
         var out = [Expected](repeating: .zero, count: batch * lq * valueWidth)
         for b in 0..<batch {
@@ -50,7 +56,7 @@ struct AttentionTests {
                     let total = exps.reduce(Expected.zero, +)
                     for e in 0..<dv {
                         var sum = Expected.zero
-                        for j in 0..<lk { sum += exps[j] / total * Expected(exact: v.data[(b * lk + j) * valueWidth + h * dv + e]) }
+                        for j in 0..<lk { sum += exps[j] / total * v[(b * lk + j) * valueWidth + h * dv + e] }
                         out[(b * lq + i) * valueWidth + h * dv + e] = sum
                     }
                 }

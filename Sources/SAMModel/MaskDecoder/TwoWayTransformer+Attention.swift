@@ -49,15 +49,36 @@ extension TwoWayTransformer {
             // (in that order: an observer sees PyTorch's hook order)
             let queries = qProj(q, observer: observer)
             guard let observer else {
+                if foldsProjections(queryLength: queries.shape[1], keyLength: k.shape[1]) {
+                    return outProj(foldedAttention(queries: queries, k: k, v: v), then: Kernels.Epilogue(residual: residual))
+                }
                 return attend(queries: queries, keys: projectedKeys(k), values: vProj(v), plusResidual: residual)
             }
             let keys = kProj(k, observer: observer)
             let values = vProj(v, observer: observer)
-            var out = outProj(Kernels.attention(q: queries, k: keys, v: values, heads: numHeads, scale: scale, bias: nil),
-                              observer: observer)
+            // The observer sees k_proj and v_proj; the attention itself is computed as without one,
+            // so attaching an observer never changes the outputs.
+            let mixed = foldsProjections(queryLength: queries.shape[1], keyLength: k.shape[1])
+                ? foldedAttention(queries: queries, k: k, v: v)
+                : Kernels.attention(q: queries, k: keys, v: values, heads: numHeads, scale: scale, bias: nil)
+            var out = outProj(mixed, observer: observer)
             observer(path, out)
             if let residual { Kernels.add(&out, residual) }
             return out
+        }
+
+        /// A few queries over many tokens (a click or a box over the image tokens): the key and
+        /// value projections folded into the queries and the output (`attentionFoldingProjections`)
+        /// cost fewer multiply-adds than projecting every token.
+        func foldsProjections(queryLength: Int, keyLength: Int) -> Bool {
+            keyLength > queryLength
+                && Kernels.foldingProjectionsPays(queryLength: queryLength, heads: numHeads, projectedWidth: internalDim)
+        }
+
+        /// ref: Attention.forward with k_proj and v_proj folded in (see `foldsProjections`).
+        private func foldedAttention(queries: FloatTensor, k: FloatTensor, v: FloatTensor) -> FloatTensor {
+            Kernels.attentionFoldingProjections(queries: queries, keys: k, values: v, keyWeight: kProj.weight,
+                                                valueWeight: vProj.weight, valueBias: vProj.bias, heads: numHeads, scale: scale)
         }
 
         /// The same attention with the queries already projected (q_proj output, [1, Lq, internal]).
