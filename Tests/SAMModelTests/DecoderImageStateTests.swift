@@ -18,9 +18,13 @@ struct DecoderImageStateTests {
         return (random.tensor([1, 16, g, g]), random.tensor([1, 16, g, g]), noMask)
     }
 
-    // 4x4 = 16 image tokens takes the row-major key path; 24x24 = 576 the transposed one.
-    @Test("decoding with the kept work gives the same bits, with and without a mask", arguments: [4, 24])
-    func sameBits(side: Int) throws {
+    // 4x4 = 16 image tokens takes the row-major key path; 24x24 = 576 the transposed one. The
+    // folding decoder's later blocks fold k_proj and v_proj for all three prompt lengths (6, 8 and
+    // 12 tokens), q_proj and out_proj for 6 and 8 (`AttentionFoldingTests`).
+    @Test("decoding with the kept work gives the same bits, with and without a mask",
+          arguments: [(4, false), (24, false), (4, true), (24, true)])
+    func sameBits(side: Int, folding: Bool) throws {
+        let decoder = folding ? try SyntheticDecoder.foldingMaskDecoder() : decoder
         let x = image(side: side, seed: UInt64(side))
         let state = try decoder.keptImageWork(imageEmbeddings: x.image, imagePE: x.pe, noMaskDense: x.noMask)
         var random = SyntheticDecoder.Random(state: 99)

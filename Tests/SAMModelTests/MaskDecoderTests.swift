@@ -99,15 +99,22 @@ struct DecoderReferences: Sendable {
 /// Seeded random weights for a small prompt encoder + mask decoder (C = 16, g = 4, 2 heads),
 /// every key and shape as upstream names them, for the unit tests.
 enum SyntheticDecoder {
-    static let config: SAMConfig = {
+    static let config = config(numHeads: 2, attentionDownsampleRate: 2)
+    /// One 16-wide head in the cross attentions: a few prompt tokens are fewer than the head's
+    /// width, so the decoder folds the image-side projections (`TwoWayTransformer.Attention.Folding`)
+    /// as MobileSAM's does for a click (8 heads of 16).
+    static let foldingConfig = config(numHeads: 1, attentionDownsampleRate: 1)
+
+    static func config(numHeads: Int, attentionDownsampleRate: Int) -> SAMConfig {
         var config = SAMConfig.mobileSAM
         config.promptEncoder = PromptEncoderConfig(embedDim: 16, imageEmbeddingSize: 4, inputImageSize: 32, maskInChannels: 8)
-        config.maskDecoder = MaskDecoderConfig(transformerDim: 16, depth: 2, numHeads: 2, mlpDim: 24, attentionDownsampleRate: 2,
+        config.maskDecoder = MaskDecoderConfig(transformerDim: 16, depth: 2, numHeads: numHeads, mlpDim: 24,
+                                               attentionDownsampleRate: attentionDownsampleRate,
                                                numMultimaskOutputs: 3, iouHeadDepth: 3, iouHeadHiddenDim: 12)
         config.minPoints = 1
         config.maxPoints = 6
         return config
-    }()
+    }
 
     /// Uniform floats from SplitMix64, so the values are the same on every platform.
     struct Random {
@@ -121,7 +128,7 @@ enum SyntheticDecoder {
         }
     }
 
-    static func tensors(seed: UInt64 = 7) -> [String: Tensor] {
+    static func tensors(seed: UInt64 = 7, config: SAMConfig = config) -> [String: Tensor] {
         var random = Random(state: seed)
         var out: [String: Tensor] = [:]
         func put(_ key: String, _ shape: [Int], scale: Float = 0.5, offset: Float = 0) {
@@ -191,6 +198,11 @@ enum SyntheticDecoder {
 
     static func maskDecoder(_ tensors: [String: Tensor] = tensors()) throws -> MaskDecoder {
         try MaskDecoder(weights: WeightStore(tensors, source: "synthetic"), config: config)
+    }
+
+    /// The decoder of `foldingConfig`.
+    static func foldingMaskDecoder() throws -> MaskDecoder {
+        try MaskDecoder(weights: WeightStore(tensors(config: foldingConfig), source: "synthetic"), config: foldingConfig)
     }
 
     /// Expects `body` to throw exactly `expected`.

@@ -42,14 +42,18 @@ public struct TwoWayAttentionBlock: Sendable {
     /// ref: transformer.py TwoWayAttentionBlock.forward
     public func callAsFunction(queries: FloatTensor, keys: FloatTensor, queryPE: FloatTensor, keyPE: FloatTensor,
                                observer: ModuleObserver? = nil) -> (queries: FloatTensor, keys: FloatTensor) {
-        self(queries: queries, keys: keys, queryPE: queryPE, keyPE: keyPE, kept: nil, observer: observer)
+        self(queries: queries, keys: keys, queryPE: queryPE, keyPE: keyPE, kept: nil, foldsCrossAttention: true, observer: observer)
     }
 
     /// `kept`: this block's projections of `keys` made earlier (`imageProjections`, keys being the
     /// transformer's input image tokens and `keysWithPE` their sum with `keyPE`); never with an observer.
+    /// `foldsCrossAttention` false keeps the cross attentions' image-side projections (not folded into
+    /// the prompt tokens, `TwoWayTransformer.Attention.Folding`): the first block's, which the per-image
+    /// state holds, so that a decode with the state and one without it take the same route.
     func callAsFunction(queries: FloatTensor, keys: FloatTensor, queryPE: FloatTensor, keyPE: FloatTensor,
-                        kept: (projections: ImageProjections, keysWithPE: FloatTensor)?,
+                        kept: (projections: ImageProjections, keysWithPE: FloatTensor)?, foldsCrossAttention: Bool = true,
                         observer: ModuleObserver?) -> (queries: FloatTensor, keys: FloatTensor) {
+        precondition(kept == nil || !foldsCrossAttention, "kept image projections are for the unfolded route")
         precondition(kept == nil || observer == nil, "kept image projections skip modules an observer would see")
         var queries = queries, keys = keys
 
@@ -74,7 +78,7 @@ public struct TwoWayAttentionBlock: Sendable {
             queries = crossAttnTokenToImage(q: q, projectedKeys: projections.tokenToImageKeys,
                                             projectedValues: projections.tokenToImageValues, plusResidual: queries)
         } else {
-            queries = crossAttnTokenToImage(q: q, k: k, v: keys, plusResidual: queries, observer: observer)
+            queries = crossAttnTokenToImage(q: q, k: k, v: keys, plusResidual: queries, folding: foldsCrossAttention, observer: observer)
         }
         norm2(&queries, observer: observer)
 
@@ -91,7 +95,7 @@ public struct TwoWayAttentionBlock: Sendable {
         if let projections = kept?.projections {
             keys = crossAttnImageToToken(projectedQueries: projections.imageToTokenQueries, k: q, v: queries, plusResidual: keys)
         } else {
-            keys = crossAttnImageToToken(q: k, k: q, v: queries, plusResidual: keys, observer: observer)
+            keys = crossAttnImageToToken(q: k, k: q, v: queries, plusResidual: keys, folding: foldsCrossAttention, observer: observer)
         }
         // ref: forward — keys = self.norm4(keys)
         norm4(&keys, observer: observer)

@@ -41,44 +41,84 @@ extension TwoWayTransformer {
 
         /// q [1, Lq, E], k and v [1, Lk, E] → [1, Lq, E]; with `residual` ([1, Lq, E]), returns
         /// residual + attention (the caller's skip connection, fused into out_proj unless an
-        /// observer wants the attention output itself).
+        /// observer wants the attention output itself). Where one side is a few tokens and the
+        /// other many, the many tokens' projections are folded into the few (`Folding`) unless
+        /// `folding` is false.
         /// ref: transformer.py Attention.forward
         public func callAsFunction(q: FloatTensor, k: FloatTensor, v: FloatTensor, plusResidual residual: FloatTensor? = nil,
-                                   observer: ModuleObserver? = nil) -> FloatTensor {
-            // ref: Attention.forward — q = self.q_proj(q); k = self.k_proj(k); v = self.v_proj(v)
-            // (in that order: an observer sees PyTorch's hook order)
-            let queries = qProj(q, observer: observer)
+                                   folding: Bool = true, observer: ModuleObserver? = nil) -> FloatTensor {
+            let route = folding ? Folding(attention: self, queryLength: q.shape[1], keyLength: k.shape[1]) : .none
             guard let observer else {
-                if foldsProjections(queryLength: queries.shape[1], keyLength: k.shape[1]) {
-                    return outProj(foldedAttention(queries: queries, k: k, v: v), then: Kernels.Epilogue(residual: residual))
+                switch route {
+                case .keyValue:
+                    return outProj(foldedKeyValueAttention(queries: qProj(q), k: k, v: v), then: Kernels.Epilogue(residual: residual))
+                case .queryOutput:
+                    return foldedQueryOutputAttention(q: q, keys: kProj(k), values: vProj(v), residual: residual)
+                case .none:
+                    return attend(queries: qProj(q), keys: projectedKeys(k), values: vProj(v), plusResidual: residual)
                 }
-                return attend(queries: queries, keys: projectedKeys(k), values: vProj(v), plusResidual: residual)
             }
+            // ref: Attention.forward — q = self.q_proj(q); k = self.k_proj(k); v = self.v_proj(v)
+            // (in that order: an observer sees PyTorch's hook order). The observer sees every
+            // projection; the attention itself takes the same route as without one, so attaching
+            // an observer never changes the outputs.
+            let queries = qProj(q, observer: observer)
             let keys = kProj(k, observer: observer)
             let values = vProj(v, observer: observer)
-            // The observer sees k_proj and v_proj; the attention itself is computed as without one,
-            // so attaching an observer never changes the outputs.
-            let mixed = foldsProjections(queryLength: queries.shape[1], keyLength: k.shape[1])
-                ? foldedAttention(queries: queries, k: k, v: v)
-                : Kernels.attention(q: queries, k: keys, v: values, heads: numHeads, scale: scale, bias: nil)
-            var out = outProj(mixed, observer: observer)
+            var out: FloatTensor
+            switch route {
+            case .keyValue:
+                out = outProj(foldedKeyValueAttention(queries: queries, k: k, v: v), observer: observer)
+            case .queryOutput:
+                out = foldedQueryOutputAttention(q: q, keys: keys, values: values, residual: nil)
+                observer(outProj.path, out)
+            case .none:
+                out = outProj(Kernels.attention(q: queries, k: keys, v: values, heads: numHeads, scale: scale, bias: nil),
+                              observer: observer)
+            }
             observer(path, out)
             if let residual { Kernels.add(&out, residual) }
             return out
         }
 
-        /// A few queries over many tokens (a click or a box over the image tokens): the key and
-        /// value projections folded into the queries and the output (`attentionFoldingProjections`)
-        /// cost fewer multiply-adds than projecting every token.
-        func foldsProjections(queryLength: Int, keyLength: Int) -> Bool {
-            keyLength > queryLength
-                && Kernels.foldingProjectionsPays(queryLength: queryLength, heads: numHeads, projectedWidth: internalDim)
+        /// Which projections this attention folds for a shape: where one side is short (the
+        /// prompt tokens of a click or a box) and the other long (the image tokens), multiplying
+        /// the short side's vectors back to token width costs fewer multiply-adds than projecting
+        /// every long-side token.
+        enum Folding {
+            /// A few queries over many keys: k_proj and v_proj folded into the queries
+            /// (`Kernels.attentionFoldingKeyValueProjections`).
+            case keyValue
+            /// Many queries over a few keys: q_proj and out_proj folded into the keys and values
+            /// (`Kernels.attentionFoldingQueryOutputProjections`).
+            case queryOutput
+            case none
+
+            init(attention a: Attention, queryLength: Int, keyLength: Int) {
+                if keyLength > queryLength
+                    && Kernels.foldingKeyValueProjectionsPays(queryLength: queryLength, heads: a.numHeads, projectedWidth: a.internalDim) {
+                    self = .keyValue
+                } else if queryLength > keyLength
+                    && Kernels.foldingQueryOutputProjectionsPays(keyLength: keyLength, heads: a.numHeads, projectedWidth: a.internalDim) {
+                    self = .queryOutput
+                } else {
+                    self = .none
+                }
+            }
         }
 
-        /// ref: Attention.forward with k_proj and v_proj folded in (see `foldsProjections`).
-        private func foldedAttention(queries: FloatTensor, k: FloatTensor, v: FloatTensor) -> FloatTensor {
-            Kernels.attentionFoldingProjections(queries: queries, keys: k, values: v, keyWeight: kProj.weight,
-                                                valueWeight: vProj.weight, valueBias: vProj.bias, heads: numHeads, scale: scale)
+        /// ref: Attention.forward with k_proj and v_proj folded in (`Folding.keyValue`).
+        private func foldedKeyValueAttention(queries: FloatTensor, k: FloatTensor, v: FloatTensor) -> FloatTensor {
+            Kernels.attentionFoldingKeyValueProjections(queries: queries, keys: k, values: v, keyWeight: kProj.weight,
+                                                        valueWeight: vProj.weight, valueBias: vProj.bias, heads: numHeads, scale: scale)
+        }
+
+        /// ref: Attention.forward with q_proj and out_proj folded in (`Folding.queryOutput`), plus the residual.
+        private func foldedQueryOutputAttention(q: FloatTensor, keys: FloatTensor, values: FloatTensor,
+                                                residual: FloatTensor?) -> FloatTensor {
+            Kernels.attentionFoldingQueryOutputProjections(tokens: q, keys: keys, values: values, queryWeight: qProj.weight,
+                                                           queryBias: qProj.bias, outputWeight: outProj.weight,
+                                                           outputBias: outProj.bias, heads: numHeads, scale: scale, residual: residual)
         }
 
         /// The same attention with the queries already projected (q_proj output, [1, Lq, internal]).

@@ -58,8 +58,10 @@ public struct TwoWayTransformer: Sendable {
 
         // ref: forward — for layer in self.layers: queries, keys = layer(queries, keys, query_pe=point_embedding, key_pe=image_pe)
         for (index, layer) in layers.enumerated() {
+            // The first block's image-side projections are kept per image, so it never folds them:
+            // with or without the kept state, a decode takes the same route.
             (queries, keys) = layer(queries: queries, keys: keys, queryPE: pointEmbedding, keyPE: keyPE,
-                                    kept: index == 0 ? kept : nil, observer: observer)
+                                    kept: index == 0 ? kept : nil, foldsCrossAttention: index > 0, observer: observer)
         }
 
         // ref: forward — q = queries + point_embedding; k = keys + image_pe

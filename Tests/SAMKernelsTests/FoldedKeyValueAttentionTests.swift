@@ -3,8 +3,8 @@ import SAMTensor
 import SAMTestSupport
 import Testing
 
-@Suite("Attention with the key and value projections folded in")
-struct FoldedProjectionAttentionTests {
+@Suite("Attention with the key and value projections folded into the queries")
+struct FoldedKeyValueAttentionTests {
     /// (queries, tokens, token width, heads, head dim, value head dim): a click on MobileSAM's
     /// decoder (7 queries, 8 heads of 16, 256-wide tokens; 600 tokens stand in for 4096), one
     /// query, value heads narrower than key heads, and widths that are not multiples of 8.
@@ -61,7 +61,7 @@ struct FoldedProjectionAttentionTests {
         let valueWeight = randomTensor([heads * valueHeadDim, tokenWidth], using: &rng)
         let valueBias = randomTensor([heads * valueHeadDim], using: &rng)
         let scale: Float = 1.5 / Float(headDim).squareRoot()
-        let out = Kernels.attentionFoldingProjections(queries: q, keys: x, values: xv, keyWeight: keyWeight, valueWeight: valueWeight,
+        let out = Kernels.attentionFoldingKeyValueProjections(queries: q, keys: x, values: xv, keyWeight: keyWeight, valueWeight: valueWeight,
                                                       valueBias: valueBias, heads: heads, scale: scale)
         let expected = Self.foldedReference(q: q, x: x, xv: xv, keyWeight: keyWeight, valueWeight: valueWeight,
                                             valueBias: valueBias, heads: heads, scale: scale)
@@ -94,9 +94,9 @@ struct FoldedProjectionAttentionTests {
     @Test("pays only while heads times queries stay below the projected width")
     func paysBelowProjectedWidth() {
         // MobileSAM's decoder: 8 heads, 128 projected dims: a click (7 tokens) or box (7) folds, 16 points (22) do not.
-        #expect(Kernels.foldingProjectionsPays(queryLength: 7, heads: 8, projectedWidth: 128))
-        #expect(Kernels.foldingProjectionsPays(queryLength: 15, heads: 8, projectedWidth: 128))
-        #expect(!Kernels.foldingProjectionsPays(queryLength: 16, heads: 8, projectedWidth: 128))
-        #expect(!Kernels.foldingProjectionsPays(queryLength: 22, heads: 8, projectedWidth: 128))
+        #expect(Kernels.foldingKeyValueProjectionsPays(queryLength: 7, heads: 8, projectedWidth: 128))
+        #expect(Kernels.foldingKeyValueProjectionsPays(queryLength: 15, heads: 8, projectedWidth: 128))
+        #expect(!Kernels.foldingKeyValueProjectionsPays(queryLength: 16, heads: 8, projectedWidth: 128))
+        #expect(!Kernels.foldingKeyValueProjectionsPays(queryLength: 22, heads: 8, projectedWidth: 128))
     }
 }
