@@ -51,43 +51,50 @@ struct FoldedKeyValueAttentionTests {
         return out
     }
 
+    /// Seeded random operands for a shape; the key bias is what the folded order drops.
+    struct Case {
+        let q: FloatTensor, x: FloatTensor, xv: FloatTensor, keyWeight: FloatTensor, keyBias: FloatTensor
+        let valueWeight: FloatTensor, valueBias: FloatTensor, heads: Int, scale: Float
+
+        init(_ s: (Int, Int, Int, Int, Int, Int), seed: UInt64) {
+            let (queries, tokens, tokenWidth, heads, headDim, valueHeadDim) = s
+            var rng = SplitMix64(seed: seed)
+            q = randomTensor([1, queries, heads * headDim], using: &rng)
+            x = randomTensor([1, tokens, tokenWidth], using: &rng)
+            xv = randomTensor([1, tokens, tokenWidth], using: &rng)
+            keyWeight = randomTensor([heads * headDim, tokenWidth], using: &rng)
+            keyBias = randomTensor([heads * headDim], in: -2...2, using: &rng)
+            valueWeight = randomTensor([heads * valueHeadDim, tokenWidth], using: &rng)
+            valueBias = randomTensor([heads * valueHeadDim], using: &rng)
+            self.heads = heads
+            scale = 1.5 / Float(headDim).squareRoot()
+        }
+
+        var foldedReference: [Expected] {
+            FoldedKeyValueAttentionTests.foldedReference(q: q, x: x, xv: xv, keyWeight: keyWeight, valueWeight: valueWeight,
+                                                         valueBias: valueBias, heads: heads, scale: scale)
+        }
+    }
+
     @Test("matches the folded order's float64 value within its rounding", arguments: shapes)
     func matchesReference(_ s: (Int, Int, Int, Int, Int, Int)) {
-        let (queries, tokens, tokenWidth, heads, headDim, valueHeadDim) = s
-        var rng = SplitMix64(seed: UInt64(tokens * 13 + queries))
-        let q = randomTensor([1, queries, heads * headDim], using: &rng)
-        let x = randomTensor([1, tokens, tokenWidth], using: &rng), xv = randomTensor([1, tokens, tokenWidth], using: &rng)
-        let keyWeight = randomTensor([heads * headDim, tokenWidth], using: &rng)
-        let valueWeight = randomTensor([heads * valueHeadDim, tokenWidth], using: &rng)
-        let valueBias = randomTensor([heads * valueHeadDim], using: &rng)
-        let scale: Float = 1.5 / Float(headDim).squareRoot()
-        let out = Kernels.attentionFoldingKeyValueProjections(queries: q, keys: x, values: xv, keyWeight: keyWeight, valueWeight: valueWeight,
-                                                      valueBias: valueBias, heads: heads, scale: scale)
-        let expected = Self.foldedReference(q: q, x: x, xv: xv, keyWeight: keyWeight, valueWeight: valueWeight,
-                                            valueBias: valueBias, heads: heads, scale: scale)
-        expectClose(out, expected, shape: [1, queries, heads * valueHeadDim], "folded attention \(s)")
+        let c = Case(s, seed: UInt64(s.1 * 13 + s.0))
+        let out = Kernels.attentionFoldingKeyValueProjections(queries: c.q, keys: c.x, values: c.xv, keyWeight: c.keyWeight,
+                                                              valueWeight: c.valueWeight, valueBias: c.valueBias,
+                                                              heads: c.heads, scale: c.scale)
+        expectClose(out, c.foldedReference, shape: [1, s.0, s.3 * s.5], "folded attention \(s)")
     }
 
     /// The identity the kernel rests on, in float64: the projected path (k_proj with its bias,
     /// v_proj, attention) and the folded order give the same function.
     @Test("the folded order is the projected attention, key bias and all", arguments: shapes)
     func foldedOrderIsProjectedAttention(_ s: (Int, Int, Int, Int, Int, Int)) {
-        let (queries, tokens, tokenWidth, heads, headDim, valueHeadDim) = s
-        var rng = SplitMix64(seed: UInt64(tokens * 7 + heads))
-        let q = randomTensor([1, queries, heads * headDim], using: &rng)
-        let x = randomTensor([1, tokens, tokenWidth], using: &rng), xv = randomTensor([1, tokens, tokenWidth], using: &rng)
-        let keyWeight = randomTensor([heads * headDim, tokenWidth], using: &rng)
-        let keyBias = randomTensor([heads * headDim], in: -2...2, using: &rng)
-        let valueWeight = randomTensor([heads * valueHeadDim, tokenWidth], using: &rng)
-        let valueBias = randomTensor([heads * valueHeadDim], using: &rng)
-        let scale: Float = 1.5 / Float(headDim).squareRoot()
-        let keys = LinearTests.reference(x, keyWeight, keyBias), values = LinearTests.reference(xv, valueWeight, valueBias)
-        let projected = AttentionTests.reference(q: q, k: keys, keyShape: [1, tokens, heads * headDim],
-                                                 v: values, valueShape: [1, tokens, heads * valueHeadDim],
-                                                 heads: heads, scale: scale, bias: nil)
-        let folded = Self.foldedReference(q: q, x: x, xv: xv, keyWeight: keyWeight, valueWeight: valueWeight,
-                                          valueBias: valueBias, heads: heads, scale: scale)
-        let worst = zip(projected, folded).map { abs($0.value - $1.value) / max(1, abs($0.value)) }.max() ?? 0
+        let c = Case(s, seed: UInt64(s.1 * 7 + s.3))
+        let keys = LinearTests.reference(c.x, c.keyWeight, c.keyBias), values = LinearTests.reference(c.xv, c.valueWeight, c.valueBias)
+        let projected = AttentionTests.reference(q: c.q, k: keys, keyShape: [1, s.1, c.keyWeight.shape[0]],
+                                                 v: values, valueShape: [1, s.1, c.valueWeight.shape[0]],
+                                                 heads: c.heads, scale: c.scale, bias: nil)
+        let worst = zip(projected, c.foldedReference).map { abs($0.value - $1.value) / max(1, abs($0.value)) }.max() ?? .infinity
         #expect(worst < 1e-12, "largest relative difference \(worst)")
     }
 
