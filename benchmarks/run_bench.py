@@ -63,14 +63,22 @@ def med(xs):
 
 
 def cpu_model():
+    """The model name, with cpuid's family and model: a VM's name ("AMD EPYC") does not say which
+    generation ran, and generations differ (Zen 4 splits AVX-512 into two 256-bit halves, Zen 5 does not)."""
+    fields = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key in ("model name", "cpu family", "model") and key not in fields:
+                    fields[key] = value.strip()
     except OSError:
         pass
-    return platform.processor() or "unknown"
+    name = fields.get("model name") or platform.processor() or "unknown"
+    if "cpu family" in fields and "model" in fields:
+        name += f" (family {fields['cpu family']}, model {fields['model']})"
+    return name
 
 
 def cpu_flag(flag):
