@@ -31,10 +31,16 @@ extension Kernels {
                             scale: scale, bias: bias, biasPerBatch: biasPerBatch, into: out)
     }
 
+    /// `keyLength` rounded up to whole vectors of eight: the row length of the scores
+    /// `softmaxNumerators` takes (the padding is masked before the softmax).
+    static func paddedKeyCount(_ keyLength: Int) -> Int {
+        (keyLength + 7) & ~7
+    }
+
     /// The row stride of transposed keys for `keyLength` keys: whole vectors of keys, and off
     /// 4 KB multiples so the D rows one score step reads do not share an L1 set.
     public static func transposedKeyStride(_ keyLength: Int) -> Int {
-        let paddedKeys = (keyLength + 7) & ~7
+        let paddedKeys = paddedKeyCount(keyLength)
         return paddedKeys % 1024 == 0 ? paddedKeys + 8 : paddedKeys
     }
 
@@ -49,7 +55,7 @@ extension Kernels {
         let (headDim, valueHeadDim) = (s.headDim, s.valueHeadDim)
         let valueWidth = heads * valueHeadDim
         // Score rows cover whole vectors of keys (the padding is masked before the softmax).
-        let paddedKeys = (keyLength + 7) & ~7
+        let paddedKeys = paddedKeyCount(keyLength)
         precondition(keyStride >= paddedKeys, "attention: transposed key stride \(keyStride) below \(paddedKeys)")
         // Values packed per head: each values-product step reads one head's 16 contiguous floats
         // (reading them in place, 8 heads' worth apart, measured ~10% slower at 4096 keys).

@@ -41,7 +41,7 @@ extension Kernels {
         precondition(keyLength > 0, "attention (folded): softmax over zero keys")
         let headDim = keyWidth / heads, valueHeadDim = valueWidth / heads
         // Columns of the scores: (head, key), each head's keys padded to whole vectors.
-        let paddedKeys = (keyLength + 7) & ~7, columns = heads * paddedKeys
+        let paddedKeys = paddedKeyCount(keyLength), columns = heads * paddedKeys
         var output = biasSeededRows(outShape, bias: outputBias)
         tokens.data.withUnsafeBufferPointer { xBuffer in
         keys.data.withUnsafeBufferPointer { kBuffer in
@@ -117,6 +117,6 @@ extension Kernels {
     /// Whether `attentionFoldingQueryOutputProjections` does fewer multiply-adds than q_proj and
     /// out_proj on every query token: heads times the padded key count below the projected width.
     public static func foldingQueryOutputProjectionsPays(keyLength: Int, heads: Int, projectedWidth: Int) -> Bool {
-        heads * ((keyLength + 7) & ~7) < projectedWidth
+        heads * paddedKeyCount(keyLength) < projectedWidth
     }
 }

@@ -51,7 +51,7 @@ public struct TwoWayAttentionBlock: Sendable {
     /// the prompt tokens, `TwoWayTransformer.Attention.Folding`): the first block's, which the per-image
     /// state holds, so that a decode with the state and one without it take the same route.
     func callAsFunction(queries: FloatTensor, keys: FloatTensor, queryPE: FloatTensor, keyPE: FloatTensor,
-                        kept: (projections: ImageProjections, keysWithPE: FloatTensor)?, foldsCrossAttention: Bool = true,
+                        kept: (projections: ImageProjections, keysWithPE: FloatTensor)?, foldsCrossAttention: Bool,
                         observer: ModuleObserver?) -> (queries: FloatTensor, keys: FloatTensor) {
         precondition(kept == nil || !foldsCrossAttention, "kept image projections are for the unfolded route")
         precondition(kept == nil || observer == nil, "kept image projections skip modules an observer would see")
