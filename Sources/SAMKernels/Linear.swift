@@ -29,6 +29,9 @@ extension Kernels {
 
         // The opt-in bfloat16 path (`setLinearPrecision`) multiplies by the weight's packed panels.
         let panels = linearPrecision == .bfloat16 ? bfloat16Panels(weight) : nil
+        if panels == nil, rows >= panelProductMinimumRows, float32LinearKernel == .panels {
+            return panelLinear(x, weight: weight, bias: bias, epilogue: epilogue, rows: rows, outShape: outShape)
+        }
         // About 256 KB of output per tile (it stays in L2 for the epilogue), at least 16 rows, and at
         // least as many rows as input features: each tile's sgemm packs the whole weight again, and
         // with rows >= in that costs no more memory traffic than writing the tile. (ViT-B's MLP,

@@ -120,6 +120,10 @@ if mode != "sgemm" && !args.contains("--untuned") {
 if args.contains("--bf16") {
     do { try Kernels.setLinearPrecision(.bfloat16) } catch { fail("\(error)") }
 }
+// `--blas-linear`: float32 linear layers on OpenBLAS sgemm instead of the panel product (A/B runs).
+if args.contains("--blas-linear") {
+    do { try Kernels.setFloat32LinearKernel(.blas) } catch { fail("\(error)") }
+}
 
 switch mode {
 case "sgemm":

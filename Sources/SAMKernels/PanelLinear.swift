@@ -1,0 +1,117 @@
+import CVectorMath
+import SAMTensor
+import Synchronization
+
+extension Kernels {
+    /// Which product `linear` runs in float32. `.panels` (CVectorMath's panel product, on CPUs with
+    /// AVX-512): the weight is packed once per call into panels of 32 output features and the input
+    /// rows are read where they are, the bias seeding each sum. `.blas`: OpenBLAS sgemm, which packs
+    /// both operands on every call; the path on every other CPU. Both sum in float32; they differ
+    /// in rounding order only.
+    public enum Float32LinearKernel: String, Sendable {
+        case panels
+        case blas
+    }
+
+    public struct UnsupportedLinearKernel: Error, CustomStringConvertible {
+        public let kernel: Float32LinearKernel
+        public var description: String { "the \(kernel.rawValue) linear kernel needs a CPU with AVX-512F; this one has not" }
+    }
+
+    /// Whether this CPU runs the panel product.
+    public static let panelKernelAvailable: Bool = sam_vector_math_has_avx512() != 0
+
+    private static let blasLinears = Atomic<Bool>(false)
+    @TaskLocal private static var scopedFloat32LinearKernel: Float32LinearKernel?
+
+    /// The float32 product of every later `linear` call in the process (`sambench --blas-linear`).
+    public static func setFloat32LinearKernel(_ kernel: Float32LinearKernel) throws(UnsupportedLinearKernel) {
+        if kernel == .panels && !panelKernelAvailable { throw UnsupportedLinearKernel(kernel: kernel) }
+        blasLinears.store(kernel == .blas, ordering: .relaxed)
+    }
+
+    /// Runs `body` with `linear`'s float32 product set to `kernel` in this task alone.
+    public static func withFloat32LinearKernel<R>(_ kernel: Float32LinearKernel, _ body: () throws -> R) throws -> R {
+        if kernel == .panels && !panelKernelAvailable { throw UnsupportedLinearKernel(kernel: kernel) }
+        return try $scopedFloat32LinearKernel.withValue(kernel) { try body() }
+    }
+
+    /// The float32 product `linear` uses here: this task's choice, else the process's, else the
+    /// panel product where the CPU has it.
+    public static var float32LinearKernel: Float32LinearKernel {
+        if let scoped = scopedFloat32LinearKernel { return scoped }
+        return panelKernelAvailable && !blasLinears.load(ordering: .relaxed) ? .panels : .blas
+    }
+
+    /// Fewer rows than one register block (twelve) go to the BLAS: the block would repeat rows.
+    static let panelProductMinimumRows = 12
+
+    /// A linear weight [out, in] packed for `sam_panel_product_avx512`, for the length of one call.
+    final class WeightPanels {
+        let outFeatures: Int, inFeatures: Int, panelCount: Int
+        private let storage: UnsafeMutableRawPointer
+
+        init(_ weight: some WeightOperand) {
+            (outFeatures, inFeatures) = (weight.shape[0], weight.shape[1])
+            panelCount = (outFeatures + 31) / 32
+            let floats = Int(sam_panel_floats(Int64(outFeatures), Int64(inFeatures)))
+            storage = UnsafeMutableRawPointer.allocate(byteCount: max(1, floats) * 4, alignment: 64)
+            let panels = storage.bindMemory(to: Float.self, capacity: floats)
+            let (n, k, count) = (Int64(outFeatures), Int64(inFeatures), panelCount)
+            weight.withFloats { w in
+                let source = w.baseAddress!
+                // A large weight is packed by all workers (ViT-H's MLP: 26 MB).
+                guard floats >= 1 << 18, count > 1 else {
+                    sam_pack_panels(source, n, k, 0, Int64(count), panels)
+                    return
+                }
+                parallelForChunks(count) { range in
+                    sam_pack_panels(source, n, k, Int64(range.lowerBound), Int64(range.count), panels)
+                }
+            }
+        }
+
+        deinit { storage.deallocate() }
+
+        /// out[r, c] = bias[c] + Σ_i x[r, i] * weight[c, i] for r < rows and the output features of
+        /// `panels`; rows `inFeatures` (x) and `outFeatures` (out) apart. Single-threaded.
+        func product(x: UnsafePointer<Float>, rows: Int, bias: UnsafePointer<Float>?, into out: UnsafeMutablePointer<Float>,
+                     panels: Range<Int>) {
+            sam_panel_product_avx512(x, Int64(inFeatures), Int64(rows), Int64(inFeatures),
+                                     storage.assumingMemoryBound(to: Float.self), Int64(outFeatures),
+                                     Int64(panels.lowerBound), Int64(panels.count), bias, out, Int64(outFeatures))
+        }
+    }
+
+    /// `linear` on the panel product: tiles of whole row blocks in parallel, each finished by the
+    /// epilogue while in cache; with few rows, the panels split between the workers instead.
+    static func panelLinear(_ x: FloatTensor, weight: some WeightOperand, bias: FloatTensor?, epilogue: Epilogue,
+                            rows: Int, outShape: [Int]) -> FloatTensor {
+        let packed = WeightPanels(weight)
+        let (outFeatures, inFeatures) = (packed.outFeatures, packed.inFeatures)
+        // The BLAS path's tile rule (about 256 KB of output per tile), in whole blocks of twelve rows.
+        let tileRows = (max(16, 65_536 / outFeatures, inFeatures) + 11) / 12 * 12
+        let tiles = (rows + tileRows - 1) / tileRows
+        let data = productOutput(count: rows * outFeatures, x: x, weight: weight, bias: bias, epilogue: epilogue) { p in
+            if tiles >= 2 * workerCount {
+                parallelFor(tiles) { tile in
+                    let first = tile * tileRows, tileCount = min(tileRows, rows - first)
+                    let out = p.out + first * outFeatures
+                    packed.product(x: p.x + first * inFeatures, rows: tileCount, bias: p.bias, into: out,
+                                   panels: 0..<packed.panelCount)
+                    applyEpilogue(epilogue.activation, out, count: tileCount * outFeatures,
+                                  residual: p.residual.map { $0 + first * outFeatures })
+                }
+                return
+            }
+            let splits = rows * inFeatures * outFeatures >= parallelGEMMWorkThreshold ? min(workerCount, packed.panelCount) : 1
+            let perSplit = (packed.panelCount + splits - 1) / splits
+            parallelFor(splits) { split in
+                let panels = (split * perSplit)..<min(packed.panelCount, (split + 1) * perSplit)
+                if !panels.isEmpty { packed.product(x: p.x, rows: rows, bias: p.bias, into: p.out, panels: panels) }
+            }
+            applyEpilogue(epilogue.activation, p.out, count: rows * outFeatures, residual: p.residual)
+        }
+        return withExtendedLifetime(packed) { FloatTensor(shape: outShape, data: data) }
+    }
+}

@@ -1,0 +1,77 @@
+import CVectorMath
+import SAMKernels
+import SAMTensor
+import SAMTestSupport
+import Testing
+
+/// `linear` on each float32 product (the panel product where the CPU has AVX-512, OpenBLAS on
+/// every CPU) against the float64 reference, on shapes that reach every branch of the panel
+/// path: row counts off the twelve-row block, output features off the 32-wide panel (one, a
+/// partial low half, a partial high half), the tiled path and the few-rows panel split.
+@Suite("Panel linear")
+struct PanelLinearTests {
+    /// The kernels this CPU runs: the BLAS everywhere, the panel product with AVX-512.
+    static let kernels: [Kernels.Float32LinearKernel] = Kernels.panelKernelAvailable ? [.panels, .blas] : [.blas]
+
+    /// (rows, in, out): 13 and 25 rows end mid-block; out 1, 9 (low half partial), 33 (second
+    /// panel of one), 47 (high half partial), 96 (whole panels); 6000 x 40 takes the tiled path
+    /// (tiles of 1644 rows, the last partial), the others the panel split.
+    static let shapes = [(12, 5, 1), (13, 7, 9), (25, 33, 33), (37, 96, 47), (100, 96, 96), (6_000, 70, 40), (24, 300, 130)]
+
+    @Test("matches the float64 reference, with and without a bias", arguments: kernels, [true, false])
+    func reference(kernel: Kernels.Float32LinearKernel, withBias: Bool) throws {
+        for (index, (rows, inFeatures, outFeatures)) in Self.shapes.enumerated() {
+            var rng = SplitMix64(seed: UInt64(400 + index))
+            let x = randomTensor([rows, inFeatures], using: &rng)
+            let weight = randomTensor([outFeatures, inFeatures], using: &rng)
+            let bias = withBias ? randomTensor([outFeatures], using: &rng) : nil
+            let out = try Kernels.withFloat32LinearKernel(kernel) { Kernels.linear(x, weight: weight, bias: bias) }
+            expectClose(out, LinearTests.reference(x, weight, bias), shape: [rows, outFeatures],
+                        "\(kernel) \(rows)x\(inFeatures)->\(outFeatures) bias \(withBias)")
+        }
+    }
+
+    @Test("fused GELU and residual on both of the panel path's branches", arguments: kernels)
+    func epilogue(kernel: Kernels.Float32LinearKernel) throws {
+        for (index, (rows, inFeatures, outFeatures)) in [(6_000, 70, 40), (30, 64, 200)].enumerated() {
+            var rng = SplitMix64(seed: UInt64(500 + index))
+            let x = randomTensor([rows, inFeatures], using: &rng)
+            let weight = randomTensor([outFeatures, inFeatures], using: &rng)
+            let bias = randomTensor([outFeatures], using: &rng)
+            let residual = randomTensor([rows, outFeatures], in: -2...2, using: &rng)
+            let out = try Kernels.withFloat32LinearKernel(kernel) {
+                Kernels.linear(x, weight: weight, bias: bias, epilogue: Kernels.Epilogue(residual: residual, activation: .gelu))
+            }
+            let expected = EpilogueTests.finish(LinearTests.reference(x, weight, bias), residual: residual, .gelu)
+            expectClose(out, expected, shape: [rows, outFeatures], "\(kernel) \(rows)x\(inFeatures)->\(outFeatures) gelu residual")
+        }
+    }
+
+    @Test("panels hold the weight's columns 32 at a time, zero past the last feature")
+    func packing() {
+        let (n, k) = (35, 3)
+        let weight = (0..<(n * k)).map { Float($0) }
+        let count = Int(sam_panel_floats(Int64(n), Int64(k)))
+        #expect(count == 64 * k)
+        var panels = [Float](repeating: .nan, count: count)
+        sam_pack_panels(weight, Int64(n), Int64(k), 0, 2, &panels)
+        for p in 0..<2 {
+            for t in 0..<k {
+                for j in 0..<32 {
+                    let feature = p * 32 + j
+                    let expected = feature < n ? weight[feature * k + t] : 0
+                    #expect(panels[p * k * 32 + t * 32 + j] == expected, "panel \(p) input \(t) lane \(j)")
+                }
+            }
+        }
+    }
+
+    @Test("the panel product is the default exactly where the CPU has it; elsewhere it is refused")
+    func routing() throws {
+        #expect(Kernels.float32LinearKernel == (Kernels.panelKernelAvailable ? .panels : .blas))
+        #expect(try Kernels.withFloat32LinearKernel(.blas) { Kernels.float32LinearKernel } == .blas)
+        if !Kernels.panelKernelAvailable {
+            #expect(throws: Kernels.UnsupportedLinearKernel.self) { try Kernels.setFloat32LinearKernel(.panels) }
+        }
+    }
+}
