@@ -12,15 +12,15 @@
 
 int64_t sam_panel_floats(int64_t n, int64_t k) { return (n + PANEL - 1) / PANEL * PANEL * k; }
 
-void sam_pack_panels(const float *w, int64_t n, int64_t k, int64_t first_panel, int64_t panel_count,
-                     float *panels) {
+void sam_pack_panels(const float *w, int64_t n, int64_t k, int64_t feature_stride, int64_t input_stride,
+                     int64_t first_panel, int64_t panel_count, float *panels) {
     for (int64_t p = first_panel; p < first_panel + panel_count; p++) {
         float *panel = panels + p * k * PANEL;
         for (int64_t j = 0; j < PANEL; j++) {
             const int64_t feature = p * PANEL + j;
             if (feature < n) {
-                const float *row = w + feature * k;
-                for (int64_t t = 0; t < k; t++) panel[t * PANEL + j] = row[t];
+                const float *row = w + feature * feature_stride;
+                for (int64_t t = 0; t < k; t++) panel[t * PANEL + j] = row[t * input_stride];
             } else {
                 for (int64_t t = 0; t < k; t++) panel[t * PANEL + j] = 0;
             }
@@ -39,11 +39,13 @@ void sam_pack_panels(const float *w, int64_t n, int64_t k, int64_t first_panel, 
 #define DECLARE(i) __m512 lo##i = bias_lo, hi##i = bias_hi;
 #define ACCUMULATE(i) { const __m512 x = _mm512_set1_ps(a[i][t]); \
     lo##i = _mm512_fmadd_ps(x, w_lo, lo##i); hi##i = _mm512_fmadd_ps(x, w_hi, hi##i); }
-#define STORE(i) _mm512_mask_storeu_ps(out[i], mask_lo, lo##i); _mm512_mask_storeu_ps(out[i] + 16, mask_hi, hi##i);
+#define STORE(i) _mm512_mask_storeu_ps(out[i], mask_lo, _mm512_mul_ps(scale, lo##i)); \
+    _mm512_mask_storeu_ps(out[i] + 16, mask_hi, _mm512_mul_ps(scale, hi##i));
 
-// Twelve rows by one panel: out[i][j] = bias[j] + Σ_t a[i][t] * panel[t][j] for the lanes in the masks.
+// Twelve rows by one panel: out[i][j] = scale * (bias[j] + Σ_t a[i][t] * panel[t][j]) for the lanes in the masks.
 SAM_AVX512 static inline void block12(const float *const a[12], const float *panel, int64_t k, __m512 bias_lo,
-                                      __m512 bias_hi, __mmask16 mask_lo, __mmask16 mask_hi, float *const out[12]) {
+                                      __m512 bias_hi, __m512 scale, __mmask16 mask_lo, __mmask16 mask_hi,
+                                      float *const out[12]) {
     ROWS(DECLARE)
     for (int64_t t = 0; t < k; t++) {
         const __m512 w_lo = _mm512_load_ps(panel + t * PANEL), w_hi = _mm512_load_ps(panel + t * PANEL + 16);
@@ -54,7 +56,8 @@ SAM_AVX512 static inline void block12(const float *const a[12], const float *pan
 
 SAM_AVX512 void sam_panel_product_avx512(const float *a, int64_t a_stride, int64_t rows, int64_t k,
                                          const float *panels, int64_t n, int64_t first_panel, int64_t panel_count,
-                                         const float *bias, float *out, int64_t out_stride) {
+                                         float scale, const float *bias, float *out, int64_t out_stride) {
+    const __m512 scales = _mm512_set1_ps(scale);
     const int64_t panel_floats = k * PANEL;
     int64_t group = GROUP_FLOATS / (panel_floats > 0 ? panel_floats : 1);
     if (group < 1) group = 1;
@@ -77,7 +80,7 @@ SAM_AVX512 void sam_panel_product_avx512(const float *a, int64_t a_stride, int64
                 const __m512 bias_hi = bias ? _mm512_maskz_loadu_ps(mask_hi, bias + first + 16) : _mm512_setzero_ps();
                 float *block_out[12];
                 for (int i = 0; i < 12; i++) block_out[i] = rows_out[i] + first;
-                block12(rows_a, panels + p * panel_floats, k, bias_lo, bias_hi, mask_lo, mask_hi, block_out);
+                block12(rows_a, panels + p * panel_floats, k, bias_lo, bias_hi, scales, mask_lo, mask_hi, block_out);
             }
         }
     }
@@ -87,8 +90,8 @@ SAM_AVX512 void sam_panel_product_avx512(const float *a, int64_t a_stride, int64
 
 void sam_panel_product_avx512(const float *a, int64_t a_stride, int64_t rows, int64_t k,
                               const float *panels, int64_t n, int64_t first_panel, int64_t panel_count,
-                              const float *bias, float *out, int64_t out_stride) {
-    (void)a; (void)a_stride; (void)rows; (void)k; (void)panels; (void)n; (void)first_panel; (void)panel_count;
+                              float scale, const float *bias, float *out, int64_t out_stride) {
+    (void)scale; (void)a; (void)a_stride; (void)rows; (void)k; (void)panels; (void)n; (void)first_panel; (void)panel_count;
     (void)bias; (void)out; (void)out_stride;
     __builtin_trap();
 }

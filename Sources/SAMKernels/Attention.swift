@@ -181,6 +181,10 @@ extension Kernels {
         case blas
         /// Register-blocked products for narrow heads (`attentionSmallHeads`).
         case smallHeads
+        /// Keys and values packed once per head, panel products per block of query rows
+        /// (`attentionPanels`; CPUs with AVX-512, the BLAS path elsewhere). Automatic for heads wider
+        /// than 64 dims over at least 1024 keys where `float32LinearKernel` is `.panels`.
+        case panels
     }
 
     private static func attention(_ s: AttentionShape, kernel: AttentionKernel, q: UnsafePointer<Float>, qRowStride: Int,
@@ -191,10 +195,15 @@ extension Kernels {
         case .automatic:
             s.headDim <= 64 && s.valueHeadDim <= 64
                 && (s.queryLength >= 512 || (s.keyLength >= 512 && s.queryLength >= 16))
-        case .blas: false
+        case .blas, .panels: false
         case .smallHeads: true
         }
-        if useSmallHeads {
+        let usePanels = panelKernelAvailable
+            && (kernel == .panels || (kernel == .automatic && !useSmallHeads && panelAttentionPays(s)))
+        if usePanels {
+            attentionPanels(s, q: q, qRowStride: qRowStride, k: k, kRowStride: kRowStride, v: v, vRowStride: vRowStride,
+                            scale: scale, bias: bias, biasPerBatch: biasPerBatch, into: out)
+        } else if useSmallHeads {
             attentionSmallHeads(s, q: q, qRowStride: qRowStride, k: k, kRowStride: kRowStride, v: v, vRowStride: vRowStride,
                                 scale: scale, bias: bias, biasPerBatch: biasPerBatch, into: out)
         } else {

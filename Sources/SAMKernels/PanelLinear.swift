@@ -46,40 +46,50 @@ extension Kernels {
     /// Fewer rows than one register block (twelve) go to the BLAS: the block would repeat rows.
     static let panelProductMinimumRows = 12
 
-    /// A linear weight [out, in] packed for `sam_panel_product_avx512`, for the length of one call.
-    final class WeightPanels {
-        let outFeatures: Int, inFeatures: Int, panelCount: Int
+    /// A product's right operand packed for `sam_panel_product_avx512`, for the length of one call:
+    /// `features` outputs by `inputs`, element (c, t) at source[c * featureStride + t * inputStride].
+    final class ProductPanels {
+        let features: Int, inputs: Int, panelCount: Int
         private let storage: UnsafeMutableRawPointer
 
-        init(_ weight: some WeightOperand) {
-            (outFeatures, inFeatures) = (weight.shape[0], weight.shape[1])
-            panelCount = (outFeatures + 31) / 32
-            let floats = Int(sam_panel_floats(Int64(outFeatures), Int64(inFeatures)))
+        init(features: Int, inputs: Int, source: UnsafePointer<Float>, featureStride: Int, inputStride: Int) {
+            (self.features, self.inputs) = (features, inputs)
+            panelCount = (features + 31) / 32
+            let floats = Int(sam_panel_floats(Int64(features), Int64(inputs)))
             storage = UnsafeMutableRawPointer.allocate(byteCount: max(1, floats) * 4, alignment: 64)
             let panels = storage.bindMemory(to: Float.self, capacity: floats)
-            let (n, k, count) = (Int64(outFeatures), Int64(inFeatures), panelCount)
-            weight.withFloats { w in
-                let source = w.baseAddress!
-                // A large weight is packed by all workers (ViT-H's MLP: 26 MB).
-                guard floats >= 1 << 18, count > 1 else {
-                    sam_pack_panels(source, n, k, 0, Int64(count), panels)
-                    return
-                }
-                parallelForChunks(count) { range in
-                    sam_pack_panels(source, n, k, Int64(range.lowerBound), Int64(range.count), panels)
-                }
+            let (n, k, count) = (Int64(features), Int64(inputs), panelCount)
+            let (fs, ts) = (Int64(featureStride), Int64(inputStride))
+            // A large operand is packed by all workers (ViT-H's MLP weight: 26 MB).
+            guard floats >= 1 << 18, count > 1 else {
+                sam_pack_panels(source, n, k, fs, ts, 0, Int64(count), panels)
+                return
+            }
+            parallelForChunks(count) { range in
+                sam_pack_panels(source, n, k, fs, ts, Int64(range.lowerBound), Int64(range.count), panels)
+            }
+        }
+
+        /// A linear weight [out, in] (packed while its floats are at hand: a float16 weight is widened
+        /// only for the call).
+        static func packing(_ weight: some WeightOperand) -> ProductPanels {
+            let (outFeatures, inFeatures) = (weight.shape[0], weight.shape[1])
+            return weight.withFloats { w in
+                ProductPanels(features: outFeatures, inputs: inFeatures, source: w.baseAddress!, featureStride: inFeatures,
+                              inputStride: 1)
             }
         }
 
         deinit { storage.deallocate() }
 
-        /// out[r, c] = bias[c] + Σ_i x[r, i] * weight[c, i] for r < rows and the output features of
-        /// `panels`; rows `inFeatures` (x) and `outFeatures` (out) apart. Single-threaded.
-        func product(x: UnsafePointer<Float>, rows: Int, bias: UnsafePointer<Float>?, into out: UnsafeMutablePointer<Float>,
-                     panels: Range<Int>) {
-            sam_panel_product_avx512(x, Int64(inFeatures), Int64(rows), Int64(inFeatures),
-                                     storage.assumingMemoryBound(to: Float.self), Int64(outFeatures),
-                                     Int64(panels.lowerBound), Int64(panels.count), bias, out, Int64(outFeatures))
+        /// out[r, c] = scale * (bias[c] + Σ_t x[r, t] * operand(c, t)) for r < rows and the features
+        /// of `panels`; rows of x and out `xStride` and `outStride` apart. Single-threaded.
+        func product(x: UnsafePointer<Float>, xStride: Int, rows: Int, scale: Float = 1, bias: UnsafePointer<Float>?,
+                     into out: UnsafeMutablePointer<Float>, outStride: Int, panels: Range<Int>? = nil) {
+            let panels = panels ?? 0..<panelCount
+            sam_panel_product_avx512(x, Int64(xStride), Int64(rows), Int64(inputs),
+                                     storage.assumingMemoryBound(to: Float.self), Int64(features),
+                                     Int64(panels.lowerBound), Int64(panels.count), scale, bias, out, Int64(outStride))
         }
     }
 
@@ -87,8 +97,8 @@ extension Kernels {
     /// epilogue while in cache; with few rows, the panels split between the workers instead.
     static func panelLinear(_ x: FloatTensor, weight: some WeightOperand, bias: FloatTensor?, epilogue: Epilogue,
                             rows: Int, outShape: [Int]) -> FloatTensor {
-        let packed = WeightPanels(weight)
-        let (outFeatures, inFeatures) = (packed.outFeatures, packed.inFeatures)
+        let packed = ProductPanels.packing(weight)
+        let (outFeatures, inFeatures) = (packed.features, packed.inputs)
         // The BLAS path's tile rule (about 256 KB of output per tile), in whole blocks of twelve rows.
         let tileRows = (max(16, 65_536 / outFeatures, inFeatures) + 11) / 12 * 12
         let tiles = (rows + tileRows - 1) / tileRows
@@ -97,8 +107,8 @@ extension Kernels {
                 parallelFor(tiles) { tile in
                     let first = tile * tileRows, tileCount = min(tileRows, rows - first)
                     let out = p.out + first * outFeatures
-                    packed.product(x: p.x + first * inFeatures, rows: tileCount, bias: p.bias, into: out,
-                                   panels: 0..<packed.panelCount)
+                    packed.product(x: p.x + first * inFeatures, xStride: inFeatures, rows: tileCount, bias: p.bias,
+                                   into: out, outStride: outFeatures)
                     applyEpilogue(epilogue.activation, out, count: tileCount * outFeatures,
                                   residual: p.residual.map { $0 + first * outFeatures })
                 }
@@ -108,7 +118,10 @@ extension Kernels {
             let perSplit = (packed.panelCount + splits - 1) / splits
             parallelFor(splits) { split in
                 let panels = (split * perSplit)..<min(packed.panelCount, (split + 1) * perSplit)
-                if !panels.isEmpty { packed.product(x: p.x, rows: rows, bias: p.bias, into: p.out, panels: panels) }
+                if !panels.isEmpty {
+                    packed.product(x: p.x, xStride: inFeatures, rows: rows, bias: p.bias, into: p.out, outStride: outFeatures,
+                                   panels: panels)
+                }
             }
             applyEpilogue(epilogue.activation, p.out, count: rows * outFeatures, residual: p.residual)
         }

@@ -65,6 +65,9 @@ struct AttentionTests {
         return out
     }
 
+    /// The panel path, on CPUs that run it (`.automatic` takes it only for wide heads over many keys).
+    static let panelKernel: [Kernels.AttentionKernel] = Kernels.panelKernelAvailable ? [.panels] : []
+
     static let cases: [AttentionCase] = [
         AttentionCase(name: "3 batches, Lq 13, Lk 11, 3 heads, bias [H, Lq, Lk]",
                       batch: 3, queryLength: 13, keyLength: 11, heads: 3, headDim: 5, valueHeadDim: 5, biasRank: 3),
@@ -103,7 +106,7 @@ struct AttentionTests {
         let scale: Float = 1.5 / Float(c.headDim).squareRoot()
         let expected = Self.reference(q: q, k: k, v: v, heads: c.heads, scale: scale, bias: bias)
         // Every kernel on every shape, not only the one `.automatic` picks for it.
-        for kernel in [Kernels.AttentionKernel.automatic, .blas, .smallHeads] {
+        for kernel in [Kernels.AttentionKernel.automatic, .blas, .smallHeads] + AttentionTests.panelKernel {
             let out = Kernels.attention(q: q, k: k, v: v, heads: c.heads, scale: scale, bias: bias, kernel: kernel)
             expectClose(out, expected, shape: [c.batch, c.queryLength, c.heads * c.valueHeadDim], "attention \(c.name), \(kernel)")
         }
@@ -125,7 +128,7 @@ struct PackedAttentionTests {
             return FloatTensor(shape: [batch, length, width], data: data)
         }
         let q = part(0, heads * keyDim), k = part(heads * keyDim, heads * keyDim), v = part(2 * heads * keyDim, heads * valueDim)
-        for kernel in [Kernels.AttentionKernel.blas, .smallHeads] {
+        for kernel in [Kernels.AttentionKernel.blas, .smallHeads] + AttentionTests.panelKernel {
             let separate = Kernels.attention(q: q, k: k, v: v, heads: heads, scale: 0.3, bias: bias, kernel: kernel)
             let fromPacked = Kernels.attention(packedQKV: packed, heads: heads, keyDim: keyDim, valueDim: valueDim, scale: 0.3,
                                                bias: bias, kernel: kernel)
@@ -159,7 +162,7 @@ struct PackedAttentionTests {
             let grouped = randomTensor([batch, length, heads * (2 * keyDim + valueDim)], using: &rng)
             let bias = randomTensor([heads, length, length], using: &rng)
             let interleaved = Self.interleavedByHead(grouped, heads: heads, keyDim: keyDim, valueDim: valueDim)
-            for kernel in [Kernels.AttentionKernel.blas, .smallHeads] {
+            for kernel in [Kernels.AttentionKernel.blas, .smallHeads] + AttentionTests.panelKernel {
                 let expected = Kernels.attention(packedQKV: grouped, heads: heads, keyDim: keyDim, valueDim: valueDim, scale: 0.3,
                                                  bias: bias, kernel: kernel)
                 let out = Kernels.attention(packedQKV: interleaved, heads: heads, keyDim: keyDim, valueDim: valueDim, scale: 0.3,
@@ -183,7 +186,7 @@ struct PackedAttentionTests {
                 return FloatTensor(shape: [batch, keys, width], data: data)
             }
             let k = part(heads * keyDim, heads * keyDim), v = part(2 * heads * keyDim, heads * valueDim)
-            for kernel in [Kernels.AttentionKernel.automatic, .blas, .smallHeads] {
+            for kernel in [Kernels.AttentionKernel.automatic, .blas, .smallHeads] + AttentionTests.panelKernel {
                 let separate = Kernels.attention(q: q, k: k, v: v, heads: heads, scale: 0.4, bias: nil, kernel: kernel)
                 let inPlace = Kernels.attention(q: q, keysAndValuesOf: packed, heads: heads, scale: 0.4, kernel: kernel)
                 #expect(inPlace.shape == [batch, queries, heads * valueDim])

@@ -54,7 +54,7 @@ struct PanelLinearTests {
         let count = Int(sam_panel_floats(Int64(n), Int64(k)))
         #expect(count == 64 * k)
         var panels = [Float](repeating: .nan, count: count)
-        sam_pack_panels(weight, Int64(n), Int64(k), 0, 2, &panels)
+        sam_pack_panels(weight, Int64(n), Int64(k), Int64(k), 1, 0, 2, &panels)
         for p in 0..<2 {
             for t in 0..<k {
                 for j in 0..<32 {

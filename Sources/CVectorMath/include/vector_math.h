@@ -45,20 +45,21 @@ void sam_rows_product_avx512(const float *a, int64_t a_stride, int64_t rows, int
 /// Floats of the panels `sam_pack_panels` makes for a linear weight [n, k]: n rounded up to 32, times k.
 int64_t sam_panel_floats(int64_t n, int64_t k);
 
-/// Packs panels first_panel ..< first_panel + panel_count of w [n, k] (PyTorch's linear weight: row j
-/// holds output feature j's k inputs) into `panels` (sam_panel_floats(n, k) floats, 64-byte aligned):
-/// panel p is k rows of 32 floats, row t holding w[32p + j, t] for j < 32, zero past feature n.
-void sam_pack_panels(const float *w, int64_t n, int64_t k, int64_t first_panel, int64_t panel_count,
-                     float *panels);
+/// Packs panels first_panel ..< first_panel + panel_count of a weight w of n output features by k inputs,
+/// element (c, t) at w[c * feature_stride + t * input_stride] (PyTorch's linear weight [n, k]: k, 1),
+/// into `panels` (sam_panel_floats(n, k) floats, 64-byte aligned): panel p is k rows of 32 floats,
+/// row t holding w(32p + j, t) for j < 32, zero past feature n.
+void sam_pack_panels(const float *w, int64_t n, int64_t k, int64_t feature_stride, int64_t input_stride,
+                     int64_t first_panel, int64_t panel_count, float *panels);
 
-/// out[r, c] = bias[c] + Σ_t a[r, t] * w[c, t] for r < rows, t < k and the output features c of panels
-/// first_panel ..< first_panel + panel_count (c < n), w packed by sam_pack_panels, rows of a and out
-/// a_stride and out_stride floats apart, bias NULL for none: each element one fused multiply-add
-/// chain over t from its bias. out must not overlap a. Single-threaded. Only call when
-/// sam_vector_math_has_avx512() is 1.
+/// out[r, c] = scale * (bias[c] + Σ_t a[r, t] * w(c, t)) for r < rows, t < k and the output features c of
+/// panels first_panel ..< first_panel + panel_count (c < n), w packed by sam_pack_panels, rows of a and
+/// out a_stride and out_stride floats apart, bias NULL for none: each element one fused multiply-add
+/// chain over t from its bias, then one multiply (exact for scale 1). out must not overlap a.
+/// Single-threaded. Only call when sam_vector_math_has_avx512() is 1.
 void sam_panel_product_avx512(const float *a, int64_t a_stride, int64_t rows, int64_t k,
                               const float *panels, int64_t n, int64_t first_panel, int64_t panel_count,
-                              const float *bias, float *out, int64_t out_stride);
+                              float scale, const float *bias, float *out, int64_t out_stride);
 
 #ifdef __cplusplus
 }

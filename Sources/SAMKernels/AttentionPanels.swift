@@ -1,0 +1,49 @@
+extension Kernels {
+    /// Whether `attention`'s automatic choice takes the panel path: wide heads over many keys
+    /// (Hiera's global blocks, 96-dim heads over 4096 tokens), on CPUs running the panel product.
+    static func panelAttentionPays(_ s: AttentionShape) -> Bool {
+        float32LinearKernel == .panels && max(s.headDim, s.valueHeadDim) > 64 && s.keyLength >= 1024
+    }
+
+    /// The panel path: each (batch, head)'s keys and values packed once (CVectorMath's panels), then
+    /// blocks of query rows in parallel, scores = scale * q kᵀ and out = softmax(scores) v as two
+    /// panel products. The BLAS path re-packs both operands for every block (1.5 MB each per head
+    /// in Hiera's global blocks). Same layout contract as `attentionBLAS`; the output is written in full.
+    static func attentionPanels(_ s: AttentionShape, q: UnsafePointer<Float>, qRowStride: Int,
+                                k: UnsafePointer<Float>, kRowStride: Int, v: UnsafePointer<Float>, vRowStride: Int,
+                                scale: Float, bias: UnsafePointer<Float>?, biasPerBatch: Bool,
+                                into out: UnsafeMutablePointer<Float>) {
+        let (queryLength, keyLength, heads) = (s.queryLength, s.keyLength, s.heads)
+        let valueWidth = heads * s.valueHeadDim
+        // Scores of a block within ~512 KB (L2), in whole twelve-row register blocks.
+        let blockRows = max(12, 131_072 / keyLength / 12 * 12)
+        let blocks = (queryLength + blockRows - 1) / blockRows
+        for b in 0..<s.batch {
+            for h in 0..<heads {
+                let keys = ProductPanels(features: keyLength, inputs: s.headDim, source: k + b * keyLength * kRowStride + h * s.kHeadStep,
+                                         featureStride: kRowStride, inputStride: 1)
+                let values = ProductPanels(features: s.valueHeadDim, inputs: keyLength,
+                                           source: v + b * keyLength * vRowStride + h * s.vHeadStep,
+                                           featureStride: 1, inputStride: vRowStride)
+                let biasHead = biasPerBatch ? b * heads + h : h
+                parallelForChunks(blocks) { range in
+                    let scores = UnsafeMutablePointer<Float>.allocate(capacity: blockRows * keyLength)
+                    defer { scores.deallocate() }
+                    for block in range {
+                        let firstRow = block * blockRows, rows = min(blockRows, queryLength - firstRow)
+                        keys.product(x: q + (b * queryLength + firstRow) * qRowStride + h * s.qHeadStep, xStride: qRowStride,
+                                     rows: rows, scale: scale, bias: nil, into: scores, outStride: keyLength)
+                        for r in 0..<rows {
+                            let biasRow = bias.map { $0 + (biasHead * queryLength + firstRow + r) * keyLength }
+                            softmaxRow(scores + r * keyLength, count: keyLength, adding: biasRow)
+                        }
+                        values.product(x: scores, xStride: keyLength, rows: rows, bias: nil,
+                                       into: out + (b * queryLength + firstRow) * valueWidth + h * s.valueHeadDim,
+                                       outStride: valueWidth)
+                    }
+                }
+                withExtendedLifetime((keys, values)) {}
+            }
+        }
+    }
+}
