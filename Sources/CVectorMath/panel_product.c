@@ -5,6 +5,8 @@
 // rows by 96 inputs in Hiera's first stage) that packing was ~11% of the encoder's time.
 #include "vector_math.h"
 
+#include <string.h>
+
 #define PANEL 32
 // Panels of one group together stay under ~512 KB (half of a Zen 4 L2), so each row block reuses
 // them from L2 while the block's rows come from L1.
@@ -16,14 +18,18 @@ void sam_pack_panels(const float *w, int64_t n, int64_t k, int64_t feature_strid
                      int64_t first_panel, int64_t panel_count, float *panels) {
     for (int64_t p = first_panel; p < first_panel + panel_count; p++) {
         float *panel = panels + p * k * PANEL;
-        for (int64_t j = 0; j < PANEL; j++) {
-            const int64_t feature = p * PANEL + j;
-            if (feature < n) {
-                const float *row = w + feature * feature_stride;
-                for (int64_t t = 0; t < k; t++) panel[t * PANEL + j] = row[t * input_stride];
+        const int64_t first = p * PANEL, lanes = n - first < PANEL ? n - first : PANEL;
+        // Row by row of the panel, so its stores are contiguous: a copy where features are
+        // adjacent (attention's values), a gather from `lanes` rows otherwise (a linear weight).
+        for (int64_t t = 0; t < k; t++) {
+            float *row = panel + t * PANEL;
+            const float *source = w + first * feature_stride + t * input_stride;
+            if (feature_stride == 1) {
+                memcpy(row, source, (size_t)lanes * sizeof(float));
             } else {
-                for (int64_t t = 0; t < k; t++) panel[t * PANEL + j] = 0;
+                for (int64_t j = 0; j < lanes; j++) row[j] = source[j * feature_stride];
             }
+            for (int64_t j = lanes; j < PANEL; j++) row[j] = 0;
         }
     }
 }
@@ -39,18 +45,21 @@ void sam_pack_panels(const float *w, int64_t n, int64_t k, int64_t feature_strid
 #define DECLARE(i) __m512 lo##i = bias_lo, hi##i = bias_hi;
 #define ACCUMULATE(i) { const __m512 x = _mm512_set1_ps(a[i][t]); \
     lo##i = _mm512_fmadd_ps(x, w_lo, lo##i); hi##i = _mm512_fmadd_ps(x, w_hi, hi##i); }
-#define STORE(i) _mm512_mask_storeu_ps(out[i], mask_lo, _mm512_mul_ps(scale, lo##i)); \
-    _mm512_mask_storeu_ps(out[i] + 16, mask_hi, _mm512_mul_ps(scale, hi##i));
+#define SCALE(i) lo##i = _mm512_mul_ps(scale, lo##i); hi##i = _mm512_mul_ps(scale, hi##i);
+#define STORE(i) _mm512_mask_storeu_ps(out[i], mask_lo, lo##i); _mm512_mask_storeu_ps(out[i] + 16, mask_hi, hi##i);
 
-// Twelve rows by one panel: out[i][j] = scale * (bias[j] + Σ_t a[i][t] * panel[t][j]) for the lanes in the masks.
+// Twelve rows by one panel: out[i][j] = scale * (bias[j] + Σ_t a[i][t] * panel[t][j]) for the lanes in the
+// masks; `scaled` is a constant at each call, so linear layers (scale 1) skip the 24 multiplies (2-3% on
+// Hiera's 96-input products).
 SAM_AVX512 static inline void block12(const float *const a[12], const float *panel, int64_t k, __m512 bias_lo,
-                                      __m512 bias_hi, __m512 scale, __mmask16 mask_lo, __mmask16 mask_hi,
+                                      __m512 bias_hi, int scaled, __m512 scale, __mmask16 mask_lo, __mmask16 mask_hi,
                                       float *const out[12]) {
     ROWS(DECLARE)
     for (int64_t t = 0; t < k; t++) {
         const __m512 w_lo = _mm512_load_ps(panel + t * PANEL), w_hi = _mm512_load_ps(panel + t * PANEL + 16);
         ROWS(ACCUMULATE)
     }
+    if (scaled) { ROWS(SCALE) }
     ROWS(STORE)
 }
 
@@ -80,7 +89,11 @@ SAM_AVX512 void sam_panel_product_avx512(const float *a, int64_t a_stride, int64
                 const __m512 bias_hi = bias ? _mm512_maskz_loadu_ps(mask_hi, bias + first + 16) : _mm512_setzero_ps();
                 float *block_out[12];
                 for (int i = 0; i < 12; i++) block_out[i] = rows_out[i] + first;
-                block12(rows_a, panels + p * panel_floats, k, bias_lo, bias_hi, scales, mask_lo, mask_hi, block_out);
+                if (scale == 1.0f) {
+                    block12(rows_a, panels + p * panel_floats, k, bias_lo, bias_hi, 0, scales, mask_lo, mask_hi, block_out);
+                } else {
+                    block12(rows_a, panels + p * panel_floats, k, bias_lo, bias_hi, 1, scales, mask_lo, mask_hi, block_out);
+                }
             }
         }
     }
