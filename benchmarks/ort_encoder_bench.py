@@ -1,8 +1,8 @@
 """onnxruntime side of the encoder-only comparisons (`make bench ENCODER_SETS=...`, `make bench-sam2`;
 any model family, every output of the encoder): one process, prints one JSON object.
 
-Creates a session for ENCODER.onnx, runs it on IMAGE.npy (one untimed warm-up, then --runs timed
-runs) and reports session creation time, the run times and peak RSS (VmHWM). Same work as
+Creates a session for ENCODER.onnx, runs it on IMAGE.npy (--warmups untimed runs, one by default,
+then --runs timed runs) and reports session creation time, the run times and peak RSS (VmHWM). Same work as
 `sambench encoder MODEL.samw IMAGE.npy`. Threads via OMP_NUM_THREADS and intra_op_num_threads.
 """
 import argparse
@@ -25,6 +25,7 @@ def main():
     p.add_argument("image")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--runs", type=int, default=1)
+    p.add_argument("--warmups", type=int, default=1)
     a = p.parse_args()
     os.environ["OMP_NUM_THREADS"] = str(a.threads)
     import numpy as np
@@ -40,10 +41,10 @@ def main():
     image = np.load(a.image).astype(np.float32)
     feeds = {session.get_inputs()[0].name: image}
     times = []
-    for run in range(a.runs + 1):  # run 0 is a warm-up
+    for run in range(a.warmups + a.runs):  # the first `warmups` runs are not timed
         s = time.perf_counter()
         session.run(None, feeds)
-        if run > 0:
+        if run >= a.warmups:
             times.append(time.perf_counter() - s)
     json.dump({"mode": "onnxruntime_encoder", "version": ort.__version__, "load_s": load_s, "encoder_runs": times,
                "encoder_median_s": float(np.median(times)), "peak_rss_kib": peak_rss_kib()}, os.sys.stdout)

@@ -3,7 +3,7 @@
 One reference set made by converters/export_sam2.py --onnx (SET: config.json, encoder.onnx,
 references/input_image.npy): the native model is converted from the set's encoder.onnx (the same
 export onnxruntime runs), then `sambench encoder` and `ort_encoder_bench.py` run in separate processes,
-interleaved, ROUNDS times each, same thread count. Prints a table and writes --json (medians of the
+interleaved, ROUNDS times each, same thread count, each process WARMUPS untimed runs then RUNS timed ones. Prints a table and writes --json (medians of the
 per-round medians and the fastest run of each side, ratios native / onnxruntime for time and peak RSS).
 """
 import argparse
@@ -28,7 +28,10 @@ def main():
     p.add_argument("--set", required=True)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--rounds", type=int, default=10)
-    p.add_argument("--runs", type=int, default=2, help="timed encoder runs per process (after a warm-up)")
+    p.add_argument("--runs", type=int, default=2, help="timed encoder runs per process (after the warm-ups)")
+    # Two: with one, onnxruntime's first timed run in these interleaved rounds took 2.6-2.9 s against
+    # 1.8-1.95 s for its second (SAM 2.1 tiny, Zen 4), and the medians mixed the two.
+    p.add_argument("--warmups", type=int, default=2, help="untimed encoder runs per process, on both sides")
     p.add_argument("--json", default="out/bench-sam2.json")
     p.add_argument("--bf16", action="store_true",
                    help="also run the native encoder with bfloat16 linear layers (sambench --bf16; CPUs with AVX512_BF16)")
@@ -43,11 +46,11 @@ def main():
         rounds = []
         for _ in range(a.rounds):
             native_cmd = [os.path.join(a.bin, "sambench"), "encoder", model, a.set, "--runs", str(a.runs),
-                          "--threads", str(a.threads)]
+                          "--warmups", str(a.warmups), "--threads", str(a.threads)]
             native = run_json(native_cmd, env)
             ort = run_json([sys.executable, str(Path(__file__).with_name("ort_encoder_bench.py")),
                             os.path.join(a.set, "encoder.onnx"), os.path.join(a.set, "references", "input_image.npy"),
-                            "--runs", str(a.runs), "--threads", str(a.threads)], env)
+                            "--runs", str(a.runs), "--warmups", str(a.warmups), "--threads", str(a.threads)], env)
             rounds.append({"native": native, "onnxruntime": ort})
             if bf16:
                 rounds[-1]["native_bf16"] = run_json(native_cmd + ["--bf16"], env)
@@ -57,7 +60,7 @@ def main():
     def fastest(side):
         return min(t for r in rounds for t in r[side]["encoder_runs"])
     result = {
-        "set": a.set, "threads": a.threads, "rounds": rounds, "machine": platform.processor() or platform.machine(),
+        "set": a.set, "threads": a.threads, "warmups": a.warmups, "runs": a.runs, "rounds": rounds, "machine": platform.processor() or platform.machine(),
         "encoder_s": {"native": med("native", "encoder_median_s"), "onnxruntime": med("onnxruntime", "encoder_median_s")},
         "encoder_min_s": {"native": fastest("native"), "onnxruntime": fastest("onnxruntime")},
         "peak_rss_kib": {"native": med("native", "peak_rss_kib"), "onnxruntime": med("onnxruntime", "peak_rss_kib")},
@@ -71,7 +74,8 @@ def main():
                                     "peak_rss_kib": med("native_bf16", "peak_rss_kib")}
     Path(a.json).parent.mkdir(parents=True, exist_ok=True)
     Path(a.json).write_text(json.dumps(result, indent=1) + "\n")
-    print(f"SAM 2 image encoder, {a.set}, {a.threads} threads, {a.rounds} interleaved rounds ({result['blas']})")
+    print(f"SAM 2 image encoder, {a.set}, {a.threads} threads, {a.rounds} interleaved rounds of {a.warmups} warm-ups + "
+          f"{a.runs} timed runs per process ({result['blas']})")
     print("| what | native | onnxruntime | ratio |\n|---|---|---|---|")
     print(f"| encoder | {result['encoder_s']['native'] * 1000:.0f} ms | {result['encoder_s']['onnxruntime'] * 1000:.0f} ms "
           f"| {result['encoder_s']['ratio']:.2f}x |")

@@ -337,7 +337,7 @@ case "decode":
 case "encoder":
     // The image encoder alone (every output it hands the decoder), on IMAGE.npy or a set's input image.
     guard args.count >= 3 else { fail("encoder needs MODEL.samw IMAGE.npy|SET_DIR") }
-    let runs = option(args, "--runs", 1)
+    let runs = option(args, "--runs", 1), warmups = option(args, "--warmups", 1)
     let t0 = now()
     let loaded: LoadedModel
     do { loaded = try ModelFile.load(args[1]) } catch { fail("\(args[1]): \(error)") }
@@ -346,10 +346,10 @@ case "encoder":
     _ = FileManager.default.fileExists(atPath: args[2], isDirectory: &isFolder)
     let image = load(isFolder.boolValue ? args[2] + "/references/input_image.npy" : args[2])
     var times: [Double] = []
-    for run in 0...runs {  // run 0 is a warm-up
+    for run in 0..<(warmups + runs) {  // the first `warmups` runs are not timed
         let s = now()
         do { _ = try loaded.sam.encodeFeatures(image) } catch { fail("encodeFeatures: \(error)") }
-        if run > 0 { times.append(now() - s) }
+        if run >= warmups { times.append(now() - s) }
     }
     emit(["mode": "encoder", "load_s": loadSeconds, "encoder_runs": times, "encoder_median_s": median(times),
           "family": loaded.metadata.config.imageEncoder.family, "blas": BLAS.backendDescription, "threads": threads,
