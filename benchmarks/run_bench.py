@@ -128,6 +128,8 @@ def summarise(runs):
         s["blas"] = runs[0]["blas"]
         s["decode_only_s"] = {n: med([r["decoder"][n]["decode_only_median_s"] for r in runs]) for n in ("1", "16", "100")}
         s["decoder_image_state_s"] = med([r["decoder_image_state_median_s"] for r in runs])
+    if "linear_kernel" in runs[0]:
+        s["linear_kernel"] = runs[0]["linear_kernel"]
     return s
 
 
@@ -303,6 +305,7 @@ def main():
         "openblas_coretype_env": coretype,
         "blas_as_is": n["blas"],
         "blas_alt": nu["blas"] if nu else None,
+        "linear_kernel": n.get("linear_kernel"),
         "alt_label": alt_label,
         "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "onnxruntime": ort[0]["version"],
@@ -346,8 +349,11 @@ def main():
          f"- CPU: {machine['cpu']}, `nproc` = {machine['nproc_cmd']}, Linux {machine['kernel']}; "
          + ("AVX-512 (avx512f) present" if avx512() else "AVX2, no AVX-512"),
          f"- Threads: {a.threads} on both sides (native: SAM_NUM_THREADS workers run its loops and split each large "
-         f"matrix product into one single-threaded OpenBLAS call per worker; onnxruntime {machine['onnxruntime']}: "
+         f"matrix product between them, one single-threaded kernel call per block; onnxruntime {machine['onnxruntime']}: "
          f"OMP_NUM_THREADS and intra_op_num_threads)",
+         f"- Native float32 linear layers: `{n.get('linear_kernel', 'blas')}` (panels: CVectorMath's panel product on "
+         f"AVX-512 CPUs, the weight packed once per call, whatever OPENBLAS_CORETYPE says; blas: OpenBLAS sgemm); "
+         f"convolutions, transposed convolutions and narrow-head attention run on OpenBLAS",
          (f"- Native build: `swift build -c release {a.build_flags}` (CPU_FLAGS: code for this CPU's AVX2+FMA)"
           if a.build_flags else "- Native build: `swift build -c release` (portable x86-64)"),
          f"- OPENBLAS_CORETYPE in the environment: `{coretype}`" + (" (not set: OpenBLAS picks its kernels from cpuid)" if not coretype else ""),

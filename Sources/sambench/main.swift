@@ -309,8 +309,8 @@ case "run":
     }
     emit(["mode": "native", "load_s": loadSeconds, "encoder_runs": encoderTimes, "encoder_median_s": median(encoderTimes),
           "decoder": decoder, "decoder_image_state_median_s": median(stateTimes), "upscaled_masks": maskCount, "input_size": [DecoderCase.inputSize.height, DecoderCase.inputSize.width],
-          "blas": BLAS.backendDescription, "threads": threads, "kernel_workers": Kernels.workerCount,
-          "openblas_coretype_env": ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"] ?? NSNull(),
+          "blas": BLAS.backendDescription, "linear_kernel": Kernels.float32LinearKernel.rawValue, "threads": threads,
+          "kernel_workers": Kernels.workerCount, "openblas_coretype_env": ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"] ?? NSNull(),
           "peak_rss_kib": peakRSSKiB()])
 
 case "decode":
@@ -352,7 +352,8 @@ case "encoder":
         if run >= warmups { times.append(now() - s) }
     }
     emit(["mode": "encoder", "load_s": loadSeconds, "encoder_runs": times, "encoder_median_s": median(times),
-          "family": loaded.metadata.config.imageEncoder.family, "blas": BLAS.backendDescription, "threads": threads,
+          "family": loaded.metadata.config.imageEncoder.family, "blas": BLAS.backendDescription,
+          "linear_kernel": Kernels.float32LinearKernel.rawValue, "threads": threads,
           "kernel_workers": Kernels.workerCount, "peak_rss_kib": peakRSSKiB()])
 
 default:
