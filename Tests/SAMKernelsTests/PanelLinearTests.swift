@@ -13,10 +13,11 @@ struct PanelLinearTests {
     /// The kernels this CPU runs: the BLAS everywhere, the panel product with AVX-512.
     static let kernels: [Kernels.Float32LinearKernel] = Kernels.panelKernelAvailable ? [.panels, .blas] : [.blas]
 
-    /// (rows, in, out): 13 and 25 rows end mid-block; out 1, 9 (low half partial), 33 (second
-    /// panel of one), 47 (high half partial), 96 (whole panels); 6000 x 40 takes the tiled path
-    /// (tiles of 1644 rows, the last partial), the others the panel split.
-    static let shapes = [(12, 5, 1), (13, 7, 9), (25, 33, 33), (37, 96, 47), (100, 96, 96), (6_000, 70, 40), (24, 300, 130)]
+    /// (rows, in, out), all at least `panelProductMinimumRows` (96): 97, 103, 119 and 130 rows end
+    /// mid-block; out 1, 9 (low half partial), 33 (second panel of one), 47 (high half partial), 96
+    /// (whole panels); 6000 x 40 takes the tiled path (tiles of 1644 rows, the last partial), the
+    /// others the panel split.
+    static let shapes = [(96, 5, 1), (97, 7, 9), (103, 33, 33), (119, 96, 47), (130, 96, 96), (6_000, 70, 40), (100, 300, 130)]
 
     @Test("matches the float64 reference, with and without a bias", arguments: kernels, [true, false])
     func reference(kernel: Kernels.Float32LinearKernel, withBias: Bool) throws {
@@ -33,7 +34,7 @@ struct PanelLinearTests {
 
     @Test("fused GELU and residual on both of the panel path's branches", arguments: kernels)
     func epilogue(kernel: Kernels.Float32LinearKernel) throws {
-        for (index, (rows, inFeatures, outFeatures)) in [(6_000, 70, 40), (30, 64, 200)].enumerated() {
+        for (index, (rows, inFeatures, outFeatures)) in [(6_000, 70, 40), (110, 64, 200)].enumerated() {
             var rng = SplitMix64(seed: UInt64(500 + index))
             let x = randomTensor([rows, inFeatures], using: &rng)
             let weight = randomTensor([outFeatures, inFeatures], using: &rng)
