@@ -65,9 +65,14 @@ struct CalibrationTests {
         let model = try ModelUnderTest.tiny(in: folder)
         let run = try samverifyTool.run([model, "--references", TestPaths.tinyReferences, "--calibrate", folder + "/t.json", "--quiet"])
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
-        #expect(run.stdout.contains("set-wide: atol 1.00e-04"))
         let written = try JSONDecoder().decode(JSONValue.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/t.json")))
-        #expect(written["tolerances"]?["atol"]?.numberValue != nil && written["calibration"]?["margin"]?.numberValue == 10)
+        #expect(written["calibration"]?["margin"]?.numberValue == 10)
+        // The set-wide bar is 10x the worst error rounded up to 1, 2 or 5 x 10^k: on the tiny set
+        // (errors up to ~5e-6, moving with the kernels' rounding order) 5e-5 or 1e-4. The report
+        // prints the bar the file holds.
+        let atol = try #require(written["tolerances"]?["atol"]?.numberValue)
+        #expect(atol > 0 && atol <= 1e-4 && Calibration.roundUp(atol) == atol, "atol \(atol)")
+        #expect(run.stdout.contains("set-wide: atol \(String(format: "%.2e", atol))"))
         let reuse = try samverifyTool.run([model, "--references", TestPaths.tinyReferences, "--tolerances", folder + "/t.json", "--quiet"])
         #expect(reuse.status == 0 && reuse.stdout.contains("tolerance file output low_res_masks"))
 
