@@ -5,6 +5,8 @@
 // built for one vector width (-target-cpu haswell: eight lanes), so the wider loops live here,
 // compiled for AVX-512 function by function and chosen at run time. Each computes exactly what its
 // Swift counterpart does, operation by operation, so results are the same bits on either path.
+// The panel product at the end has no such counterpart: on AVX-512 CPUs it stands in for OpenBLAS's
+// sgemm in linear layers and wide-head attention, with its own (tested) rounding order.
 
 #include <stdint.h>
 
