@@ -125,7 +125,11 @@ extension Kernels {
                                    panels: panels)
                 }
             }
-            applyEpilogue(epilogue.activation, p.out, count: rows * outFeatures, residual: p.residual)
+            guard !epilogue.isIdentity else { return }
+            parallelRanges(rows * outFeatures) { range in
+                applyEpilogue(epilogue.activation, p.out + range.lowerBound, count: range.count,
+                              residual: p.residual.map { $0 + range.lowerBound })
+            }
         }
         return withExtendedLifetime(packed) { FloatTensor(shape: outShape, data: data) }
     }

@@ -34,7 +34,9 @@ struct PanelLinearTests {
 
     @Test("fused GELU and residual on both of the panel path's branches", arguments: kernels)
     func epilogue(kernel: Kernels.Float32LinearKernel) throws {
-        for (index, (rows, inFeatures, outFeatures)) in [(6_000, 70, 40), (110, 64, 200)].enumerated() {
+        // 400 x 200: two tiles of 336 rows, too few, so the panels split and the epilogue runs over
+        // 80,000 outputs in several ranges.
+        for (index, (rows, inFeatures, outFeatures)) in [(6_000, 70, 40), (400, 64, 200)].enumerated() {
             var rng = SplitMix64(seed: UInt64(500 + index))
             let x = randomTensor([rows, inFeatures], using: &rng)
             let weight = randomTensor([outFeatures, inFeatures], using: &rng)
