@@ -6,9 +6,11 @@ extension Kernels {
     }
 
     /// The panel path: each (batch, head)'s keys and values packed once (CVectorMath's panels), then
-    /// blocks of query rows in parallel, scores = scale * q kᵀ and out = softmax(scores) v as two
-    /// panel products. The BLAS path re-packs both operands for every block (1.5 MB each per head
-    /// in Hiera's global blocks). Same layout contract as `attentionBLAS`; the output is written in full.
+    /// its blocks of query rows in parallel (`forEachAttentionBlock` on the one head), scores =
+    /// scale * q kᵀ and out = softmax(scores) v as two panel products. The BLAS path re-packs both
+    /// operands for every block (1.5 MB each per head in Hiera's global blocks). One head's panels
+    /// at a time: packing every head first measured the same time and 25 MB more peak memory on
+    /// SAM 2.1 tiny. Same layout contract as `attentionBLAS`; the output is written in full.
     static func attentionPanels(_ s: AttentionShape, q: UnsafePointer<Float>, qRowStride: Int,
                                 k: UnsafePointer<Float>, kRowStride: Int, v: UnsafePointer<Float>, vRowStride: Int,
                                 scale: Float, bias: UnsafePointer<Float>?, biasPerBatch: Bool,
@@ -16,8 +18,7 @@ extension Kernels {
         let (queryLength, keyLength, heads) = (s.queryLength, s.keyLength, s.heads)
         let valueWidth = heads * s.valueHeadDim
         // Scores of a block within ~512 KB (L2), in whole twelve-row register blocks.
-        let blockRows = max(12, 131_072 / keyLength / 12 * 12)
-        let blocks = (queryLength + blockRows - 1) / blockRows
+        let preferredRows = max(12, 131_072 / keyLength / 12 * 12)
         for b in 0..<s.batch {
             for h in 0..<heads {
                 let keys = ProductPanels(features: keyLength, inputs: s.headDim, source: k + b * keyLength * kRowStride + h * s.kHeadStep,
@@ -26,23 +27,18 @@ extension Kernels {
                                            source: v + b * keyLength * vRowStride + h * s.vHeadStep,
                                            featureStride: 1, inputStride: vRowStride)
                 let biasHead = biasPerBatch ? b * heads + h : h
-                parallelForChunks(blocks) { range in
-                    let scores = UnsafeMutablePointer<Float>.allocate(capacity: blockRows * keyLength)
-                    defer { scores.deallocate() }
-                    for block in range {
-                        let firstRow = block * blockRows, rows = min(blockRows, queryLength - firstRow)
-                        keys.product(x: q + (b * queryLength + firstRow) * qRowStride + h * s.qHeadStep, xStride: qRowStride,
-                                     rows: rows, scale: scale, bias: nil, into: scores, outStride: keyLength)
-                        for r in 0..<rows {
-                            let biasRow = bias.map { $0 + (biasHead * queryLength + firstRow + r) * keyLength }
-                            softmaxRow(scores + r * keyLength, count: keyLength, adding: biasRow)
-                        }
-                        values.product(x: scores, xStride: keyLength, rows: rows, bias: nil,
-                                       into: out + (b * queryLength + firstRow) * valueWidth + h * s.valueHeadDim,
-                                       outStride: valueWidth)
+                forEachAttentionBlock(batch: 1, heads: 1, queryLength: queryLength, scratchPerRow: keyLength,
+                                      preferredRows: preferredRows) { scores, _, _, firstRow, rows in
+                    keys.product(x: q + (b * queryLength + firstRow) * qRowStride + h * s.qHeadStep, xStride: qRowStride,
+                                 rows: rows, scale: scale, bias: nil, into: scores, outStride: keyLength)
+                    for r in 0..<rows {
+                        let biasRow = bias.map { $0 + (biasHead * queryLength + firstRow + r) * keyLength }
+                        softmaxRow(scores + r * keyLength, count: keyLength, adding: biasRow)
                     }
+                    values.product(x: scores, xStride: keyLength, rows: rows, bias: nil,
+                                   into: out + (b * queryLength + firstRow) * valueWidth + h * s.valueHeadDim,
+                                   outStride: valueWidth)
                 }
-                withExtendedLifetime((keys, values)) {}
             }
         }
     }
