@@ -9,7 +9,8 @@ extension Kernels {
     /// With many rows, the output is made in tiles of rows, in parallel: each tile is seeded
     /// with the bias, multiplied (one single-threaded sgemm, x * weightᵀ accumulated onto it)
     /// and finished by the epilogue while it is still in cache. With few rows, one `gemm`
-    /// split across threads and a separate epilogue pass.
+    /// split across threads and a separate epilogue pass. On the panel product the tiles start
+    /// from the bias inside the product, and too few tiles split the weight's panels instead.
     public static func linear(_ x: FloatTensor, weight: some WeightOperand, bias: FloatTensor?,
                               epilogue: Epilogue = .none) -> FloatTensor {
         precondition(weight.shape.count == 2, "linear: weight must be [out, in], got \(weight.shape)")
@@ -27,19 +28,20 @@ extension Kernels {
             return output
         }
 
-        // The opt-in bfloat16 path (`setLinearPrecision`) multiplies by the weight's packed panels.
+        // The opt-in bfloat16 path (`setLinearPrecision`) multiplies by the weight's packed panels;
+        // float32 with enough rows on AVX-512 CPUs by the panel product (`Float32LinearKernel`).
         let panels = linearPrecision == .bfloat16 ? bfloat16Panels(weight) : nil
-        if panels == nil, rows >= panelProductMinimumRows, float32LinearKernel == .panels {
-            return panelLinear(x, weight: weight, bias: bias, epilogue: epilogue, rows: rows, outShape: outShape)
-        }
+        let usesPanelProduct = panels == nil && rows >= panelProductMinimumRows && float32LinearKernel == .panels
         // About 256 KB of output per tile (it stays in L2 for the epilogue), at least 16 rows, and at
         // least as many rows as input features: each tile's sgemm packs the whole weight again, and
         // with rows >= in that costs no more memory traffic than writing the tile. (ViT-B's MLP,
         // 768 -> 3072 on 4096 rows, had tiles of 21 rows: 195 packs of a 9 MB weight per call; with
-        // this rule the encoder took 28% less CPU time, MobileSAM's 8% less.)
-        let tileRows = max(16, 65_536 / outFeatures, inFeatures)
+        // this rule the encoder took 28% less CPU time, MobileSAM's 8% less.) The panel product takes
+        // the same rule in whole blocks of twelve rows.
+        let ruleRows = max(16, 65_536 / outFeatures, inFeatures)
+        let tileRows = usesPanelProduct ? (ruleRows + 11) / 12 * 12 : ruleRows
         let tiles = (rows + tileRows - 1) / tileRows
-        guard tiles >= 2 * workerCount else {
+        guard usesPanelProduct || tiles >= 2 * workerCount else {
             var output = biasSeededRows(outShape, bias: bias)
             multiplyAll(x, weight: weight, panels: panels, rows: rows, into: &output)
             applyEpilogue(epilogue, to: &output)
@@ -49,22 +51,36 @@ extension Kernels {
         return (panels ?? []).withUnsafeBufferPointer { panelBuffer in
             let panelPointer = panels == nil ? nil : panelBuffer.baseAddress
             let data = productOutput(count: count, x: x, weight: weight, bias: bias, epilogue: epilogue) { p in
+                // The panel product's copy of the weight, packed once for the call.
+                let packed = usesPanelProduct
+                    ? ProductPanels(features: outFeatures, inputs: inFeatures, source: p.weight, featureStride: inFeatures,
+                                    inputStride: 1)
+                    : nil
+                if let packed, tiles < 2 * workerCount {
+                    panelProductAcrossWorkers(packed, p, rows: rows, epilogue: epilogue)
+                    return
+                }
                 parallelFor(tiles) { tile in
                     let first = tile * tileRows, tileCount = min(tileRows, rows - first)
                     let out = p.out + first * outFeatures
-                    if let bias = p.bias {
-                        seedRows(out, rows: tileCount, with: bias, width: outFeatures)
+                    if let packed {
+                        packed.product(x: p.x + first * inFeatures, xStride: inFeatures, rows: tileCount, bias: p.bias,
+                                       into: out, outStride: outFeatures)
                     } else {
-                        out.initialize(repeating: 0, count: tileCount * outFeatures)
-                    }
-                    if let panelPointer {
-                        bfloat16Product(x: p.x + first * inFeatures, rows: tileCount, inFeatures: inFeatures,
-                                        panels: panelPointer, outFeatures: outFeatures, into: out)
-                    } else {
-                        BLAS.sgemm(transA: false, transB: true, m: tileCount, n: outFeatures, k: inFeatures, alpha: 1,
-                                   a: p.x + first * inFeatures, lda: inFeatures,
-                                   b: p.weight, ldb: inFeatures,
-                                   beta: 1, c: out, ldc: outFeatures)
+                        if let bias = p.bias {
+                            seedRows(out, rows: tileCount, with: bias, width: outFeatures)
+                        } else {
+                            out.initialize(repeating: 0, count: tileCount * outFeatures)
+                        }
+                        if let panelPointer {
+                            bfloat16Product(x: p.x + first * inFeatures, rows: tileCount, inFeatures: inFeatures,
+                                            panels: panelPointer, outFeatures: outFeatures, into: out)
+                        } else {
+                            BLAS.sgemm(transA: false, transB: true, m: tileCount, n: outFeatures, k: inFeatures, alpha: 1,
+                                       a: p.x + first * inFeatures, lda: inFeatures,
+                                       b: p.weight, ldb: inFeatures,
+                                       beta: 1, c: out, ldc: outFeatures)
+                        }
                     }
                     applyEpilogue(epilogue.activation, out, count: tileCount * outFeatures,
                                   residual: p.residual.map { $0 + first * outFeatures })

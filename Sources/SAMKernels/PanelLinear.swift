@@ -72,16 +72,6 @@ extension Kernels {
             }
         }
 
-        /// A linear weight [out, in] (packed while its floats are at hand: a float16 weight is widened
-        /// only for the call).
-        static func packing(_ weight: some WeightOperand) -> ProductPanels {
-            let (outFeatures, inFeatures) = (weight.shape[0], weight.shape[1])
-            return weight.withFloats { w in
-                ProductPanels(features: outFeatures, inputs: inFeatures, source: w.baseAddress!, featureStride: inFeatures,
-                              inputStride: 1)
-            }
-        }
-
         deinit { storage.deallocate() }
 
         /// out[r, c] = scale * (bias[c] + Σ_t x[r, t] * operand(c, t)) for r < rows and the features
@@ -95,42 +85,23 @@ extension Kernels {
         }
     }
 
-    /// `linear` on the panel product: tiles of whole row blocks in parallel, each finished by the
-    /// epilogue while in cache; with few rows, the panels split between the workers instead.
-    static func panelLinear(_ x: FloatTensor, weight: some WeightOperand, bias: FloatTensor?, epilogue: Epilogue,
-                            rows: Int, outShape: [Int]) -> FloatTensor {
-        let packed = ProductPanels.packing(weight)
+    /// `linear`'s panel product with too few tiles of rows for the workers: every row against a
+    /// share of the weight's panels each, then the epilogue over the whole output in parallel.
+    static func panelProductAcrossWorkers(_ packed: ProductPanels, _ p: ProductPointers, rows: Int, epilogue: Epilogue) {
         let (outFeatures, inFeatures) = (packed.features, packed.inputs)
-        // The BLAS path's tile rule (about 256 KB of output per tile), in whole blocks of twelve rows.
-        let tileRows = (max(16, 65_536 / outFeatures, inFeatures) + 11) / 12 * 12
-        let tiles = (rows + tileRows - 1) / tileRows
-        let data = productOutput(count: rows * outFeatures, x: x, weight: weight, bias: bias, epilogue: epilogue) { p in
-            if tiles >= 2 * workerCount {
-                parallelFor(tiles) { tile in
-                    let first = tile * tileRows, tileCount = min(tileRows, rows - first)
-                    let out = p.out + first * outFeatures
-                    packed.product(x: p.x + first * inFeatures, xStride: inFeatures, rows: tileCount, bias: p.bias,
-                                   into: out, outStride: outFeatures)
-                    applyEpilogue(epilogue.activation, out, count: tileCount * outFeatures,
-                                  residual: p.residual.map { $0 + first * outFeatures })
-                }
-                return
-            }
-            let splits = rows * inFeatures * outFeatures >= parallelGEMMWorkThreshold ? min(workerCount, packed.panelCount) : 1
-            let perSplit = (packed.panelCount + splits - 1) / splits
-            parallelFor(splits) { split in
-                let panels = (split * perSplit)..<min(packed.panelCount, (split + 1) * perSplit)
-                if !panels.isEmpty {
-                    packed.product(x: p.x, xStride: inFeatures, rows: rows, bias: p.bias, into: p.out, outStride: outFeatures,
-                                   panels: panels)
-                }
-            }
-            guard !epilogue.isIdentity else { return }
-            parallelRanges(rows * outFeatures) { range in
-                applyEpilogue(epilogue.activation, p.out + range.lowerBound, count: range.count,
-                              residual: p.residual.map { $0 + range.lowerBound })
+        let splits = rows * inFeatures * outFeatures >= parallelGEMMWorkThreshold ? min(workerCount, packed.panelCount) : 1
+        let perSplit = (packed.panelCount + splits - 1) / splits
+        parallelFor(splits) { split in
+            let panels = (split * perSplit)..<min(packed.panelCount, (split + 1) * perSplit)
+            if !panels.isEmpty {
+                packed.product(x: p.x, xStride: inFeatures, rows: rows, bias: p.bias, into: p.out, outStride: outFeatures,
+                               panels: panels)
             }
         }
-        return withExtendedLifetime(packed) { FloatTensor(shape: outShape, data: data) }
+        guard !epilogue.isIdentity else { return }
+        parallelRanges(rows * outFeatures) { range in
+            applyEpilogue(epilogue.activation, p.out + range.lowerBound, count: range.count,
+                          residual: p.residual.map { $0 + range.lowerBound })
+        }
     }
 }
