@@ -3,7 +3,7 @@ import SAMTensor
 extension Kernels {
     /// An H x W token grid cut into `window` x `window` squares from the top-left; the last row
     /// and column of windows overhang the bottom and right edges when the window does not divide
-    /// the grid (where TinyViT pads with zeros before its attention).
+    /// the grid (where TinyViT and Hiera pad with zeros before their attention).
     public struct WindowGrid: Sendable, Equatable {
         public let height: Int, width: Int, window: Int
 
@@ -20,12 +20,12 @@ extension Kernels {
         public var positions: Int { window * window }
     }
 
-    /// TinyViT's windowed attention, computed on the token grid without building padded windows.
+    /// TinyViT's and Hiera's windowed attention, computed on the token grid without building padded windows.
     ///
     /// qkv [B, H*W, heads*(2*keyDim + valueDim)] holds every token's packed projection, its heads
     /// laid out as `layout` says, in token order. For every window of `grid` and every head:
     /// softmax(q kᵀ * scale + bias) v over the window's window² positions, `bias` [heads, N, N]
-    /// indexed by position inside the window. Positions outside the grid (upstream's zero
+    /// indexed by position inside the window (nil: none, as in Hiera). Positions outside the grid (upstream's zero
     /// padding) are keys and values with `paddingQKV` [heads*(2*keyDim + valueDim)], the
     /// projection of a padded position; their queries are skipped, as upstream crops them away.
     /// Returns [B, H*W, heads*valueDim] in token order: what upstream's pad → partition →
@@ -38,14 +38,16 @@ extension Kernels {
     /// ~2% of the encoder's time in memmove calls.)
     public static func windowAttention(packedQKV qkv: FloatTensor, grid: WindowGrid, paddingQKV: FloatTensor,
                                        heads: Int, keyDim: Int, valueDim: Int, scale: Float,
-                                       bias: FloatTensor, layout: PackedQKVLayout = .groupedByPart) -> FloatTensor {
+                                       bias: FloatTensor?, layout: PackedQKVLayout = .groupedByPart) -> FloatTensor {
         let rowWidth = heads * (2 * keyDim + valueDim), tokens = grid.height * grid.width
         precondition(qkv.shape.count == 3 && qkv.shape[1] == tokens && qkv.shape[2] == rowWidth,
                      "window attention: packed qkv \(qkv.shape) is not [B, \(grid.height)*\(grid.width), \(rowWidth)]")
         precondition(paddingQKV.count == rowWidth, "window attention: padding row \(paddingQKV.shape) is not [\(rowWidth)]")
         let positions = grid.positions
-        precondition(bias.count == heads * positions * positions,
-                     "window attention: bias \(bias.shape) is not [\(heads), \(positions), \(positions)]")
+        if let bias {
+            precondition(bias.count == heads * positions * positions,
+                         "window attention: bias \(bias.shape) is not [\(heads), \(positions), \(positions)]")
+        }
         let batch = qkv.shape[0], valueWidth = heads * valueDim
         guard batch > 0 else { return FloatTensor(zeros: [0, tokens, valueWidth]) }
         let windowsPerImage = grid.windowRows * grid.windowColumns
@@ -55,7 +57,7 @@ extension Kernels {
         let data = [Float](unsafeUninitializedCapacity: batch * tokens * valueWidth) { outBuffer, initializedCount in
             qkv.data.withUnsafeBufferPointer { qkvBuffer in
             paddingQKV.data.withUnsafeBufferPointer { paddingBuffer in
-            bias.data.withUnsafeBufferPointer { biasBuffer in
+            (bias?.data ?? []).withUnsafeBufferPointer { biasBuffer in
                 let source = qkvBuffer.baseAddress!, padding = paddingBuffer.baseAddress!
                 let out = outBuffer.baseAddress!
                 parallelForChunks(batch * windowsPerImage) { tasks in
@@ -69,7 +71,7 @@ extension Kernels {
                                                   rows: min(grid.window, grid.height - firstRow),
                                                   columns: min(grid.window, grid.width - firstColumn))
                         attendWindow(window, heads: heads, keyDim: keyDim, valueDim: valueDim, columns: columns, scale: scale,
-                                     qkv: source, padding: padding, bias: biasBuffer.baseAddress!, scratch: scratch,
+                                     qkv: source, padding: padding, bias: bias == nil ? nil : biasBuffer.baseAddress, scratch: scratch,
                                      into: out)
                     }
                 }
@@ -120,7 +122,7 @@ extension Kernels {
     /// the window's tokens.
     private static func attendWindow(_ w: WindowOnGrid, heads: Int, keyDim: Int, valueDim: Int,
                                      columns: (q: HeadColumns, k: HeadColumns, v: HeadColumns), scale: Float,
-                                     qkv: UnsafePointer<Float>, padding: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                                     qkv: UnsafePointer<Float>, padding: UnsafePointer<Float>, bias: UnsafePointer<Float>?,
                                      scratch s: WindowScratch, into out: UnsafeMutablePointer<Float>) {
         let rowWidth = heads * (2 * keyDim + valueDim), valueWidth = heads * valueDim
         let positions = w.grid.positions, side = w.grid.window
@@ -141,11 +143,11 @@ extension Kernels {
                     (s.q + r * keyDim).update(from: s.rows + w.position(ofQuery: r) * rowWidth + qOffset, count: keyDim)
                 }
             }
-            let headBias = bias + head * positions * positions
+            let headBias = bias.map { $0 + head * positions * positions }
             attendRows(queries, q: isWhole ? s.rows + qOffset : s.q, qStride: isWhole ? rowWidth : keyDim,
                        keys: positions, k: s.rows + kOffset, kStride: rowWidth, headDim: keyDim,
                        v: s.rows + vOffset, vStride: rowWidth, valueDim: valueDim, scale: scale,
-                       biasRow: { r in headBias + w.position(ofQuery: r) * positions }, scores: s.scores,
+                       biasRow: { r in headBias.map { $0 + w.position(ofQuery: r) * positions } }, scores: s.scores,
                        into: s.out + head * valueDim, outStride: valueWidth)
         }
         // Output rows are in query order: window row i's tokens are queries i*columns ..< (i+1)*columns.

@@ -204,15 +204,17 @@ struct WindowAttentionTests {
 
     /// Upstream's recipe, literally: pad the token grid with `padding` rows, cut it into windows,
     /// attend inside each window (float64 reference), put the windows back and crop.
-    @Test("equals attention on padded windows, reversed and cropped", arguments: grids)
-    func matchesPaddedWindows(_ g: (Int, Int, Int, Int)) {
+    @Test("equals attention on padded windows, reversed and cropped, with a position bias and without (Hiera)",
+          arguments: grids, [true, false])
+    func matchesPaddedWindows(_ g: (Int, Int, Int, Int), withBias: Bool) {
         let (batch, height, width, window) = g
         let (heads, keyDim, valueDim) = (3, 4, 5)
         let rowWidth = heads * (2 * keyDim + valueDim), positions = window * window
         var rng = SplitMix64(seed: UInt64(height * 100 + width))
         let qkv = randomTensor([batch, height * width, rowWidth], using: &rng)
         let padding = randomTensor([rowWidth], using: &rng)
-        let bias = randomTensor([heads, positions, positions], in: -2...2, using: &rng)
+        let drawnBias = randomTensor([heads, positions, positions], in: -2...2, using: &rng)
+        let bias = withBias ? drawnBias : nil
         let grid = Kernels.WindowGrid(height: height, width: width, window: window)
         let scale: Float = 0.8
 
@@ -252,7 +254,7 @@ struct WindowAttentionTests {
         let out = Kernels.windowAttention(packedQKV: qkv, grid: grid, paddingQKV: padding, heads: heads, keyDim: keyDim,
                                           valueDim: valueDim, scale: scale, bias: bias)
         expectClose(out, expected, shape: [batch, height * width, valueWidth],
-                    "window attention \(height)x\(width), window \(window)")
+                    "window attention \(height)x\(width), window \(window), bias \(withBias)")
         // TinyViT's own layout, each head's q, k and v side by side: the same numbers, bit for bit.
         let interleaved = PackedAttentionTests.interleavedByHead(qkv, heads: heads, keyDim: keyDim, valueDim: valueDim)
         let paddingInterleaved = PackedAttentionTests.interleavedByHead(padding.reshaped([1, 1, rowWidth]), heads: heads,

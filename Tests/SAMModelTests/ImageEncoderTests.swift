@@ -73,7 +73,10 @@ struct ImageEncoderTests {
                             data: (0..<(batch * height * width * channels)).map { Float($0 + 1) })
         let partition = TinyViT.WindowPartition(resolution: .init(height: height, width: width), window: window)
         #expect(partition.needsPadding && partition.windowRows == 3 && partition.windowColumns == 2)
-        let windows = partition.partition(x)
+        // Padded positions are zero, or a given row (Hiera partitions after qkv: a zero token's projection).
+        let paddingRow = FloatTensor(shape: [channels], data: [-1, -2.5, 7])
+        for padding in [nil, paddingRow] {
+        let windows = partition.partition(x, paddingRow: padding)
         #expect(windows.shape == [batch * 3 * 2, window * window, channels])
 
         let (paddedHeight, paddedWidth) = (6, 4)
@@ -87,7 +90,7 @@ struct ImageEncoderTests {
                             for c in 0..<channels {
                                 let got = windows.data[(((b * 3 + wr) * 2 + wc) * window * window + i * window + j) * channels + c]
                                 let want = row < height && column < width
-                                    ? x.data[((b * height + row) * width + column) * channels + c] : 0
+                                    ? x.data[((b * height + row) * width + column) * channels + c] : padding?.data[c] ?? 0
                                 #expect(got == want)
                             }
                         }
@@ -96,6 +99,8 @@ struct ImageEncoderTests {
             }
         }
         #expect(partition.merge(windows, batch: batch) == x)
+        }
+        let windows = partition.partition(x)
         // With a residual, merge adds it in the same pass: x + 0.5 * index.
         let residual = FloatTensor(shape: x.shape, data: (0..<x.count).map { Float($0) * 0.5 })
         #expect(partition.merge(windows, batch: batch, plusResidual: residual).data == zip(x.data, residual.data).map { $0 + $1 })

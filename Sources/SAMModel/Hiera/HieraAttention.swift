@@ -17,6 +17,8 @@ public struct HieraAttention: Sendable {
     public let queryStride: Int?
     /// Where PyTorch reports the query pooling: the block's `pool` module, which the attention shares.
     let poolPath: String
+    /// qkv of a zero token: what upstream's zero padding of a window (after norm1) becomes.
+    let paddedPositionQKV: FloatTensor
 
     init(weights: WeightStore, path: String, dim: Int, dimOut: Int, heads: Int, queryStride: Int?, poolPath: String) throws(WeightError) {
         self.path = path
@@ -30,6 +32,7 @@ public struct HieraAttention: Sendable {
         scale = Float(1 / Double(headDim).squareRoot())
         self.queryStride = queryStride
         self.poolPath = poolPath
+        paddedPositionQKV = qkv(FloatTensor(zeros: [1, dim])).reshaped([3 * dimOut])
     }
 
     public var dimOut: Int { proj.outFeatures }
@@ -40,8 +43,34 @@ public struct HieraAttention: Sendable {
     /// ref: hieradet.py MultiScaleAttention.forward
     public func callAsFunction(_ x: FloatTensor, grid: GridSize, then epilogue: Kernels.Epilogue = .none,
                                observer: ModuleObserver? = nil) -> FloatTensor {
-        let windows = x.shape[0], width = dimOut
+        attend(packed: qkv(x, observer: nil), grid: grid, then: epilogue, observer: observer)
+    }
+
+    /// residual + the attention of the tokens x [B, H*W, dim] on `grid` in windows of `window`
+    /// (queries not pooled), in token order: upstream's pad → partition → attention → unpartition →
+    /// crop, computed on the grid. qkv and proj act on each token alone, so they run on the grid's
+    /// tokens only; padded positions enter as keys and values (`paddedPositionQKV`), and their
+    /// queries, which upstream crops away, are skipped (a fifth of stage 3's and 4's rows in
+    /// SAM 2.1, whose 64x64 and 32x32 grids pad to 70x70 and 35x35). An observer is also shown
+    /// upstream's window layouts, computed on padded windows for it alone.
+    public func windowed(_ x: FloatTensor, grid: GridSize, window: Int, plusResidual residual: FloatTensor,
+                         observer: ModuleObserver? = nil) -> FloatTensor {
+        precondition(queryStride == nil, "\(path): pooled queries are attended in padded windows")
         let packed = qkv(x, observer: nil)
+        if let observer {
+            let windows = WindowPartition(resolution: grid, window: window).partition(packed, paddingRow: paddedPositionQKV)
+            _ = attend(packed: windows, grid: GridSize(height: window, width: window), observer: observer)
+        }
+        let attended = Kernels.windowAttention(packedQKV: packed, grid: Kernels.WindowGrid(height: grid.height, width: grid.width, window: window),
+                                               paddingQKV: paddedPositionQKV, heads: heads, keyDim: headDim, valueDim: headDim,
+                                               scale: scale, bias: nil, layout: .groupedByPart)
+        return proj(attended, then: Kernels.Epilogue(residual: residual))
+    }
+
+    /// The attention after qkv: packed [N, h*w, 3 * dimOut] -> [N, h'*w', dimOut].
+    private func attend(packed: FloatTensor, grid: GridSize, then epilogue: Kernels.Epilogue = .none,
+                        observer: ModuleObserver?) -> FloatTensor {
+        let windows = packed.shape[0], width = dimOut
         observer?(qkv.path, packed.reshaped([windows, grid.height, grid.width, 3 * width]))
         let attended: FloatTensor
         if let stride = queryStride {

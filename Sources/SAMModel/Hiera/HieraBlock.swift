@@ -69,7 +69,11 @@ public struct HieraBlock: Sendable {
             }
         }
         var y: FloatTensor
-        if layout.window > 0 {
+        if layout.window > 0 && layout.queryStride == nil {
+            // ref: forward — window_partition (zero padding after norm1), attention, window_unpartition, cropped,
+            // then x = shortcut + self.drop_path(x) (drop_path is the identity in eval)
+            y = attn.windowed(normed, grid: grid, window: layout.window, plusResidual: shortcut, observer: observer)
+        } else if layout.window > 0 {
             // ref: forward — window_partition (zero padding after norm1), attention, window_unpartition
             // with the pooled window over the pooled, padded grid, cropped
             let window = layout.window, pooledWindow = layout.window / (layout.queryStride ?? 1)

@@ -26,24 +26,32 @@ public struct WindowPartition: Sendable, Equatable {
     public var windowColumns: Int { (resolution.width + window - 1) / window }
     public var needsPadding: Bool { resolution.height % window != 0 || resolution.width % window != 0 }
 
-    /// [B, H*W, C] -> [B * nH * nW, window², C]
+    /// [B, H*W, C] -> [B * nH * nW, window², C], padded positions zero or `paddingRow` [C] (what a
+    /// row-wise layer makes of a zero token, when the partition follows that layer).
     /// Upstream: F.pad(x, (0, 0, 0, pad_r, 0, pad_b)), then
     /// x.view(B, nH, ws, nW, ws, C).transpose(2, 3).reshape(B * nH * nW, ws * ws, C)
-    public func partition(_ x: FloatTensor) -> FloatTensor {
+    public func partition(_ x: FloatTensor, paddingRow: FloatTensor? = nil) -> FloatTensor {
         let (batch, channels) = checkTokens(x)
+        if let paddingRow { precondition(paddingRow.count == channels, "window partition: padding \(paddingRow.shape) is not [\(channels)]") }
         let windowCount = batch * windowRows * windowColumns
         let count = windowCount * window * window * channels
         // Each window is filled (copied rows, zero padding) by the task that owns it.
         let data = [Float](unsafeUninitializedCapacity: count) { buffer, initializedCount in
             x.data.withUnsafeBufferPointer { source in
+            (paddingRow?.data ?? []).withUnsafeBufferPointer { padding in
                 let from = source.baseAddress!, to = buffer.baseAddress!
                 Kernels.parallelFor(windowCount) { windowIndex in
                     let windowBase = to + windowIndex * window * window * channels
-                    windowBase.initialize(repeating: 0, count: window * window * channels)
+                    if paddingRow != nil, let row = padding.baseAddress {
+                        for position in 0..<(window * window) { (windowBase + position * channels).initialize(from: row, count: channels) }
+                    } else {
+                        windowBase.initialize(repeating: 0, count: window * window * channels)
+                    }
                     forEachCopiedRow(window: windowIndex) { token, windowToken, length in
                         (to + windowToken * channels).update(from: from + token * channels, count: length * channels)
                     }
                 }
+            }
             }
             initializedCount = count
         }
