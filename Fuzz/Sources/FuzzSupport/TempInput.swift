@@ -2,14 +2,18 @@
 import Glibc
 #endif
 
-/// The readers take paths, so each input is written to one per-process temporary file first.
+/// The readers take paths, so each input is written to one file per suffix first, in a directory of
+/// the process's own: mkdtemp makes it (mode 0700, a fresh name, so nothing already in the temporary
+/// folder is written through), and it is removed with its files when the process exits. A crash
+/// leaves it behind; libFuzzer has saved the input as an artifact by then.
 public enum TempInput {
+    nonisolated(unsafe) static var directory: String?
     nonisolated(unsafe) static var paths: [String: String] = [:]
 
     public static func write(_ data: UnsafePointer<UInt8>?, _ size: Int, suffix: String) -> String {
-        let path = paths[suffix] ?? "/tmp/samfuzz-\(getpid())\(suffix)"
+        let path = paths[suffix] ?? "\(privateDirectory())/input\(suffix)"
         paths[suffix] = path
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0o600)
         precondition(descriptor >= 0, "cannot create \(path)")
         var written = 0
         while let data, written < size {
@@ -19,6 +23,22 @@ public enum TempInput {
         }
         close(descriptor)
         return path
+    }
+
+    private static func privateDirectory() -> String {
+        if let directory { return directory }
+        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array("\(base)/samfuzz-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { preconditionFailure("cannot create a directory in \(base)") }
+        let path = String(cString: made)
+        directory = path
+        atexit { TempInput.removeFiles() }
+        return path
+    }
+
+    static func removeFiles() {
+        for path in paths.values { unlink(path) }
+        if let directory { rmdir(directory) }
     }
 }
 
