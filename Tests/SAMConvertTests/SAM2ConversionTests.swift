@@ -98,6 +98,19 @@ struct SAM2ConversionTests {
         let rows = try #require((try Self.manifest()["module_outputs"] as? [String: Any])?["image_encoder"] as? [[String: Any]])
         let worst = try Self.compare(observed, with: rows)
         print("SAM 2.1 tiny encoder: \(observed.count) module outputs, worst \(worst.0) \(worst.1)")
+
+        // The high-res features come from conv_s0/conv_s1 composed with the neck's convs of their level; the
+        // observer saw the two run one after the other, as upstream does. They differ in rounding only.
+        for (index, name) in ["mask_decoder.conv_s0", "mask_decoder.conv_s1"].enumerated() {
+            let unfolded = try #require(observed.last { $0.0 == name }?.1)
+            let difference = Difference(features.maps[index + 1].data, unfolded.data)
+            let scale = unfolded.data.map(abs).max() ?? 0
+            print("SAM 2.1 tiny \(name) folded vs in turn: \(difference), largest value \(scale)")
+            #expect(difference.within(scale * 2e-6), "\(name) folded: \(difference)")  // measured ~2e-7 of the largest
+        }
+        // An observer changes nothing in the features.
+        let unobserved = try model.sam.encodeFeatures(try Self.tensor("references/input_image.npy"))
+        #expect(unobserved.maps.map(\.data) == features.maps.map(\.data))
     }
 
     @Test("the decoder's four masks, IoU and object score match on every case; its modules on the dumped ones")

@@ -24,6 +24,35 @@ extension NN {
             self.padding = padding
         }
 
+        /// `outer` after `inner`, both 1x1 with stride 1 and no padding, as one 1x1 conv (named
+        /// `outer`'s path): W = W_outer W_inner, b = W_outer b_inner + b_outer, summed in float64 and
+        /// rounded once. Exact algebra; only the rounding of the sums differs from running both.
+        public static func composed(_ outer: Conv2d, after inner: Conv2d) -> Conv2d {
+            precondition(outer.weight.shape.dropFirst(2) == [1, 1] && inner.weight.shape.dropFirst(2) == [1, 1]
+                         && outer.stride == 1 && inner.stride == 1 && outer.padding == 0 && inner.padding == 0
+                         && outer.inChannels == inner.outChannels,
+                         "conv composition: \(outer.path) \(outer.weight.shape) after \(inner.path) \(inner.weight.shape)")
+            let (outs, mids, ins) = (outer.outChannels, inner.outChannels, inner.inChannels)
+            var weight = [Float](repeating: 0, count: outs * ins), bias = [Float](repeating: 0, count: outs)
+            for o in 0..<outs {
+                var row = [Double](repeating: 0, count: ins)
+                var b = Double(outer.bias.data[o])
+                for m in 0..<mids {
+                    let w = Double(outer.weight.data[o * mids + m])
+                    b += w * Double(inner.bias.data[m])
+                    for i in 0..<ins { row[i] += w * Double(inner.weight.data[m * ins + i]) }
+                }
+                for i in 0..<ins { weight[o * ins + i] = Float(row[i]) }
+                bias[o] = Float(b)
+            }
+            return Conv2d(path: outer.path, weight: FloatTensor(shape: [outs, ins, 1, 1], data: weight),
+                          bias: FloatTensor(shape: [outs], data: bias), stride: 1, padding: 0)
+        }
+
+        private init(path: String, weight: FloatTensor, bias: FloatTensor, stride: Int, padding: Int) {
+            (self.path, self.weight, self.bias, self.stride, self.padding) = (path, weight, bias, stride, padding)
+        }
+
         /// ref: torch.nn.Conv2d.forward (zero padding)
         public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
             let y = Kernels.conv2d(x, weight: weight, bias: bias, stride: stride, padding: padding)

@@ -32,13 +32,16 @@ public struct FpnNeck: Sendable {
     }
 
     /// Trunk levels (NCHW, finest first) -> neck levels (finest first), the `keep` finest ones
-    /// (`scalp` drops the rest; they are still computed where a kept level fuses them).
+    /// (`scalp` drops the rest; they are still computed where a kept level fuses them), from level
+    /// `first` on: top-down fusion runs coarse to fine, so levels below `first` are simply not made.
     /// ref: image_encoder.py FpnNeck.forward
-    public func callAsFunction(_ levels: [FloatTensor], keep: Int, observer: ModuleObserver? = nil) -> [FloatTensor] {
+    public func callAsFunction(_ levels: [FloatTensor], keep: Int, from first: Int = 0,
+                               observer: ModuleObserver? = nil) -> [FloatTensor] {
+        precondition(first >= 0 && first < keep, "neck: levels from \(first) of the \(keep) kept")
         let n = convs.count - 1
         var outputs = [FloatTensor?](repeating: nil, count: convs.count)
         var previous: FloatTensor?
-        for level in stride(from: n, through: 0, by: -1) {
+        for level in stride(from: n, through: first, by: -1) {
             // Levels finer than any kept one that fuses nothing from them are still needed top-down.
             let conv = convs[n - level]
             var lateral = conv(levels[level], observer: observer)
@@ -54,6 +57,6 @@ public struct FpnNeck: Sendable {
             }
             if level < keep { outputs[level] = lateral }
         }
-        return outputs.prefix(keep).map { $0! }
+        return outputs[first..<keep].map { $0! }
     }
 }

@@ -19,6 +19,12 @@ public struct SAM2ImageEncoder: ImageEncoder {
     public let neck: FpnNeck
     /// conv_s0 (finest level, d -> d/8) and conv_s1 (next, d -> d/4); empty without high-res features.
     public let highResolutionConvs: [NN.Conv2d]
+    /// conv_s0 and conv_s1 composed with the neck's 1x1 conv of their level, when neither level fuses
+    /// a coarser one (fpn_top_down_levels [2, 3] in every published config): the neck's 256-channel
+    /// maps of the two finest levels feed nothing else in image mode, so each level is one product
+    /// from the trunk's channels straight to d/8 or d/4 (SAM 2.1 tiny: 96 -> 32 instead of 96 -> 256
+    /// -> 32 over 256x256 positions; 6 of the encoder's ~280 GFLOP). Empty where it does not apply.
+    let foldedHighResolutionConvs: [NN.Conv2d]
     /// `no_mem_embed` [1, 1, d] as a channel bias [d]; nil when image mode does not add it.
     public let noMemoryEmbedding: FloatTensor?
 
@@ -46,6 +52,9 @@ public struct SAM2ImageEncoder: ImageEncoder {
         } else {
             highResolutionConvs = []
         }
+        let (neckConvs, topDown, projections) = (neck.convs, neck.topDownLevels, highResolutionConvs)
+        foldedHighResolutionConvs = projections.indices.contains { topDown.contains($0) } ? []
+            : projections.enumerated().map { level, conv in NN.Conv2d.composed(conv, after: neckConvs[neckConvs.count - 1 - level]) }
         noMemoryEmbedding = config.addNoMemoryEmbedding
             ? try weights.take(Self.noMemoryEmbeddingKey, shape: [1, 1, d]).reshaped([d]) : nil
     }
@@ -62,9 +71,23 @@ public struct SAM2ImageEncoder: ImageEncoder {
         }
         let levels = trunk(image, observer: observer)
         // ref: image_encoder.py ImageEncoder.forward — features[: -self.scalp]
-        var fpn = neck(levels, keep: config.keptLevels, observer: observer)
+        let folded = foldedHighResolutionConvs.count
         // ref: sam2_base.py forward_image — backbone_fpn[0] = conv_s0(...), backbone_fpn[1] = conv_s1(...)
-        let highResolution = highResolutionConvs.enumerated().map { level, conv in conv(fpn[level], observer: observer) }
+        let highResolution: [FloatTensor]
+        var fpn: [FloatTensor]
+        if folded > 0 {
+            // An observer is shown the neck's finest levels and conv_s0/conv_s1 as upstream runs them;
+            // the features themselves come from the folded convs either way.
+            fpn = neck(levels, keep: config.keptLevels, from: observer == nil ? folded : 0, observer: observer)
+            if let observer {
+                for (level, conv) in highResolutionConvs.enumerated() { _ = conv(fpn[level], observer: observer) }
+                fpn.removeFirst(folded)
+            }
+            highResolution = foldedHighResolutionConvs.enumerated().map { level, conv in conv(levels[level]) }
+        } else {
+            fpn = neck(levels, keep: config.keptLevels, observer: observer)
+            highResolution = highResolutionConvs.enumerated().map { level, conv in conv(fpn[level], observer: observer) }
+        }
         var embedding = fpn.removeLast()
         if let noMemoryEmbedding {
             // ref: set_image — vision_feats[-1] = vision_feats[-1] + self.model.no_mem_embed (per channel)
