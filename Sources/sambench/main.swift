@@ -7,7 +7,7 @@
 //   sambench profile-decoder MODEL.samw DROP_DIR [--runs N] [--depth D]
 //   sambench profile-encoder MODEL.samw DROP_DIR [--runs N] [--depth D]
 //   sambench decode MODEL.samw DROP_DIR CASE [--runs N]
-//   sambench attention [--runs N] [--case TEXT] [--kernel blas|small-heads]
+//   sambench attention [--runs N] [--case TEXT] [--kernel blas|small-heads|panels]
 //   (model modes take --untuned: without Kernels.tuneProcessForInference, as an app that did not opt in,
 //   and --bf16: linear layers in bfloat16 products)
 //
@@ -23,9 +23,10 @@
 // `sgemm`: a large square BLAS.sgemm timing, for the achieved-vs-peak GFLOP/s figure.
 // `decode`: one decoder case (point1, points16, points100) decoded and upscaled `--runs` times on the
 // reference embeddings, as `run` times it (median ms of each), for a profiler on the decoder alone.
-// `attention`: Kernels.attention alone on the shapes MobileSAM runs, each kernel in turn
-// (median ms per call), to choose between them and to A/B-time a kernel change; `--case` keeps
-// the cases whose name contains TEXT, `--kernel` one kernel (for a profiler on one path).
+// `attention`: Kernels.attention alone on the shapes MobileSAM and SAM 2.1 tiny run, each kernel in
+// turn (median ms per call), to choose between them and to A/B-time a kernel change, then
+// Kernels.windowAttention on their windowed grids ("grid: ..." cases); `--case` keeps the cases
+// whose name contains TEXT, `--kernel` one kernel (for a profiler on one path).
 import Foundation
 import SAMBLAS
 import SAMFormats
@@ -190,6 +191,24 @@ case "attention":
         var result: [String: Any] = ["case": name]
         for (label, values) in times { result[label] = median(values) * 1000 }
         results.append(result)
+    }
+    // Windowed attention on the token grid (Kernels.windowAttention, TinyViT's and Hiera's unpooled
+    // windows, padded positions included): (name, grid side, window, heads, head dim).
+    let windowCases = [("grid: TinyViT 64x64, 14x14 windows", 64, 14, 10, 32),
+                       ("grid: SAM 2.1 tiny 256x256, 8x8 windows", 256, 8, 1, 96),
+                       ("grid: SAM 2.1 tiny 64x64, 14x14 windows", 64, 14, 4, 96),
+                       ("grid: SAM 2.1 tiny 32x32, 7x7 windows", 32, 7, 8, 96)]
+    for (name, side, window, heads, dim) in windowCases where caseFilter.map({ name.contains($0) }) ?? true {
+        let qkv = random([1, side * side, 3 * heads * dim]), padding = random([3 * heads * dim])
+        let grid = Kernels.WindowGrid(height: side, width: side, window: window)
+        var times: [Double] = []
+        for run in 0...runs {
+            let t0 = now()
+            _ = Kernels.windowAttention(packedQKV: qkv, grid: grid, paddingQKV: padding, heads: heads, keyDim: dim,
+                                        valueDim: dim, scale: 0.25, bias: nil)
+            if run > 0 { times.append(now() - t0) }
+        }
+        results.append(["case": name, "window_grid_ms": median(times) * 1000])
     }
     emit(["mode": "attention", "runs": runs, "threads": threads, "cases": results])
 
