@@ -17,8 +17,12 @@ extension Kernels {
                                 into out: UnsafeMutablePointer<Float>) {
         let (queryLength, keyLength, heads) = (s.queryLength, s.keyLength, s.heads)
         let valueWidth = heads * s.valueHeadDim
-        // Scores of a block within ~512 KB (L2), in whole twelve-row register blocks.
+        // Scores of a block within ~512 KB (L2), in whole twelve-row register blocks. The value
+        // product broadcasts from twelve score rows at once; rows a multiple of 4 KB apart (4096
+        // keys) share one L1 set and evict each other, so the stride skips a line past such a
+        // multiple (`sambench attention --case global --threads 1`: 257 vs 272 ms).
         let preferredRows = max(12, 131_072 / keyLength / 12 * 12)
+        let scoreStride = keyLength % 512 == 0 ? keyLength + 16 : keyLength
         for b in 0..<s.batch {
             for h in 0..<heads {
                 let keys = ProductPanels(features: keyLength, inputs: s.headDim, source: k + b * keyLength * kRowStride + h * s.kHeadStep,
@@ -27,15 +31,15 @@ extension Kernels {
                                            source: v + b * keyLength * vRowStride + h * s.vHeadStep,
                                            featureStride: 1, inputStride: vRowStride)
                 let biasHead = biasPerBatch ? b * heads + h : h
-                forEachAttentionBlock(batch: 1, heads: 1, queryLength: queryLength, scratchPerRow: keyLength,
+                forEachAttentionBlock(batch: 1, heads: 1, queryLength: queryLength, scratchPerRow: scoreStride,
                                       preferredRows: preferredRows) { scores, _, _, firstRow, rows in
                     keys.product(x: q + (b * queryLength + firstRow) * qRowStride + h * s.qHeadStep, xStride: qRowStride,
-                                 rows: rows, scale: scale, bias: nil, into: scores, outStride: keyLength)
+                                 rows: rows, scale: scale, bias: nil, into: scores, outStride: scoreStride)
                     for r in 0..<rows {
                         let biasRow = bias.map { $0 + (biasHead * queryLength + firstRow + r) * keyLength }
-                        softmaxRow(scores + r * keyLength, count: keyLength, adding: biasRow)
+                        softmaxRow(scores + r * scoreStride, count: keyLength, adding: biasRow)
                     }
-                    values.product(x: scores, xStride: keyLength, rows: rows, bias: nil,
+                    values.product(x: scores, xStride: scoreStride, rows: rows, bias: nil,
                                    into: out + (b * queryLength + firstRow) * valueWidth + h * s.valueHeadDim,
                                    outStride: valueWidth)
                 }
