@@ -47,6 +47,10 @@ void sam_pack_panels(const float *w, int64_t n, int64_t k, int64_t feature_strid
     lo##i = _mm512_fmadd_ps(x, w_lo, lo##i); hi##i = _mm512_fmadd_ps(x, w_hi, hi##i); }
 #define SCALE(i) lo##i = _mm512_mul_ps(scale, lo##i); hi##i = _mm512_mul_ps(scale, hi##i);
 #define STORE(i) _mm512_mask_storeu_ps(out[i], mask_lo, lo##i); _mm512_mask_storeu_ps(out[i] + 16, mask_hi, hi##i);
+// The block's output lines, fetched for writing while the block computes: Hiera's first stage writes
+// 65,536-row outputs that are in no cache, and each store would otherwise wait for its line (one
+// core, 65,536 x 96 -> 384: 98 -> 103 GFLOP/s).
+#define PREFETCH_OUT(i) __builtin_prefetch(out[i], 1, 3); __builtin_prefetch(out[i] + 16, 1, 3);
 
 // Twelve rows by one panel: out[i][j] = scale * (bias[j] + Σ_t a[i][t] * panel[t][j]) for the lanes in the
 // masks; `scaled` is a constant at each call, so linear layers (scale 1) skip the 24 multiplies (2-3% on
@@ -55,6 +59,7 @@ SAM_AVX512 static inline void block12(const float *const a[12], const float *pan
                                       __m512 bias_hi, int scaled, __m512 scale, __mmask16 mask_lo, __mmask16 mask_hi,
                                       float *const out[12]) {
     ROWS(DECLARE)
+    ROWS(PREFETCH_OUT)
     for (int64_t t = 0; t < k; t++) {
         const __m512 w_lo = _mm512_load_ps(panel + t * PANEL), w_hi = _mm512_load_ps(panel + t * PANEL + 16);
         ROWS(ACCUMULATE)
