@@ -113,6 +113,37 @@ struct SAM2ConversionTests {
         #expect(unobserved.maps.map(\.data) == features.maps.map(\.data))
     }
 
+    @Test("a neck that fuses level 1 top-down keeps conv_s1 after it: nothing folded, the rest as before")
+    func unfoldedHighResolution() throws {
+        let folder = try TestPaths.temporaryFolder("sam2-topdown")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var config = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: Self.root + "/config.json")))
+                                  as? [String: Any])
+        var encoderConfig = try #require(config["imageEncoder"] as? [String: Any])
+        encoderConfig["fpnTopDownLevels"] = [1, 2, 3]
+        config["imageEncoder"] = encoderConfig
+        try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: folder + "/config.json"))
+        var request = ConversionRequest(inputs: [TestPaths.sam2TinyCheckpoint], output: folder + "/model.samw")
+        request.configFile = folder + "/config.json"
+        _ = try Converter.run(request)
+        let model = try ModelFile.load(request.output)
+        let published = try Self.model()
+
+        let image = try Self.tensor("references/input_image.npy")
+        var observed: [(String, FloatTensor)] = []
+        let features = try model.sam.encodeFeatures(image) { observed.append(($0, $1)) }
+        let unobserved = try model.sam.encodeFeatures(image)
+        #expect(unobserved.maps.map(\.data) == features.maps.map(\.data))
+        // Both projections run on the neck's levels, as the observer saw them.
+        for (index, name) in ["mask_decoder.conv_s0", "mask_decoder.conv_s1"].enumerated() {
+            #expect(observed.last { $0.0 == name }?.1.data == features.maps[index + 1].data, "\(name)")
+        }
+        // Level 1 now takes level 2 top-down; level 2 and the embedding are what the published layout gives.
+        let reference = try published.sam.encodeFeatures(image)
+        #expect(features.maps[0].data == reference.maps[0].data)
+        #expect(Difference(features.maps[2].data, reference.maps[2].data).maxAbs > 1e-3)
+    }
+
     @Test("the decoder's four masks, IoU and object score match on every case; its modules on the dumped ones")
     func decoder() throws {
         let model = try Self.model()
