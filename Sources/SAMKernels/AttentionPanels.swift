@@ -19,10 +19,10 @@ extension Kernels {
         let valueWidth = heads * s.valueHeadDim
         // Scores of a block within ~512 KB (L2), in whole twelve-row register blocks. The value
         // product broadcasts from twelve score rows at once; rows a multiple of 4 KB apart (4096
-        // keys) share one L1 set and evict each other, so the stride skips a line past such a
-        // multiple (`sambench attention --case global --threads 1`: 257 vs 272 ms).
+        // keys) share one L1 set and evict each other, so the stride steps off such a
+        // multiple (`sambench attention --case global --threads 1`: 253-255 ms against 272 unpadded).
         let preferredRows = max(12, 131_072 / keyLength / 12 * 12)
-        let scoreStride = keyLength % 512 == 0 ? keyLength + 16 : keyLength
+        let scoreStride = strideOffFourKilobytes(keyLength)
         for b in 0..<s.batch {
             for h in 0..<heads {
                 let keys = ProductPanels(features: keyLength, inputs: s.headDim, source: k + b * keyLength * kRowStride + h * s.kHeadStep,

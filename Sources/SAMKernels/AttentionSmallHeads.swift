@@ -40,8 +40,14 @@ extension Kernels {
     /// The row stride of transposed keys for `keyLength` keys: whole vectors of keys, and off
     /// 4 KB multiples so the D rows one score step reads do not share an L1 set.
     public static func transposedKeyStride(_ keyLength: Int) -> Int {
-        let paddedKeys = paddedKeyCount(keyLength)
-        return paddedKeys % 1024 == 0 ? paddedKeys + 8 : paddedKeys
+        strideOffFourKilobytes(paddedKeyCount(keyLength))
+    }
+
+    /// A row stride for rows of `floats` floats: the same, or eight more where that is a multiple of
+    /// 4 KB. Rows read side by side at such a stride all map to one L1 set (8 ways on the CPUs we
+    /// run) and evict each other; eight floats apart they spread over the sets.
+    static func strideOffFourKilobytes(_ floats: Int) -> Int {
+        floats % 1024 == 0 ? floats + 8 : floats
     }
 
     /// `attentionSmallHeads` on keys already transposed: keysT [B, H*D, keyStride], row h*D + d
