@@ -73,10 +73,10 @@ public struct HieraBlock: Sendable {
             // ref: forward — window_partition (zero padding after norm1), attention, window_unpartition, cropped,
             // then x = shortcut + self.drop_path(x) (drop_path is the identity in eval)
             y = attn.windowed(normed, grid: grid, window: layout.window, plusResidual: shortcut, observer: observer)
-        } else if layout.window > 0 {
-            // ref: forward — window_partition (zero padding after norm1), attention, window_unpartition
-            // with the pooled window over the pooled, padded grid, cropped
-            let window = layout.window, pooledWindow = layout.window / (layout.queryStride ?? 1)
+        } else if layout.window > 0, let stride = layout.queryStride {
+            // ref: forward — window_partition (zero padding after norm1), attention with pooled queries,
+            // window_unpartition with the pooled window over the pooled, padded grid, cropped
+            let window = layout.window, pooledWindow = layout.window / stride
             let partition = WindowPartition(resolution: grid, window: window)
             let merge = WindowPartition(resolution: outGrid, window: pooledWindow)
             precondition(partition.windowRows == merge.windowRows && partition.windowColumns == merge.windowColumns,
