@@ -35,26 +35,21 @@ public enum Workers {
     /// scratch memory once and reuse it for every index in its range.
     public static func forEachChunk(_ count: Int, _ body: (Range<Int>) -> Void) {
         guard count > 0 else { return }
-        // A few chunks per worker balance uneven work without much scheduling overhead.
-        let chunks = min(count, Self.count * 4)
-        if chunks == 1 || Self.count == 1 {
+        if count == 1 || Self.count == 1 {
             body(0..<count)
             return
         }
-        // `count` threads at most take chunks in turn until none is left: a busy core slows only
-        // the chunks it holds. Chunk sizes differ by at most one.
-        let next = ChunkCounter()
+        // Ranges shrink as the loop runs (`GuidedRanges`): a core that a neighbour on a shared
+        // machine slows, or a worker that wakes late, no longer leaves the other waiting for a
+        // whole fixed chunk (SAM 2.1 tiny: 2 threads 1.87 -> 1.91 CPUs busy).
+        let ranges = GuidedRanges(count: count, workers: Self.count)
         // concurrentPerform wants a @Sendable closure, but `body` is an ordinary closure that
         // writes through captured pointers. It only runs until concurrentPerform returns, and the
         // contract above (disjoint writes) is what makes sharing it safe.
         withoutActuallyEscaping(body) { body in
             let shared = UncheckedSendable(body)
-            DispatchQueue.concurrentPerform(iterations: min(Self.count, chunks)) { _ in
-                while true {
-                    let chunk = next.take()
-                    guard chunk < chunks else { return }
-                    shared.value((chunk * count / chunks)..<((chunk + 1) * count / chunks))
-                }
+            DispatchQueue.concurrentPerform(iterations: min(Self.count, count)) { _ in
+                while let range = ranges.take() { shared.value(range) }
             }
         }
     }
@@ -74,10 +69,28 @@ public enum Workers {
     }
 }
 
-/// The next chunk to take, shared by the threads of one loop.
-private final class ChunkCounter: Sendable {
+/// The ranges of one loop, handed out in turn: each a 1/(2 x workers) share of the indices not yet
+/// taken, so the first are large (few hand-outs) and the last single indices (a worker that is
+/// behind, or started late, leaves the other at most one index to wait for).
+final class GuidedRanges: Sendable {
     private let next = Atomic<Int>(0)
-    func take() -> Int { next.wrappingAdd(1, ordering: .relaxed).oldValue }
+    private let count: Int, divisor: Int
+
+    init(count: Int, workers: Int) {
+        self.count = count
+        divisor = 2 * workers
+    }
+
+    func take() -> Range<Int>? {
+        var start = next.load(ordering: .relaxed)
+        while start < count {
+            let end = start + max(1, (count - start) / divisor)
+            let (taken, current) = next.compareExchange(expected: start, desired: end, ordering: .relaxed)
+            if taken { return start..<end }
+            start = current
+        }
+        return nil
+    }
 }
 
 /// Lets a value cross into a @Sendable closure; used only where the concurrent accesses are

@@ -1,6 +1,6 @@
 import Foundation
 import SAMKernels
-import SAMParallel
+@testable import SAMParallel
 import Synchronization
 import SAMTensor
 import SAMTestSupport
@@ -63,5 +63,20 @@ struct LayoutTests {
         }
         let peak = gauge.peak.load(ordering: .relaxed)
         #expect(peak >= 1 && peak <= Workers.count, "peak \(peak), Workers.count \(Workers.count)")
+    }
+
+    @Test("guided ranges tile the indices in shrinking contiguous ranges, ending in single indices",
+          arguments: [(1, 2), (7, 2), (100, 2), (171, 2), (5_000, 4)])
+    func guidedRanges(count: Int, workers: Int) {
+        let ranges = GuidedRanges(count: count, workers: workers)
+        var taken: [Range<Int>] = []
+        while let range = ranges.take() { taken.append(range) }
+        #expect(taken.first?.lowerBound == 0 && taken.last?.upperBound == count)
+        #expect(zip(taken, taken.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound && $0.count >= $1.count })
+        #expect(taken.allSatisfy { !$0.isEmpty })
+        // The first range is a 1/(2 x workers) share, the last a single index.
+        #expect(taken.first?.count == max(1, count / (2 * workers)))
+        #expect(taken.last?.count == 1)
+        #expect(ranges.take() == nil)
     }
 }
