@@ -36,9 +36,14 @@ extension Kernels {
         // least as many rows as input features: each tile's sgemm packs the whole weight again, and
         // with rows >= in that costs no more memory traffic than writing the tile. (ViT-B's MLP,
         // 768 -> 3072 on 4096 rows, had tiles of 21 rows: 195 packs of a 9 MB weight per call; with
-        // this rule the encoder took 28% less CPU time, MobileSAM's 8% less.) The panel product takes
-        // the same rule in whole blocks of twelve rows.
-        let ruleRows = max(16, 65_536 / outFeatures, inFeatures)
+        // this rule the encoder took 28% less CPU time, MobileSAM's 8% less.) The panel product packs
+        // the weight once per call, so its tiles need as many rows as inputs only while there are
+        // 8 tiles per worker, in whole blocks of twelve rows: SAM 2.1's stage-3 and 4 products had
+        // 3 or fewer tiles of rows >= inputs and split the weight in two halves instead, one per
+        // worker, the other idle while the slower finished.
+        let ruleRows = usesPanelProduct
+            ? max(48, 65_536 / outFeatures, min(inFeatures, rows / (8 * workerCount)))
+            : max(16, 65_536 / outFeatures, inFeatures)
         let tileRows = usesPanelProduct ? (ruleRows + 11) / 12 * 12 : ruleRows
         let tiles = (rows + tileRows - 1) / tileRows
         guard usesPanelProduct || tiles >= 2 * workerCount else {
