@@ -196,6 +196,7 @@ case "attention":
     // windows, padded positions included): (name, grid side, window, heads, head dim).
     let windowCases = [("grid: TinyViT 64x64, 14x14 windows", 64, 14, 10, 32),
                        ("grid: SAM 2.1 tiny 256x256, 8x8 windows", 256, 8, 1, 96),
+                       ("grid: SAM 2.1 tiny 128x128, 4x4 windows", 128, 4, 2, 96),
                        ("grid: SAM 2.1 tiny 64x64, 14x14 windows", 64, 14, 4, 96),
                        ("grid: SAM 2.1 tiny 32x32, 7x7 windows", 32, 7, 8, 96)]
     for (name, side, window, heads, dim) in windowCases where caseFilter.map({ name.contains($0) }) ?? true {
