@@ -250,15 +250,25 @@ extension Kernels {
         return headDim > 64 && keyLength >= 1024 ? max(rows, 128) : rows
     }
 
-    /// One head's attention for `rows` queries with two single-threaded sgemms:
-    /// scores [rows, keys] = scale * q kᵀ, a softmax on each row r after adding `biasRow(r)`
-    /// (nil: none), out [rows, Dv] = scores v. Rows of q, k, v and out are their strides apart;
-    /// `scores` holds rows * keys floats.
+    /// One head's attention for `rows` queries: scores [rows, keys] = scale * q kᵀ, a softmax on
+    /// each row r after adding `biasRow(r)` (nil: none), out [rows, Dv] = scores v. Rows of q, k, v
+    /// and out are their strides apart; `scores` holds rows * keys floats.
+    ///
+    /// Two single-threaded sgemms, or on AVX-512 CPUs (`attendRowsTransposedPays`) the small-heads
+    /// kernels: the keys transposed into scratch, both products on `sam_rows_product_avx512`, the
+    /// softmax's division applied as the values are summed. On windows (a few dozen to a few hundred
+    /// keys) each sgemm call packs its operands, which cost as much as the products.
     @inline(__always)
     static func attendRows(_ rows: Int, q: UnsafePointer<Float>, qStride: Int, keys: Int, k: UnsafePointer<Float>,
                            kStride: Int, headDim: Int, v: UnsafePointer<Float>, vStride: Int, valueDim: Int, scale: Float,
                            biasRow: (Int) -> UnsafePointer<Float>?, scores: UnsafeMutablePointer<Float>,
                            into out: UnsafeMutablePointer<Float>, outStride: Int) {
+        if attendRowsTransposedPays(keys: keys, valueDim: valueDim) {
+            attendRowsTransposed(rows, q: q, qStride: qStride, keys: keys, k: k, kStride: kStride, headDim: headDim,
+                                 v: v, vStride: vStride, valueDim: valueDim, scale: scale, biasRow: biasRow,
+                                 into: out, outStride: outStride)
+            return
+        }
         BLAS.sgemm(transA: false, transB: true, m: rows, n: keys, k: headDim, alpha: scale,
                    a: q, lda: qStride, b: k, ldb: kStride, beta: 0, c: scores, ldc: keys)
         for r in 0..<rows { softmaxRow(scores + r * keys, count: keys, adding: biasRow(r)) }

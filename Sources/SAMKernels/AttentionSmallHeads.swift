@@ -101,7 +101,7 @@ extension Kernels {
 
     /// One head's keys [Lk, row stride] -> [D, stride]: the key index contiguous, so a row of
     /// scores is a sum of D scaled key rows. Columns from Lk to `stride` are zero.
-    private static func transposeKeys(_ k: UnsafePointer<Float>, rowStride: Int, keyLength: Int, headDim: Int,
+    static func transposeKeys(_ k: UnsafePointer<Float>, rowStride: Int, keyLength: Int, headDim: Int,
                                       into keysT: UnsafeMutablePointer<Float>, stride: Int) {
         transpose(k, stride: rowStride, rows: keyLength, columns: headDim, into: keysT, stride: stride)
         for d in 0..<headDim {
@@ -167,7 +167,7 @@ extension Kernels {
     /// `sam_rows_product_avx512` runs the same arithmetic on sixteen lanes, six rows by thirty-two
     /// columns per step: the same bits in half the instructions.
     @inline(__always)
-    private static func scaledRowsProduct(a: UnsafePointer<Float>, aStride: Int, rows: Int, depth: Int,
+    static func scaledRowsProduct(a: UnsafePointer<Float>, aStride: Int, rows: Int, depth: Int,
                                           b: UnsafePointer<Float>, bStride: Int, columns: Int,
                                           rowScales: UnsafePointer<Float>, scaleStride: Int,
                                           into out: UnsafeMutablePointer<Float>, outStride: Int) {
