@@ -14,14 +14,68 @@
 
 int64_t sam_panel_floats(int64_t n, int64_t k) { return (n + PANEL - 1) / PANEL * PANEL * k; }
 
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+#include <immintrin.h>
+
+// Eight rows of eight inputs, w(first + j, t0 + i) at source[j * feature_stride + i], into eight
+// panel rows (t0 + i) of eight lanes from `lane`: a register transpose, so a linear weight's
+// gather costs two loads and stores per eight floats instead of one per float (the pack was
+// 1.4% of SAM 2.1 tiny's encoder samples, per call, as scalar gathers).
+__attribute__((target("avx2"))) static inline void transpose8_into_panel(const float *source, int64_t feature_stride,
+                                                                         float *panel_row, int64_t lane) {
+    __m256 r0 = _mm256_loadu_ps(source), r1 = _mm256_loadu_ps(source + feature_stride);
+    __m256 r2 = _mm256_loadu_ps(source + 2 * feature_stride), r3 = _mm256_loadu_ps(source + 3 * feature_stride);
+    __m256 r4 = _mm256_loadu_ps(source + 4 * feature_stride), r5 = _mm256_loadu_ps(source + 5 * feature_stride);
+    __m256 r6 = _mm256_loadu_ps(source + 6 * feature_stride), r7 = _mm256_loadu_ps(source + 7 * feature_stride);
+    const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    _mm256_storeu_ps(panel_row + 0 * 32 + lane, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(panel_row + 1 * 32 + lane, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(panel_row + 2 * 32 + lane, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(panel_row + 3 * 32 + lane, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(panel_row + 4 * 32 + lane, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(panel_row + 5 * 32 + lane, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(panel_row + 6 * 32 + lane, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(panel_row + 7 * 32 + lane, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+
+static int has_avx2(void) {
+    static int known = -1;
+    if (known < 0) {
+        __builtin_cpu_init();
+        known = __builtin_cpu_supports("avx2");
+    }
+    return known;
+}
+#else
+static int has_avx2(void) { return 0; }
+#endif
+
 void sam_pack_panels(const float *w, int64_t n, int64_t k, int64_t feature_stride, int64_t input_stride,
                      int64_t first_panel, int64_t panel_count, float *panels) {
     for (int64_t p = first_panel; p < first_panel + panel_count; p++) {
         float *panel = panels + p * k * PANEL;
         const int64_t first = p * PANEL, lanes = n - first < PANEL ? n - first : PANEL;
+        int64_t t = 0;
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+        // A whole panel of a weight whose inputs are adjacent: eight by eight through registers.
+        if (lanes == PANEL && input_stride == 1 && feature_stride != 1 && has_avx2()) {
+            for (; t + 8 <= k; t += 8) {
+                for (int64_t lane = 0; lane < PANEL; lane += 8) {
+                    transpose8_into_panel(w + (first + lane) * feature_stride + t, feature_stride, panel + t * PANEL, lane);
+                }
+            }
+        }
+#endif
         // Row by row of the panel, so its stores are contiguous: a copy where features are
-        // adjacent (attention's values), a gather from `lanes` rows otherwise (a linear weight).
-        for (int64_t t = 0; t < k; t++) {
+        // adjacent (attention's values), a gather from `lanes` rows otherwise (the rest).
+        for (; t < k; t++) {
             float *row = panel + t * PANEL;
             const float *source = w + first * feature_stride + t * input_stride;
             if (feature_stride == 1) {
@@ -35,7 +89,6 @@ void sam_pack_panels(const float *w, int64_t n, int64_t k, int64_t feature_strid
 }
 
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
-#include <immintrin.h>
 
 #define SAM_AVX512 __attribute__((target("avx512f,fma")))
 

@@ -50,20 +50,30 @@ struct PanelLinearTests {
         }
     }
 
-    @Test("panels hold the weight's columns 32 at a time, zero past the last feature")
-    func packing() {
-        let (n, k) = (35, 3)
-        let weight = (0..<(n * k)).map { Float($0) }
+    /// (features, inputs, feature stride, first panel, panels): a partial panel; whole panels with
+    /// inputs off and on the eight-by-eight blocks; rows wider than the inputs (keys in packed qkv
+    /// rows); a range of panels that does not start at the first.
+    static let packings = [(35, 3, 3, 0, 2), (64, 21, 21, 0, 2), (96, 16, 16, 0, 3), (70, 24, 61, 0, 3), (96, 19, 19, 1, 2)]
+
+    @Test("panels hold the weight's columns 32 at a time, zero past the last feature", arguments: packings)
+    func packing(_ shape: (Int, Int, Int, Int, Int)) {
+        let (n, k, featureStride, firstPanel, panelCount) = shape
+        let weight = (0..<(n * featureStride)).map { Float($0) }
         let count = Int(sam_panel_floats(Int64(n), Int64(k)))
-        #expect(count == 64 * k)
+        #expect(count == (n + 31) / 32 * 32 * k)
         var panels = [Float](repeating: .nan, count: count)
-        sam_pack_panels(weight, Int64(n), Int64(k), Int64(k), 1, 0, 2, &panels)
-        for p in 0..<2 {
+        sam_pack_panels(weight, Int64(n), Int64(k), Int64(featureStride), 1, Int64(firstPanel), Int64(panelCount), &panels)
+        for p in 0..<((n + 31) / 32) {
+            let packed = p >= firstPanel && p < firstPanel + panelCount
             for t in 0..<k {
                 for j in 0..<32 {
-                    let feature = p * 32 + j
-                    let expected = feature < n ? weight[feature * k + t] : 0
-                    #expect(panels[p * k * 32 + t * 32 + j] == expected, "panel \(p) input \(t) lane \(j)")
+                    let feature = p * 32 + j, value = panels[p * k * 32 + t * 32 + j]
+                    if packed {
+                        let expected = feature < n ? weight[feature * featureStride + t] : 0
+                        #expect(value == expected, "panel \(p) input \(t) lane \(j)")
+                    } else {
+                        #expect(value.isNaN, "panel \(p) was not asked for")
+                    }
                 }
             }
         }
