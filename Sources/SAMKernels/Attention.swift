@@ -252,7 +252,8 @@ extension Kernels {
 
     /// One head's attention for `rows` queries: scores [rows, keys] = scale * q kᵀ, a softmax on
     /// each row r after adding `biasRow(r)` (nil: none), out [rows, Dv] = scores v. Rows of q, k, v
-    /// and out are their strides apart; `scores` holds rows * keys floats.
+    /// and out are their strides apart; `scores` holds rows * keys floats (the sgemm path's scratch;
+    /// the other makes its own, with room for padded rows and the transposed keys).
     ///
     /// Two single-threaded sgemms, or on AVX-512 CPUs (`attendRowsTransposedPays`) the small-heads
     /// kernels: the keys transposed into scratch, both products on `sam_rows_product_avx512`, the

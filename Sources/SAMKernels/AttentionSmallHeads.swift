@@ -102,7 +102,7 @@ extension Kernels {
     /// One head's keys [Lk, row stride] -> [D, stride]: the key index contiguous, so a row of
     /// scores is a sum of D scaled key rows. Columns from Lk to `stride` are zero.
     static func transposeKeys(_ k: UnsafePointer<Float>, rowStride: Int, keyLength: Int, headDim: Int,
-                                      into keysT: UnsafeMutablePointer<Float>, stride: Int) {
+                              into keysT: UnsafeMutablePointer<Float>, stride: Int) {
         transpose(k, stride: rowStride, rows: keyLength, columns: headDim, into: keysT, stride: stride)
         for d in 0..<headDim {
             (keysT + d * stride + keyLength).initialize(repeating: 0, count: stride - keyLength)
@@ -168,9 +168,9 @@ extension Kernels {
     /// columns per step: the same bits in half the instructions.
     @inline(__always)
     static func scaledRowsProduct(a: UnsafePointer<Float>, aStride: Int, rows: Int, depth: Int,
-                                          b: UnsafePointer<Float>, bStride: Int, columns: Int,
-                                          rowScales: UnsafePointer<Float>, scaleStride: Int,
-                                          into out: UnsafeMutablePointer<Float>, outStride: Int) {
+                                  b: UnsafePointer<Float>, bStride: Int, columns: Int,
+                                  rowScales: UnsafePointer<Float>, scaleStride: Int,
+                                  into out: UnsafeMutablePointer<Float>, outStride: Int) {
         if wideVectorsAvailable && columns % 8 == 0 {
             sam_rows_product_avx512(a, Int64(aStride), Int64(rows), Int64(depth), b, Int64(bStride), Int64(columns),
                                     rowScales, Int64(scaleStride), out, Int64(outStride))

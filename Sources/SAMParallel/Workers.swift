@@ -41,7 +41,7 @@ public enum Workers {
         }
         // Ranges shrink as the loop runs (`GuidedRanges`): a core that a neighbour on a shared
         // machine slows, or a worker that wakes late, no longer leaves the other waiting for a
-        // whole fixed chunk (SAM 2.1 tiny: 2 threads 1.87 -> 1.91 CPUs busy).
+        // whole fixed chunk (SAM 2.1 tiny: 2 threads 1.87 -> 1.93 CPUs busy).
         let ranges = GuidedRanges(count: count, workers: Self.count)
         // concurrentPerform wants a @Sendable closure, but `body` is an ordinary closure that
         // writes through captured pointers. It only runs until concurrentPerform returns, and the
