@@ -16,6 +16,28 @@ extension Kernels {
         }
     }
 
+    /// x += y repeated: element i of x gains y[i % y.count], x.count a whole number of y's (one
+    /// table added to every image of a batch, such as Hiera's position embedding).
+    public static func add(_ x: inout FloatTensor, repeating y: FloatTensor) {
+        let period = y.count, count = x.count
+        precondition(period > 0 && count % period == 0, "add: \(y.shape) does not repeat to \(x.shape)")
+        guard count > 0 else { return }
+        x.data.withUnsafeMutableBufferPointer { xBuffer in
+            y.data.withUnsafeBufferPointer { yBuffer in
+                let xp = xBuffer.baseAddress!, yp = yBuffer.baseAddress!
+                parallelRanges(count) { range in
+                    // Each range in runs that stay inside one repeat of y.
+                    var i = range.lowerBound
+                    while i < range.upperBound {
+                        let offset = i % period, end = min(range.upperBound, i - offset + period)
+                        for j in i..<end { xp[j] += yp[offset + j - i] }
+                        i = end
+                    }
+                }
+            }
+        }
+    }
+
     /// x + y elementwise (same shape) into a new tensor: one pass, where copying x and then
     /// adding in place would make two.
     public static func sum(_ x: FloatTensor, _ y: FloatTensor) -> FloatTensor {

@@ -107,7 +107,7 @@ struct ActivationTests {
 
 @Suite("Elementwise")
 struct ElementwiseTests {
-    @Test("add, addBias and scale")
+    @Test("add, add repeating, addBias and scale")
     func elementwise() {
         var rng = SplitMix64(seed: 9)
         // Big enough to take the parallel path, with an odd plane size.
@@ -118,6 +118,13 @@ struct ElementwiseTests {
         var sum = a
         Kernels.add(&sum, b)
         expectClose(sum, zip(a.exact, b.exact).map { $0 + $1 }, shape: shape, "add")
+
+        // A table of two planes, three times over a: the two parallel ranges split its second repeat.
+        var repeated = a
+        let table = FloatTensor(shape: [2 * 151 * 97], data: Array(b.data[0..<(2 * 151 * 97)]))
+        Kernels.add(&repeated, repeating: table)
+        expectClose(repeated, a.data.indices.map { Expected(exact: a.data[$0]) + Expected(exact: table.data[$0 % table.count]) },
+                    shape: shape, "add repeating")
 
         var biased = a
         Kernels.addBias(&biased, channelBias: bias)

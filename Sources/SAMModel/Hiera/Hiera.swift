@@ -105,18 +105,6 @@ public struct Hiera: Sendable {
         return Kernels.nchwToTokens(embedding).reshaped([grid * grid, channels])
     }
 
-    /// tokens[b] += positionEmbedding for each of `batch` images.
-    private func addPositionEmbedding(to x: inout FloatTensor, batch: Int) {
-        let count = positionEmbedding.count
-        x.data.withUnsafeMutableBufferPointer { tokens in
-            positionEmbedding.data.withUnsafeBufferPointer { embedding in
-                for b in 0..<batch {
-                    for i in 0..<count { tokens[b * count + i] += embedding[i] }
-                }
-            }
-        }
-    }
-
     /// [B, 3, S, S] -> the last block of every stage's output, NCHW, finest first.
     /// ref: hieradet.py Hiera.forward
     public func callAsFunction(_ image: FloatTensor, observer: ModuleObserver? = nil) -> [FloatTensor] {
@@ -125,13 +113,8 @@ public struct Hiera: Sendable {
         var grid = GridSize(height: patches.shape[2], width: patches.shape[3])
         var x = Kernels.nchwToTokens(patches)
         observer?(modulePath(path, "patch_embed"), x.reshaped([batch, grid.height, grid.width, x.shape[2]]))
-        // ref: forward — x = x + self._get_pos_embed(x.shape[1:3])
-        if batch == 1 {
-            // The predictor's case, on all workers (6.3M floats on SAM 2.1's 256x256 grid).
-            Kernels.add(&x, positionEmbedding.reshaped(x.shape))
-        } else {
-            addPositionEmbedding(to: &x, batch: batch)
-        }
+        // ref: forward — x = x + self._get_pos_embed(x.shape[1:3]), the same table for every image
+        Kernels.add(&x, repeating: positionEmbedding)
         observer?("\(path):pos_embed", positionEmbedding.reshaped([1, grid.height, grid.width, x.shape[2]]))
         var outputs: [FloatTensor] = []
         let ends = Set(config.stageEnds)
