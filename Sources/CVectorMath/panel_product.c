@@ -45,13 +45,10 @@ __attribute__((target("avx2"))) static inline void transpose8_into_panel(const f
     _mm256_storeu_ps(panel_row + 7 * 32 + lane, _mm256_permute2f128_ps(u3, u7, 0x31));
 }
 
+// As sam_vector_math_has_avx512 asks: no cached flag, which packing workers would race on.
 static int has_avx2(void) {
-    static int known = -1;
-    if (known < 0) {
-        __builtin_cpu_init();
-        known = __builtin_cpu_supports("avx2");
-    }
-    return known;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2");
 }
 #else
 static int has_avx2(void) { return 0; }
@@ -59,13 +56,14 @@ static int has_avx2(void) { return 0; }
 
 void sam_pack_panels(const float *w, int64_t n, int64_t k, int64_t feature_stride, int64_t input_stride,
                      int64_t first_panel, int64_t panel_count, float *panels) {
+    const int registers = input_stride == 1 && feature_stride != 1 && has_avx2();
     for (int64_t p = first_panel; p < first_panel + panel_count; p++) {
         float *panel = panels + p * k * PANEL;
         const int64_t first = p * PANEL, lanes = n - first < PANEL ? n - first : PANEL;
         int64_t t = 0;
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
         // A whole panel of a weight whose inputs are adjacent: eight by eight through registers.
-        if (lanes == PANEL && input_stride == 1 && feature_stride != 1 && has_avx2()) {
+        if (registers && lanes == PANEL) {
             for (; t + 8 <= k; t += 8) {
                 for (int64_t lane = 0; lane < PANEL; lane += 8) {
                     transpose8_into_panel(w + (first + lane) * feature_stride + t, feature_stride, panel + t * PANEL, lane);
