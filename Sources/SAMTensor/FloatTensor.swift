@@ -36,8 +36,11 @@ public struct FloatTensor: Sendable, Equatable {
     /// Same shape and the same bits in every element (unlike `==`, -0 differs from +0 and a NaN equals itself).
     public func isBitwiseEqual(to other: FloatTensor) -> Bool {
         guard shape == other.shape else { return false }
+        // Tensors sharing their storage (copies of one tensor) are equal without reading it.
         return data.withUnsafeBytes { a in
-            other.data.withUnsafeBytes { b in a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
+            other.data.withUnsafeBytes { b in
+                a.count == 0 || a.baseAddress == b.baseAddress || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
+            }
         }
     }
 

@@ -15,12 +15,7 @@ extension PromptEncoder {
         let noMask = noMaskEmbed.weight.data
         guard let maskInput else {
             guard hasMaskInput == 0 else { throw .missingMaskInput(hasMaskInput: hasMaskInput) }
-            // ref: PromptEncoder.forward — self.no_mask_embed.weight.reshape(1, -1, 1, 1).expand(bs, -1, h, w)
-            var dense = FloatTensor(zeros: [1, c, grid, grid])
-            for channel in 0..<c {
-                dense.data.replaceSubrange((channel * plane)..<((channel + 1) * plane),
-                                           with: repeatElement(noMask[channel], count: plane))
-            }
+            let dense = noMaskDense.value
             observer?("\(path):dense", dense)
             return dense
         }

@@ -40,6 +40,10 @@ public struct PromptEncoder: Sendable {
     /// `get_dense_pe()`, [1, C, g, g]: computed from `peLayer` or supplied at load time.
     /// The supplied encoding, or the one computed from `pe_layer` on first use.
     private let densePE: DerivedTensor
+    /// The dense embedding without a mask, [1, C, g, g], made on first use and then shared: every
+    /// prompt without a mask gets the same storage, so the decoder's per-image state recognises it
+    /// without comparing 4 MB per prompt.
+    let noMaskDense: DerivedTensor
     /// True when the dense positional encoding was supplied (e.g. `image_points_embeddings.bin`)
     /// rather than computed from the Gaussian matrix.
     public let densePositionalEncodingIsSupplied: Bool
@@ -97,6 +101,11 @@ public struct PromptEncoder: Sendable {
         pointCountRange = config.minPoints...config.maxPoints
 
         let grid = imageEmbeddingSize
+        // ref: PromptEncoder.forward — self.no_mask_embed.weight.reshape(1, -1, 1, 1).expand(bs, -1, h, w)
+        let noMask = noMaskEmbed.weight.data
+        noMaskDense = DerivedTensor {
+            FloatTensor(shape: [1, noMask.count, grid, grid], data: noMask.flatMap { repeatElement($0, count: grid * grid) })
+        }
         if let suppliedPE {
             guard suppliedPE.shape == [1, embedDim, grid, grid] else {
                 throw .shapeMismatch(key: "\(prefix).get_dense_pe()", expected: [1, embedDim, grid, grid],
