@@ -11,8 +11,12 @@ struct MaskHeadTests {
 
     /// Float64 references for what the model runs module by module when observed: ConvTranspose2d,
     /// LayerNorm2d, GELU, ConvTranspose2d, GELU, then the hypernetwork product.
-    @Test("equals the module-by-module upscaling and hypernetwork product", arguments: shapes)
-    func matchesModules(c0: Int, c1: Int, c2: Int, height: Int, width: Int, maskCount: Int) {
+    /// The products the head runs here: the BLAS everywhere, the panel product with AVX-512.
+    static let kernels: [Kernels.Float32LinearKernel] = Kernels.panelKernelAvailable ? [.panels, .blas] : [.blas]
+
+    @Test("equals the module-by-module upscaling and hypernetwork product", arguments: kernels, shapes)
+    func matchesModules(kernel: Kernels.Float32LinearKernel, shape: (Int, Int, Int, Int, Int, Int)) throws {
+        let (c0, c1, c2, height, width, maskCount) = shape
         var rng = SplitMix64(seed: UInt64(c0 * 100 + height))
         let tokens = randomTensor([1, height * width, c0], using: &rng)
         let w0 = randomTensor([c0, c1, 2, 2], in: -0.3...0.3, using: &rng), b0 = randomTensor([c1], using: &rng)
@@ -37,7 +41,10 @@ struct MaskHeadTests {
 
         let weights = Kernels.MaskHeadWeights(firstWeight: w0, firstBias: b0, normWeight: gamma, normBias: beta, normEps: 1e-6,
                                               secondWeight: w1, secondBias: b1)
-        let masks = Kernels.maskHead(tokens: tokens, height: height, width: width, weights: weights, hypernetwork: hyper)
-        expectClose(masks, expected, shape: [1, maskCount, 4 * height, 4 * width], "mask head \(c0)/\(c1)/\(c2) \(height)x\(width)")
+        let masks = try Kernels.withFloat32LinearKernel(kernel) {
+            Kernels.maskHead(tokens: tokens, height: height, width: width, weights: weights, hypernetwork: hyper)
+        }
+        expectClose(masks, expected, shape: [1, maskCount, 4 * height, 4 * width],
+                    "\(kernel) mask head \(c0)/\(c1)/\(c2) \(height)x\(width)")
     }
 }
