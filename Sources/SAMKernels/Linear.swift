@@ -29,9 +29,13 @@ extension Kernels {
         }
 
         // The opt-in bfloat16 path (`setLinearPrecision`) multiplies by the weight's packed panels;
-        // float32 with enough rows on AVX-512 CPUs by the panel product (`Float32LinearKernel`).
+        // float32 on AVX-512 CPUs by the panel product (`Float32LinearKernel`), on panels kept with
+        // the weight for few rows, packed for this call otherwise.
         let panels = linearPrecision == .bfloat16 ? bfloat16Panels(weight) : nil
-        let usesPanelProduct = panels == nil && rows >= panelProductMinimumRows && float32LinearKernel == .panels
+        // One row goes to the BLAS, whose small-matrix kernel packs nothing: the decoder's heads, and
+        // calls at load time (TinyViT's padded-position qkv), which should not keep a copy.
+        let usesPanelProduct = panels == nil && float32LinearKernel == .panels && rows > 1
+        let keepsPanels = rows < keptPanelRowLimit
         // About 256 KB of output per tile (it stays in L2 for the epilogue), at least 16 rows, and at
         // least as many rows as input features: each tile's sgemm packs the whole weight again, and
         // with rows >= in that costs no more memory traffic than writing the tile. (ViT-B's MLP,
@@ -56,11 +60,11 @@ extension Kernels {
         return (panels ?? []).withUnsafeBufferPointer { panelBuffer in
             let panelPointer = panels == nil ? nil : panelBuffer.baseAddress
             let data = productOutput(count: count, x: x, weight: weight, bias: bias, epilogue: epilogue) { p in
-                // The panel product's copy of the weight, packed once for the call.
-                let packed = usesPanelProduct
-                    ? ProductPanels(features: outFeatures, inputs: inFeatures, source: p.weight, featureStride: inFeatures,
+                // The panel product's copy of the weight: kept, or packed once for the call.
+                let packed = !usesPanelProduct ? nil
+                    : keepsPanels ? keptPanels(weight)
+                    : ProductPanels(features: outFeatures, inputs: inFeatures, source: p.weight, featureStride: inFeatures,
                                     inputStride: 1)
-                    : nil
                 if let packed, tiles < 2 * workerCount {
                     panelProductAcrossWorkers(packed, p, rows: rows, epilogue: epilogue)
                     return

@@ -43,14 +43,17 @@ extension Kernels {
         return panelKernelAvailable && !blasLinears.load(ordering: .relaxed) ? .panels : .blas
     }
 
-    /// Fewer rows go to the BLAS: packing the weight costs as much as about 96 rows of product
-    /// (Zen 4, one core, 256 -> 2048 with the packing: 22 rows 0.38 ms against OpenBLAS's 0.33,
-    /// level at 96, 4% ahead at 384), and the decoder's token-side layers have a few dozen rows.
-    static let panelProductMinimumRows = 96
+    /// Products on fewer rows than this (the decoder's prompt tokens, up to ~110) multiply by the
+    /// weight's panels kept from their first call (`keptPanels`): packing costs as much as about 96
+    /// rows of product (Zen 4, one core, 256 -> 2048), so per-call packing or the BLAS (which packs
+    /// too) spent more on packing than on the product there. Image-side products have 1024 rows or
+    /// more and pack per call, so the encoders keep no second copy of their weights.
+    static let keptPanelRowLimit = 512
 
     /// A product's right operand packed for `sam_panel_product_avx512`, for the length of one call:
     /// `features` outputs by `inputs`, element (c, t) at source[c * featureStride + t * inputStride].
-    final class ProductPanels {
+    /// Immutable once packed, so one may be kept with its weight and shared between threads.
+    final class ProductPanels: @unchecked Sendable {
         let features: Int, inputs: Int, panelCount: Int
         private let storage: UnsafeMutableRawPointer
 
@@ -82,6 +85,17 @@ extension Kernels {
             sam_panel_product_avx512(x, Int64(xStride), Int64(rows), Int64(inputs),
                                      storage.assumingMemoryBound(to: Float.self), Int64(features),
                                      Int64(panels.lowerBound), Int64(panels.count), scale, bias, out, Int64(outStride))
+        }
+    }
+
+    /// `weight` packed for the panel product once, kept with the weight (`WeightOperand.derived`)
+    /// for calls on a few rows, where packing on every call costs more than the product.
+    static func keptPanels(_ weight: some WeightOperand) -> ProductPanels {
+        weight.derived("float32 panels") {
+            let (features, inputs) = (weight.shape[0], weight.shape[1])
+            return weight.withFloats { w in
+                ProductPanels(features: features, inputs: inputs, source: w.baseAddress!, featureStride: inputs, inputStride: 1)
+            }
         }
     }
 

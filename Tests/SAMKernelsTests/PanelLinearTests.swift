@@ -13,11 +13,26 @@ struct PanelLinearTests {
     /// The kernels this CPU runs: the BLAS everywhere, the panel product with AVX-512.
     static let kernels: [Kernels.Float32LinearKernel] = Kernels.panelKernelAvailable ? [.panels, .blas] : [.blas]
 
-    /// (rows, in, out), all at least `panelProductMinimumRows` (96): 97, 103, 119 and 130 rows end
-    /// mid-block; out 1, 9 (low half partial), 33 (second panel of one), 47 (high half partial), 96
-    /// (whole panels); 6000 x 40 takes the tiled path (tiles of 1644 rows, the last partial), the
-    /// others the panel split.
-    static let shapes = [(96, 5, 1), (97, 7, 9), (103, 33, 33), (119, 96, 47), (130, 96, 96), (6_000, 70, 40), (100, 300, 130)]
+    /// (rows, in, out): 97, 103, 119 and 130 rows end mid-block; out 1, 9 (low half partial), 33
+    /// (second panel of one), 47 (high half partial), 96 (whole panels); 6000 x 40 takes the tiled
+    /// path (tiles of 1644 rows, the last partial), the others the panel split; 1 and 22 rows are
+    /// a click's and a 16-point prompt's tokens.
+    static let shapes = [(96, 5, 1), (97, 7, 9), (103, 33, 33), (119, 96, 47), (130, 96, 96), (6_000, 70, 40), (100, 300, 130),
+                         (1, 9, 33), (22, 70, 100)]
+
+    @Test("few rows: the panels kept with a weight serve every later call on it", arguments: kernels)
+    func keptPanels(kernel: Kernels.Float32LinearKernel) throws {
+        var rng = SplitMix64(seed: 450)
+        let weightValues = randomTensor([100, 70], using: &rng), bias = randomTensor([100], using: &rng)
+        let weight = WeightTensor(weightValues)
+        // Below and at the edge of `keptPanelRowLimit`, then past it (packed per call), below again,
+        // and one row (the BLAS).
+        for rows in [2, 22, 511, 512, 7, 1] {
+            let x = randomTensor([rows, 70], using: &rng)
+            let out = try Kernels.withFloat32LinearKernel(kernel) { Kernels.linear(x, weight: weight, bias: bias) }
+            expectClose(out, LinearTests.reference(x, weightValues, bias), shape: [rows, 100], "\(kernel) \(rows) rows")
+        }
+    }
 
     @Test("matches the float64 reference, with and without a bias", arguments: kernels, [true, false])
     func reference(kernel: Kernels.Float32LinearKernel, withBias: Bool) throws {
