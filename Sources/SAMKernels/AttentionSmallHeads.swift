@@ -31,6 +31,20 @@ extension Kernels {
                             scale: scale, bias: bias, biasPerBatch: biasPerBatch, into: out)
     }
 
+    /// `rows` rows of `width` floats, `stride` apart, into consecutive rows at `out`. Whole
+    /// vectors move as eight-float loads and stores: a memmove call per 64-byte row of a head's
+    /// values was 8.6% of the decoder's token-to-image attention at 100 points (perf, Zen 4).
+    static func copyRows(_ source: UnsafePointer<Float>, stride: Int, rows: Int, width: Int,
+                         into out: UnsafeMutablePointer<Float>) {
+        let vectorEnd = width & ~7
+        for r in 0..<rows {
+            let from = source + r * stride, to = out + r * width
+            var c = 0
+            while c < vectorEnd { to.store8(from.load8(at: c), at: c); c += 8 }
+            while c < width { (to + c).initialize(to: from[c]); c += 1 }
+        }
+    }
+
     /// `keyLength` rounded up to whole vectors of eight: the row length of the scores
     /// `softmaxNumerators` takes (the padding is masked before the softmax).
     static func paddedKeyCount(_ keyLength: Int) -> Int {
@@ -70,9 +84,7 @@ extension Kernels {
         parallelFor(batch * heads) { pair in
             let b = pair / heads, h = pair % heads
             let values = v + b * keyLength * vRowStride + h * s.vHeadStep, packed = packedValues + pair * keyLength * valueHeadDim
-            for j in 0..<keyLength {
-                (packed + j * valueHeadDim).initialize(from: values + j * vRowStride, count: valueHeadDim)
-            }
+            copyRows(values, stride: vRowStride, rows: keyLength, width: valueHeadDim, into: packed)
         }
 
         // Blocks of query rows keep a task's scores within ~256 KB (L2); a multiple of 6 rows.
