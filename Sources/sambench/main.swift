@@ -173,8 +173,8 @@ case "attention":
                  ("SAM 2.1 tiny 7x7 windows", 25, 49, 49, 8, 96)]
     let caseFilter = args.firstIndex(of: "--case").flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil }
     let kernelFilter = args.firstIndex(of: "--kernel").flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil }
-    let kernels = [("blas_ms", "blas", Kernels.AttentionKernel.blas), ("small_heads_ms", "small-heads", .smallHeads)]
-        + (Kernels.panelKernelAvailable ? [("panels_ms", "panels", .panels)] : [])
+    let kernels = ([("blas_ms", "blas", Kernels.AttentionKernel.blas), ("small_heads_ms", "small-heads", .smallHeads)]
+        + (Kernels.panelKernelAvailable ? [("panels_ms", "panels", .panels)] : []))
         .filter { kernelFilter == nil || $0.1 == kernelFilter }
     var results: [[String: Any]] = []
     for (name, batch, lq, lk, heads, dim) in cases where caseFilter.map({ name.contains($0) }) ?? true {
