@@ -76,7 +76,7 @@ let package = Package(
         // The native model: image-encoder families, prompt encoder, mask decoder, weight loading.
         .target(name: "SAMModel", dependencies: ["SAMTensor", "SAMKernels", "SAMArchitecture"]),
         .target(name: "SAMImport", dependencies: ["SAMFormats", "SAMTensor", "SAMArchitecture"]),
-        .target(name: "SAMImage", dependencies: ["SAMTensor", "SAMParallel", "SAMFormats", "CPNG", "CJPEG"]),
+        .target(name: "SAMImage", dependencies: ["SAMTensor", "SAMParallel", "SAMFormats", "CPNG", "CJPEG", "CVectorMath"]),
 
         // The .samw model file: metadata schema, and a Sam written to / loaded from it.
         .target(name: "SAMModelFile", dependencies: ["SAMModel", "SAMFormats", "SAMTensor"]),

@@ -277,6 +277,8 @@ enum TorchBilinear {
         /// Output columns `0..<adjacentCols` read two neighbouring input columns
         /// (index1 == index0 + 1); past them, the right edge clamps both taps to one column.
         let adjacentCols: Int
+        /// The first columns in sixteen-lane blocks, where the CPU and the scale allow.
+        let widthBlocks: WidthBlocks?
 
         init(inRows: Int, inCols: Int, outRows: Int, outCols: Int, keepRows: Int, keepCols: Int) {
             self.keepRows = keepRows
@@ -287,6 +289,7 @@ enum TorchBilinear {
             cols = Axis(inSize: inCols, outSize: outCols, fusedSourceIndex: smallOutput)
             let cols = cols
             adjacentCols = (0..<keepCols).first { cols.index1[$0] != cols.index0[$0] + 1 } ?? keepCols
+            widthBlocks = WidthBlocks(cols, inSize: inCols, keepCols: keepCols)
         }
 
         /// Output row `y` into `out` (`keepCols` floats): the blend of two width-resized input
@@ -306,21 +309,26 @@ enum TorchBilinear {
         /// One input row resized along x to `keepCols` floats; `taps` holds 2 * keepCols floats.
         private func resizeWidth(_ source: UnsafePointer<Float>, into target: UnsafeMutablePointer<Float>,
                                  taps: UnsafeMutablePointer<Float>) {
+            // The first outputs in sixteen-lane blocks where possible; the rest below.
+            let first = widthBlocks?.outputs ?? 0
+            widthBlocks?.run(source, into: target)
             // The two taps of output x go to taps[2x], taps[2x + 1] first, so that the arithmetic
             // runs on contiguous floats and vectorizes. Neighbouring taps move as one 8-byte copy.
             cols.index0.withUnsafeBufferPointer { i0 in
-                for x in 0..<adjacentCols {
+                for x in min(first, adjacentCols)..<adjacentCols {
                     let pair = UnsafeRawPointer(source + i0[x]).loadUnaligned(as: UInt64.self)
                     UnsafeMutableRawPointer(taps + 2 * x).storeBytes(of: pair, as: UInt64.self)
                 }
             }
-            for x in adjacentCols..<keepCols {
+            for x in max(first, adjacentCols)..<keepCols {
                 taps[2 * x] = source[cols.index0[x]]
                 taps[2 * x + 1] = source[cols.index1[x]]
             }
             cols.weight0.withUnsafeBufferPointer { w0 in cols.weight1.withUnsafeBufferPointer { w1 in
                 // fma(x0, w0, x1 * w1), as torch's contracted `x0 * w0 + x1 * w1`
-                TorchBilinear.fmaRow(keepCols, into: target) { x in (taps[2 * x], w0[x], taps[2 * x + 1], w1[x]) }
+                TorchBilinear.fmaRow(keepCols - first, into: target + first) { x in
+                    (taps[2 * (first + x)], w0[first + x], taps[2 * (first + x) + 1], w1[first + x])
+                }
             }}
         }
 

@@ -139,6 +139,25 @@ struct PostprocessTests {
         #expect(masks.grayPixels(0).allSatisfy { $0 == 0 || $0 == 255 })
     }
 
+    /// The cases above check the sixteen-lane width pass bit for bit where it runs (AVX-512: both
+    /// first stages, case b's second); this checks where it runs: SAM's enlarging resizes, not a
+    /// shrinking one (sixteen outputs then read more than sixteen inputs) nor a row under sixteen.
+    @Test("the sixteen-lane width pass takes enlarging resizes, in whole blocks")
+    func widthBlocks() {
+        let enlarge = TorchBilinear.Plan2D(inRows: 256, inCols: 256, outRows: 1024, outCols: 1024, keepRows: 683, keepCols: 1024)
+        let crop = TorchBilinear.Plan2D(inRows: 683, inCols: 1024, outRows: 1365, outCols: 2048, keepRows: 1365, keepCols: 2048)
+        let odd = TorchBilinear.Plan2D(inRows: 20, inCols: 20, outRows: 80, outCols: 80, keepRows: 80, keepCols: 51)
+        let shrink = TorchBilinear.Plan2D(inRows: 64, inCols: 64, outRows: 40, outCols: 40, keepRows: 40, keepCols: 40)
+        let narrow = TorchBilinear.Plan2D(inRows: 8, inCols: 8, outRows: 64, outCols: 64, keepRows: 64, keepCols: 64)
+        if TorchBilinear.WidthBlocks.available {
+            #expect(enlarge.widthBlocks?.outputs == 1024)
+            #expect(crop.widthBlocks?.outputs == 2048)
+            #expect(odd.widthBlocks?.outputs == 48)
+        }
+        #expect(shrink.widthBlocks == nil)
+        #expect(narrow.widthBlocks == nil)
+    }
+
     /// torch's small-output kernel (output H + W <= 128) rounds differently in 2-D and is not
     /// reproduced bit for bit; it only runs for originals of H + W <= 128 pixels. Measured on
     /// this fixture: 973 of 2000 logits differ, by at most 2.4e-7 on logits of magnitude ~1

@@ -1,7 +1,7 @@
 #ifndef SAM_VECTOR_MATH_H
 #define SAM_VECTOR_MATH_H
 
-// Sixteen-lane versions of SAMKernels' eight-lane float loops, for CPUs with AVX-512. Swift code is
+// Sixteen-lane versions of SAMKernels' and SAMImage's float loops, for CPUs with AVX-512. Swift code is
 // built for one vector width (-target-cpu haswell: eight lanes), so the wider loops live here,
 // compiled for AVX-512 function by function and chosen at run time. Each computes exactly what its
 // Swift counterpart does, operation by operation, so results are the same bits on either path.
@@ -22,6 +22,14 @@ int sam_vector_math_has_avx512(void);
 /// sums[j % 8] in increasing j, as `Kernels.exponentiateVectors` does. Only call when
 /// sam_vector_math_has_avx512() is 1.
 void sam_exponentiate_avx512(float *row, int64_t count, float shift, float sums[8]);
+
+/// The width pass of a bilinear upscale, sixteen outputs per block: for block b and lane l,
+/// x0 = source[bases[b] + lanes0[16b + l]], x1 = source[bases[b] + lanes1[16b + l]] (lane offsets
+/// 0...15, so each block reads the sixteen floats at source + bases[b]), and
+/// out[16b + l] = fma(x0, w0[16b + l], x1 * w1[16b + l]): SAMImage's `TorchBilinear` width resize
+/// operation by operation. Only call when sam_vector_math_has_avx512() is 1.
+void sam_resize_width_avx512(const float *source, const int32_t *bases, const int32_t *lanes0, const int32_t *lanes1,
+                             const float *w0, const float *w1, int64_t blocks, float *out);
 
 /// The largest of row[0..<count] (count a multiple of 8; -inf for none), as
 /// `Kernels.maxOfVectors` finds it. Only call when sam_vector_math_has_avx512() is 1.
