@@ -34,6 +34,42 @@ extension Kernels {
         return FloatTensor(shape: x.shape, data: data)
     }
 
+    /// `layerNorm` in place, returning as well x + addend (the normalised x; addend of x's
+    /// shape) from the same pass over the rows: `Kernels.sum(x, addend)` after the norm, the
+    /// same bits, without reading the normalised tensor again (SAM's decoder adds the image
+    /// positional encoding to every block's normalised image tokens).
+    public static func layerNorm(_ x: inout FloatTensor, weight: FloatTensor, bias: FloatTensor, eps: Float,
+                                 returningSumWith addend: FloatTensor) -> FloatTensor {
+        precondition(addend.shape == x.shape, "layerNorm: addend \(addend.shape) is not the input's \(x.shape)")
+        guard let width = x.shape.last, width > 0, x.count > 0 else { return addend }
+        checkLayerNorm(width: width, weight: weight, bias: bias)
+        let rows = x.count / width
+        let sum = [Float](unsafeUninitializedCapacity: x.count) { sumBuffer, initializedCount in
+            x.data.withUnsafeMutableBufferPointer { xBuffer in
+            addend.data.withUnsafeBufferPointer { addendBuffer in
+            weight.data.withUnsafeBufferPointer { weightBuffer in
+            bias.data.withUnsafeBufferPointer { biasBuffer in
+                let (xs, sums, addends) = (xBuffer.baseAddress!, sumBuffer.baseAddress!, addendBuffer.baseAddress!)
+                parallelRanges(rows, minimumChunk: max(1, 16_384 / width)) { rowRange in
+                    for r in rowRange {
+                        let row = xs + r * width
+                        layerNormRow(row, width: width, gamma: weightBuffer.baseAddress!, beta: biasBuffer.baseAddress!,
+                                     eps: eps, into: row)
+                        let out = sums + r * width, other = addends + r * width
+                        var j = 0
+                        while j + 8 <= width { out.store8(row.load8(at: j) + other.load8(at: j), at: j); j += 8 }
+                        while j < width { (out + j).initialize(to: row[j] + other[j]); j += 1 }
+                    }
+                }
+            }
+            }
+            }
+            }
+            initializedCount = x.count
+        }
+        return FloatTensor(shape: x.shape, data: sum)
+    }
+
     private static func checkLayerNorm(width: Int, weight: FloatTensor, bias: FloatTensor) {
         precondition(weight.count == width && bias.count == width,
                      "layerNorm: weight \(weight.shape) / bias \(bias.shape) do not match last dim \(width)")

@@ -48,6 +48,22 @@ struct NormalizationTests {
         expectClose(x, expected, shape: shape, "layerNorm \(shape)")
     }
 
+    /// The decoder's norm4 gives the next attention keys + key_pe from the same pass: it must be
+    /// the plain norm, then the plain elementwise sum, to the bit (rows of 37 leave a scalar tail;
+    /// 4096 rows of 256 split over the workers).
+    @Test("layerNorm returning x + addend equals layerNorm then sum, bit for bit", arguments: [[2, 3, 37], [1, 4096, 256]])
+    func layerNormWithSum(shape: [Int]) {
+        var rng = SplitMix64(seed: 6)
+        let x = randomTensor(shape, in: -3...5, using: &rng), addend = randomTensor(shape, using: &rng)
+        let width = shape.last!
+        let weight = randomTensor([width], using: &rng), bias = randomTensor([width], using: &rng)
+        var fused = x, plain = x
+        let sum = Kernels.layerNorm(&fused, weight: weight, bias: bias, eps: 1e-5, returningSumWith: addend)
+        Kernels.layerNorm(&plain, weight: weight, bias: bias, eps: 1e-5)
+        #expect(fused.isBitwiseEqual(to: plain))
+        #expect(sum.isBitwiseEqual(to: Kernels.sum(plain, addend)))
+    }
+
     @Test("layerNorm2d normalises over channels per pixel", arguments: [[2, 7, 5, 9], [1, 3, 23, 29]])
     func layerNorm2d(shape: [Int]) {
         var rng = SplitMix64(seed: 6)

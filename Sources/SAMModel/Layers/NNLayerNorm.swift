@@ -23,6 +23,14 @@ extension NN {
             observer?(path, x)
         }
 
+        /// The same, returning also the normalised x + `addend` (made in the same pass).
+        public func callAsFunction(_ x: inout FloatTensor, returningSumWith addend: FloatTensor,
+                                   observer: ModuleObserver? = nil) -> FloatTensor {
+            let sum = Kernels.layerNorm(&x, weight: weight, bias: bias, eps: eps, returningSumWith: addend)
+            observer?(path, x)
+            return sum
+        }
+
         /// The same, into a new tensor, for an input that is still needed (no copy first).
         public func normalized(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
             let y = Kernels.layerNormed(x, weight: weight, bias: bias, eps: eps)

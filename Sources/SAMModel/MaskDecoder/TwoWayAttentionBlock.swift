@@ -42,17 +42,21 @@ public struct TwoWayAttentionBlock: Sendable {
     /// ref: transformer.py TwoWayAttentionBlock.forward
     public func callAsFunction(queries: FloatTensor, keys: FloatTensor, queryPE: FloatTensor, keyPE: FloatTensor,
                                observer: ModuleObserver? = nil) -> (queries: FloatTensor, keys: FloatTensor) {
-        self(queries: queries, keys: keys, queryPE: queryPE, keyPE: keyPE, kept: nil, foldsCrossAttention: true, observer: observer)
+        let out = self(queries: queries, keys: keys, queryPE: queryPE, keyPE: keyPE, keysWithPE: nil, kept: nil,
+                       foldsCrossAttention: true, observer: observer)
+        return (out.queries, out.keys)
     }
 
+    /// `keysWithPE`: keys + keyPE when the caller has it (the previous block returns it).
     /// `kept`: this block's projections of `keys` made earlier (`imageProjections`, keys being the
-    /// transformer's input image tokens and `keysWithPE` their sum with `keyPE`); never with an observer.
+    /// transformer's input image tokens); never with an observer.
     /// `foldsCrossAttention` false keeps the cross attentions' image-side projections (not folded into
     /// the prompt tokens, `TwoWayTransformer.Attention.Folding`): the first block's, which the per-image
     /// state holds, so that a decode with the state and one without it take the same route.
+    /// Returns the updated pair and their keys + keyPE, which the next attention to the image takes.
     func callAsFunction(queries: FloatTensor, keys: FloatTensor, queryPE: FloatTensor, keyPE: FloatTensor,
-                        kept: (projections: ImageProjections, keysWithPE: FloatTensor)?, foldsCrossAttention: Bool,
-                        observer: ModuleObserver?) -> (queries: FloatTensor, keys: FloatTensor) {
+                        keysWithPE: FloatTensor?, kept: ImageProjections?, foldsCrossAttention: Bool,
+                        observer: ModuleObserver?) -> (queries: FloatTensor, keys: FloatTensor, keysWithPE: FloatTensor) {
         precondition(kept == nil || !foldsCrossAttention, "kept image projections are for the unfolded route")
         precondition(kept == nil || observer == nil, "kept image projections skip modules an observer would see")
         var queries = queries, keys = keys
@@ -72,9 +76,9 @@ public struct TwoWayAttentionBlock: Sendable {
         // Cross attention block, tokens attending to image embedding
         // ref: forward — q = queries + query_pe; k = keys + key_pe
         var q = Kernels.sum(queries, queryPE)
-        let k = kept?.keysWithPE ?? Kernels.sum(keys, keyPE)
+        let k = keysWithPE ?? Kernels.sum(keys, keyPE)
         // ref: forward — attn_out = self.cross_attn_token_to_image(q=q, k=k, v=keys); queries = queries + attn_out
-        if let projections = kept?.projections {
+        if let projections = kept {
             queries = crossAttnTokenToImage(q: q, projectedKeys: projections.tokenToImageKeys,
                                             projectedValues: projections.tokenToImageValues, plusResidual: queries)
         } else {
@@ -92,17 +96,18 @@ public struct TwoWayAttentionBlock: Sendable {
         // token→image attention, so `k` from above already holds exactly keys + key_pe)
         q = Kernels.sum(queries, queryPE)
         // ref: forward — attn_out = self.cross_attn_image_to_token(q=k, k=q, v=queries); keys = keys + attn_out
-        if let projections = kept?.projections {
+        if let projections = kept {
             keys = crossAttnImageToToken(projectedQueries: projections.imageToTokenQueries, k: q, v: queries, plusResidual: keys)
         } else {
             keys = crossAttnImageToToken(q: k, k: q, v: queries, plusResidual: keys, folding: foldsCrossAttention, observer: observer)
         }
-        // ref: forward — keys = self.norm4(keys)
-        norm4(&keys, observer: observer)
+        // ref: forward — keys = self.norm4(keys); the next block's (or the final attention's)
+        // k = keys + key_pe, made in the norm's pass
+        let nextKeysWithPE = norm4(&keys, returningSumWith: keyPE, observer: observer)
 
         // A forward hook sees the (queries, keys) tuple: report queries under the module's path.
         observer?(path, queries)
         observer?("\(path):keys", keys)
-        return (queries, keys)
+        return (queries, keys, nextKeysWithPE)
     }
 }

@@ -53,6 +53,8 @@ public struct TwoWayTransformer: Sendable {
                         kept: (projections: TwoWayAttentionBlock.ImageProjections, keysWithPE: FloatTensor)?,
                         observer: ModuleObserver?) -> (queries: FloatTensor, keys: FloatTensor) {
         var keys = imageTokens
+        // keys + image_pe, once known: the kept one, then each block's
+        var keysWithPE = kept?.keysWithPE
         // ref: forward — queries = point_embedding
         var queries = pointEmbedding
 
@@ -60,13 +62,14 @@ public struct TwoWayTransformer: Sendable {
         for (index, layer) in layers.enumerated() {
             // The first block's image-side projections are kept per image, so it never folds them:
             // with or without the kept state, a decode takes the same route.
-            (queries, keys) = layer(queries: queries, keys: keys, queryPE: pointEmbedding, keyPE: keyPE,
-                                    kept: index == 0 ? kept : nil, foldsCrossAttention: index > 0, observer: observer)
+            (queries, keys, keysWithPE) = layer(queries: queries, keys: keys, queryPE: pointEmbedding, keyPE: keyPE,
+                                                keysWithPE: keysWithPE, kept: index == 0 ? kept?.projections : nil,
+                                                foldsCrossAttention: index > 0, observer: observer)
         }
 
-        // ref: forward — q = queries + point_embedding; k = keys + image_pe
+        // ref: forward — q = queries + point_embedding; k = keys + image_pe (the last block made it)
         let q = Kernels.sum(queries, pointEmbedding)
-        let k = Kernels.sum(keys, keyPE)
+        let k = keysWithPE ?? Kernels.sum(keys, keyPE)
         // ref: forward — attn_out = self.final_attn_token_to_image(q=q, k=k, v=keys); queries = queries + attn_out
         queries = finalAttnTokenToImage(q: q, k: k, v: keys, plusResidual: queries, observer: observer)
         // ref: forward — queries = self.norm_final_attn(queries)
