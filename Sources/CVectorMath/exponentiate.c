@@ -70,6 +70,14 @@ SAM_AVX512 float sam_maximum_avx512(const float *row, int64_t count) {
     return largest;
 }
 
+SAM_AVX512 void sam_softmax_numerators_avx512(float *rows_base, int64_t rows, int64_t count, float *inverse_sums) {
+    for (int64_t r = 0; r < rows; r++) {
+        float *row = rows_base + r * count, lanes[8];
+        sam_exponentiate_avx512(row, count, sam_maximum_avx512(row, count), lanes);
+        inverse_sums[r] = 1.0f / (((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) + ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7])));
+    }
+}
+
 SAM_AVX512 void sam_scale_avx512(float *row, int64_t count, float factor) {
     const __m512 scale = _mm512_set1_ps(factor);
     int64_t j = 0;
@@ -88,6 +96,11 @@ float sam_maximum_avx512(const float *row, int64_t count) {
 
 void sam_scale_avx512(float *row, int64_t count, float factor) {
     (void)row; (void)count; (void)factor;
+    __builtin_trap();
+}
+
+void sam_softmax_numerators_avx512(float *rows_base, int64_t rows, int64_t count, float *inverse_sums) {
+    (void)rows_base; (void)rows; (void)count; (void)inverse_sums;
     __builtin_trap();
 }
 

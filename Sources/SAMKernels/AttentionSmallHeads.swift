@@ -136,12 +136,15 @@ extension Kernels {
             if let bias { addInPlace(row, bias + r * count, count: count) }
             for j in count..<paddedCount { row[j] = -.infinity }
         }
+        // Long rows with AVX-512 go to one C call for the block, on sixteen lanes (the same maxima,
+        // exponentials and lane sums); short ones (image-to-token attention: a few dozen keys) stay
+        // in pairs here, where sixteen lanes cost more than they save.
+        if wideVectorsAvailable && paddedCount >= 64 {
+            sam_softmax_numerators_avx512(scores, Int64(rows), Int64(paddedCount), inverseSums)
+            return
+        }
         var r = 0
-        // Long rows with AVX-512 go one at a time on sixteen lanes (the same maxima, exponentials and
-        // lane sums); short ones (image-to-token attention: a few dozen keys) stay in pairs, where
-        // the per-row calls cost more than the wider vectors save.
-        let wide = wideVectorsAvailable && paddedCount >= 64
-        while r + 2 <= rows && !wide {
+        while r + 2 <= rows {
             let row0 = scores + r * paddedCount, row1 = row0 + paddedCount
             var m0 = SIMD8<Float>(repeating: -.infinity), m1 = m0
             var j = 0

@@ -35,6 +35,13 @@ void sam_resize_width_avx512(const float *source, const int32_t *bases, const in
 /// `Kernels.maxOfVectors` finds it. Only call when sam_vector_math_has_avx512() is 1.
 float sam_maximum_avx512(const float *row, int64_t count);
 
+/// A stable softmax's numerators for `rows` rows `count` floats apart (count a multiple of 8), in
+/// place: each row's maximum as `sam_maximum_avx512` finds it, then `sam_exponentiate_avx512` of
+/// the row minus it, and inverse_sums[r] = 1 / the lane sums folded as `Kernels.horizontalSum`
+/// does ((v0 + v4) + (v1 + v5)) + ((v2 + v6) + (v3 + v7)): those calls row by row, in one call.
+/// Only call when sam_vector_math_has_avx512() is 1.
+void sam_softmax_numerators_avx512(float *rows_base, int64_t rows, int64_t count, float *inverse_sums);
+
 /// row[j] *= factor for j < count (a multiple of 8). Only call when sam_vector_math_has_avx512() is 1.
 void sam_scale_avx512(float *row, int64_t count, float factor);
 
