@@ -31,20 +31,6 @@ extension Kernels {
                             scale: scale, bias: bias, biasPerBatch: biasPerBatch, into: out)
     }
 
-    /// `rows` rows of `width` floats, `stride` apart, into consecutive rows at `out`. Whole
-    /// vectors move as eight-float loads and stores: a memmove call per 64-byte row of a head's
-    /// values was 8.6% of the decoder's token-to-image attention at 100 points (perf, Zen 4).
-    static func copyRows(_ source: UnsafePointer<Float>, stride: Int, rows: Int, width: Int,
-                         into out: UnsafeMutablePointer<Float>) {
-        let vectorEnd = width & ~7
-        for r in 0..<rows {
-            let from = source + r * stride, to = out + r * width
-            var c = 0
-            while c < vectorEnd { to.store8(from.load8(at: c), at: c); c += 8 }
-            while c < width { (to + c).initialize(to: from[c]); c += 1 }
-        }
-    }
-
     /// `keyLength` rounded up to whole vectors of eight: the row length of the scores
     /// `softmaxNumerators` takes (the padding is masked before the softmax).
     static func paddedKeyCount(_ keyLength: Int) -> Int {

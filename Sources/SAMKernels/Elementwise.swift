@@ -30,7 +30,7 @@ extension Kernels {
                     var i = range.lowerBound
                     while i < range.upperBound {
                         let offset = i % period, end = min(range.upperBound, i - offset + period)
-                        for j in i..<end { xp[j] += yp[offset + j - i] }
+                        addInPlace(xp + i, yp + offset, count: end - i)
                         i = end
                     }
                 }

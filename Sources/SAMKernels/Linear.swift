@@ -99,18 +99,11 @@ extension Kernels {
         }
     }
 
-    /// Copies `row` (width floats) into each of `rows` consecutive rows at `out`, with eight-float
-    /// stores: for rows of 96 to 1536 floats a memmove call per row starts slowly (SAM 2.1 tiny
-    /// encoder, perf record over 3 runs: the seeding's memmove calls 2.5% of the samples, this loop 1.8%).
+    /// Copies `row` (width floats) into each of `rows` consecutive rows at `out` (`copyRows` from
+    /// one row).
     @inline(__always)
     static func seedRows(_ out: UnsafeMutablePointer<Float>, rows: Int, with row: UnsafePointer<Float>, width: Int) {
-        let vectorEnd = width & ~7
-        for r in 0..<rows {
-            let destination = out + r * width
-            var j = 0
-            while j < vectorEnd { destination.store8(row.load8(at: j), at: j); j += 8 }
-            while j < width { (destination + j).initialize(to: row[j]); j += 1 }
-        }
+        copyRows(row, stride: 0, rows: rows, width: width, into: out)
     }
 
     /// output += x * weightᵀ over all `rows`: one (thread-split) gemm, or with bfloat16 `panels`

@@ -34,6 +34,23 @@ extension Kernels {
 }
 
 extension Kernels {
+    /// `rows` rows of `width` floats, `stride` apart (0: one row repeated), into consecutive rows at
+    /// `out`, with eight-float loads and stores: a memmove call per short row starts slowly (a
+    /// linear's bias seeding rows of 96 to 1536 floats: its memmove calls were 2.5% of SAM 2.1 tiny's
+    /// encoder samples, this loop 1.8%; packing a head's 64-byte value rows: 8.6% of the decoder's
+    /// token-to-image attention at 100 points, perf on Zen 4).
+    @inline(__always)
+    static func copyRows(_ source: UnsafePointer<Float>, stride: Int, rows: Int, width: Int,
+                         into out: UnsafeMutablePointer<Float>) {
+        let vectorEnd = width & ~7
+        for r in 0..<rows {
+            let from = source + r * stride, to = out + r * width
+            var c = 0
+            while c < vectorEnd { to.store8(from.load8(at: c), at: c); c += 8 }
+            while c < width { (to + c).initialize(to: from[c]); c += 1 }
+        }
+    }
+
     /// target[i] += addend[i] for i < count, eight lanes at a time.
     @inline(__always)
     static func addInPlace(_ target: UnsafeMutablePointer<Float>, _ addend: UnsafePointer<Float>, count: Int) {
