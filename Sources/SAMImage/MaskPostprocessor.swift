@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CVectorMath
 import SAMParallel
 import SAMTensor
 
@@ -120,7 +121,8 @@ public struct MaskPostprocessor: Sendable, Equatable {
                             let offset = plane * outputPlane + y * columns
                             switch destination {
                             case .logits(let output):
-                                second.resizeRow(y, into: output + offset, scratch: &secondScratch, inputRow: croppedRow)
+                                second.resizeRow(y, into: output + offset, scratch: &secondScratch,
+                                                 streamingStores: true, inputRow: croppedRow)
                             case .binary(let output, let threshold):
                                 let row = secondScratch.row
                                 second.resizeRow(y, into: row, scratch: &secondScratch, inputRow: croppedRow)
@@ -294,14 +296,18 @@ enum TorchBilinear {
 
         /// Output row `y` into `out` (`keepCols` floats): the blend of two width-resized input
         /// rows, cached in `scratch`. `inputRow(i)` gives input row i, valid until its next call.
+        /// `streamingStores`: `out` is a final output, not read again soon (same values).
         @inline(__always)
         func resizeRow(_ y: Int, into out: UnsafeMutablePointer<Float>, scratch: inout Scratch,
-                       inputRow: (Int) -> UnsafePointer<Float>) {
+                       streamingStores: Bool = false, inputRow: (Int) -> UnsafePointer<Float>) {
             let top = rows.index0[y], bottom = rows.index1[y]
             let taps = scratch.taps
             let topRow = scratch.pair.row(top, keeping: bottom) { resizeWidth(inputRow(top), into: $0, taps: taps) }
             let bottomRow = scratch.pair.row(bottom, keeping: top) { resizeWidth(inputRow(bottom), into: $0, taps: taps) }
             let w0 = rows.weight0[y], w1 = rows.weight1[y]
+            if streamingStores && TorchBilinear.wideVectors {
+                return sam_blend_rows_streaming_avx512(topRow, w0, bottomRow, w1, Int64(keepCols), out)
+            }
             // fma(t0, h0, t1 * h1), as torch's contracted `t0 * h0 + t1 * h1`
             TorchBilinear.fmaRow(keepCols, into: out) { x in (topRow[x], w0, bottomRow[x], w1) }
         }

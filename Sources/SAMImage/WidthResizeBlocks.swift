@@ -20,7 +20,7 @@ extension TorchBilinear {
         /// (a resize that shrinks), or there is no whole block.
         init?(_ axis: Axis, inSize: Int, keepCols: Int) {
             let blocks = keepCols / 16
-            guard Self.available, inSize >= 16, blocks > 0 else { return nil }
+            guard TorchBilinear.wideVectors, inSize >= 16, blocks > 0 else { return nil }
             var bases = [Int32](), lanes0 = [Int32](), lanes1 = [Int32]()
             bases.reserveCapacity(blocks)
             for block in 0..<blocks {
@@ -43,8 +43,8 @@ extension TorchBilinear {
         func run(_ source: UnsafePointer<Float>, into target: UnsafeMutablePointer<Float>) {
             sam_resize_width_avx512(source, bases, lanes0, lanes1, weights0, weights1, Int64(bases.count), target)
         }
-
-        /// Whether this CPU runs the blocks (AVX-512F).
-        static let available = sam_vector_math_has_avx512() != 0
     }
+
+    /// Whether this CPU runs CVectorMath's sixteen-lane resize functions (AVX-512F).
+    static let wideVectors = sam_vector_math_has_avx512() != 0
 }

@@ -149,13 +149,42 @@ struct PostprocessTests {
         let odd = TorchBilinear.Plan2D(inRows: 20, inCols: 20, outRows: 80, outCols: 80, keepRows: 80, keepCols: 51)
         let shrink = TorchBilinear.Plan2D(inRows: 64, inCols: 64, outRows: 40, outCols: 40, keepRows: 40, keepCols: 40)
         let narrow = TorchBilinear.Plan2D(inRows: 8, inCols: 8, outRows: 64, outCols: 64, keepRows: 64, keepCols: 64)
-        if TorchBilinear.WidthBlocks.available {
+        if TorchBilinear.wideVectors {
             #expect(enlarge.widthBlocks?.outputs == 1024)
             #expect(crop.widthBlocks?.outputs == 2048)
             #expect(odd.widthBlocks?.outputs == 48)
         }
         #expect(shrink.widthBlocks == nil)
         #expect(narrow.widthBlocks == nil)
+    }
+
+    /// The full-size rows' streaming stores (AVX-512) start at the first 64-byte boundary: rows
+    /// at every float offset from one, of lengths around a line, equal the ordinary path's bits.
+    @Test("streaming output rows equal ordinary ones at every alignment and length")
+    func streamingRows() {
+        var generator = SystemRandomNumberGenerator()
+        let input = (0..<(37 * 40)).map { _ in Float.random(in: -8...8, using: &generator) }
+        for keepCols in [1, 15, 16, 17, 31, 33, 47, 160] {
+            let plan = TorchBilinear.Plan2D(inRows: 37, inCols: 40, outRows: 90, outCols: 160, keepRows: 90, keepCols: keepCols)
+            let buffer = UnsafeMutablePointer<Float>.allocate(capacity: keepCols + 16)
+            defer { buffer.deallocate() }
+            var expected = [Float](repeating: 0, count: keepCols)
+            input.withUnsafeBufferPointer { source in
+                let row = { (r: Int) in source.baseAddress! + r * 40 }
+                for y in [0, 41, 89] {
+                    plan.withScratch { scratch in
+                        plan.resizeRow(y, into: &expected, scratch: &scratch, inputRow: row)
+                    }
+                    for shift in 0..<16 {
+                        plan.withScratch { scratch in
+                            plan.resizeRow(y, into: buffer + shift, scratch: &scratch, streamingStores: true, inputRow: row)
+                        }
+                        let same = (0..<keepCols).allSatisfy { buffer[shift + $0].bitPattern == expected[$0].bitPattern }
+                        #expect(same, "\(keepCols) columns, row \(y), offset \(shift)")
+                    }
+                }
+            }
+        }
     }
 
     /// torch's small-output kernel (output H + W <= 128) rounds differently in 2-D and is not

@@ -31,6 +31,12 @@ void sam_exponentiate_avx512(float *row, int64_t count, float shift, float sums[
 void sam_resize_width_avx512(const float *source, const int32_t *bases, const int32_t *lanes0, const int32_t *lanes1,
                              const float *w0, const float *w1, int64_t blocks, float *out);
 
+/// out[x] = fma(top[x], w0, bottom[x] * w1) for x < count (the height pass of the same upscale), with
+/// streaming stores for out's 64-byte-aligned lines: for output rows written once and not read
+/// soon. Only call when sam_vector_math_has_avx512() is 1.
+void sam_blend_rows_streaming_avx512(const float *top, float w0, const float *bottom, float w1, int64_t count,
+                                     float *out);
+
 /// The largest of row[0..<count] (count a multiple of 8; -inf for none), as
 /// `Kernels.maxOfVectors` finds it. Only call when sam_vector_math_has_avx512() is 1.
 float sam_maximum_avx512(const float *row, int64_t count);
