@@ -355,6 +355,22 @@ struct MaskDecoderTests {
         }
     }
 
+    /// Here the final attention takes the same route for 5 rows as for 12 (the synthetic sizes
+    /// never fold), so the rows must be the same bits; the drop's verify covers the folded route.
+    @Test("the final attention on the output tokens alone gives the full run's rows for them")
+    func outputTokensOnly() throws {
+        let decoder = try SyntheticDecoder.maskDecoder(tensors)
+        let x = inputs(tokens: 7)
+        let imageTokens = Kernels.nchwToTokens(x.image, plus: x.dense), pe = Kernels.nchwToTokens(x.pe)
+        let tokens = FloatTensor(shape: [1, 12, 16], data: decoder.iouToken.weight.data + decoder.maskTokens.weight.data + x.sparse.data)
+        let full = decoder.transformer(imageTokens: imageTokens, imagePETokens: pe, pointEmbedding: tokens)
+        let outputs = decoder.transformer(imageTokens: imageTokens, imagePETokens: pe, pointEmbedding: tokens, kept: nil,
+                                          outputTokens: decoder.outputTokenCount, observer: nil)
+        #expect(full.queries.shape == [1, 12, 16] && outputs.queries.shape == [1, 5, 16])
+        #expect(outputs.queries.data.map(\.bitPattern) == full.queries.data.prefix(5 * 16).map(\.bitPattern))
+        #expect(outputs.keys == full.keys)
+    }
+
     @Test("the observer sees every module, in PyTorch's hook order, and changes nothing")
     func observerOrder() throws {
         let decoder = try SyntheticDecoder.maskDecoder(tensors)
@@ -384,6 +400,9 @@ struct MaskDecoderTests {
         #expect(paths == expected)
         // tokens = iou + 4 mask tokens + 3 sparse; cross attention works at C / 2.
         #expect(shapes["mask_decoder.transformer.layers.0"] == [1, 8, 16])
+        // The dumps hold every token, though predict_masks reads only the 5 output tokens.
+        #expect(shapes["mask_decoder.transformer.final_attn_token_to_image"] == [1, 8, 16])
+        #expect(shapes["mask_decoder.transformer"] == [1, 8, 16])
         #expect(shapes["mask_decoder.transformer.layers.0:keys"] == [1, 16, 16])
         #expect(shapes["mask_decoder.transformer.layers.1.cross_attn_image_to_token.q_proj"] == [1, 16, 8])
         #expect(shapes["mask_decoder.output_upscaling.1"] == [1, 4, 8, 8])

@@ -20,7 +20,7 @@ extension MaskDecoder {
             // ref: predict_masks — hs, src = self.transformer(src, pos_src, tokens); transformer.py forward —
             // image_embedding.flatten(2).permute(0, 2, 1), the same for image_pe
             transformer(imageTokens: Kernels.nchwToTokens(imageEmbeddings, plus: dense), imagePETokens: Kernels.nchwToTokens(imagePE),
-                        pointEmbedding: $0, observer: observer)
+                        pointEmbedding: $0, kept: nil, outputTokens: outputTokenCount, observer: observer)
         }
     }
 
@@ -34,9 +34,12 @@ extension MaskDecoder {
         }
         return try predictMasks(imageShape: state.imageEmbeddings.shape, sparse: sparse, observer: nil) {
             transformer(imageTokens: state.imageTokens, imagePETokens: state.imagePETokens, pointEmbedding: $0,
-                        kept: (state.firstBlock, state.keysWithPE), observer: nil)
+                        kept: (state.firstBlock, state.keysWithPE), outputTokens: outputTokenCount, observer: nil)
         }
     }
+
+    /// The tokens predict_masks reads from the transformer's output: the IoU token and the mask tokens.
+    var outputTokenCount: Int { 1 + numMaskTokens }
 
     /// The image embeddings [1, C, H, W], its positional encoding and the dense prompt embedding, checked against each other.
     func checkImageInputs(imageEmbeddings: FloatTensor, imagePE: FloatTensor, dense: FloatTensor) throws(PromptError) {

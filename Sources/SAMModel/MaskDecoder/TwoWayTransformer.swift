@@ -49,9 +49,11 @@ public struct TwoWayTransformer: Sendable {
     }
 
     /// `kept`: the first block's projections of `imageTokens` made earlier (`MaskDecoderImageState`).
+    /// `outputTokens`: how many leading tokens of the returned queries the caller reads (the mask
+    /// decoder's output tokens, which precede the prompt tokens), nil for all; see `finalAttention`.
     func callAsFunction(imageTokens: FloatTensor, imagePETokens keyPE: FloatTensor, pointEmbedding: FloatTensor,
                         kept: (projections: TwoWayAttentionBlock.ImageProjections, keysWithPE: FloatTensor)?,
-                        observer: ModuleObserver?) -> (queries: FloatTensor, keys: FloatTensor) {
+                        outputTokens: Int? = nil, observer: ModuleObserver?) -> (queries: FloatTensor, keys: FloatTensor) {
         var keys = imageTokens
         // keys + image_pe, once known: the kept one, then each block's
         var keysWithPE = kept?.keysWithPE
@@ -67,17 +69,41 @@ public struct TwoWayTransformer: Sendable {
                                                 foldsCrossAttention: index > 0, observer: observer)
         }
 
-        // ref: forward — q = queries + point_embedding; k = keys + image_pe (the last block made it)
-        let q = Kernels.sum(queries, pointEmbedding)
+        // ref: forward — k = keys + image_pe (the last block made it)
         let k = keysWithPE ?? Kernels.sum(keys, keyPE)
-        // ref: forward — attn_out = self.final_attn_token_to_image(q=q, k=k, v=keys); queries = queries + attn_out
-        queries = finalAttnTokenToImage(q: q, k: k, v: keys, plusResidual: queries, observer: observer)
-        // ref: forward — queries = self.norm_final_attn(queries)
-        normFinalAttn(&queries, observer: observer)
-
+        let tokens = queries.shape[1], needed = min(outputTokens ?? tokens, tokens)
+        guard let observer else {
+            return (finalAttention(queries: queries, pointEmbedding: pointEmbedding, k: k, v: keys, rows: needed, observer: nil), keys)
+        }
+        // The module dumps hold every token, as PyTorch's forward makes them; the returned rows
+        // are made as without an observer, so attaching one never changes the outputs.
+        let all = finalAttention(queries: queries, pointEmbedding: pointEmbedding, k: k, v: keys, rows: tokens, observer: observer)
         // A forward hook sees the (queries, keys) tuple: report queries under the module's path.
-        observer?(path, queries)
-        observer?("\(path):keys", keys)
-        return (queries, keys)
+        observer(path, all)
+        observer("\(path):keys", keys)
+        let returned = needed == tokens ? all
+            : finalAttention(queries: queries, pointEmbedding: pointEmbedding, k: k, v: keys, rows: needed, observer: nil)
+        return (returned, keys)
+    }
+
+    /// The final token -> image attention and norm for the first `rows` tokens only. Each query's
+    /// row of an attention depends on that query alone, and the final attention feeds nothing but
+    /// the returned tokens, so the mask decoder (which reads its few output tokens) skips the
+    /// prompt tokens' rows; with few rows, k_proj and v_proj of the image tokens fold into them
+    /// (`Attention.Folding`) instead of projecting all 4096.
+    private func finalAttention(queries: FloatTensor, pointEmbedding: FloatTensor, k: FloatTensor, v: FloatTensor,
+                                rows: Int, observer: ModuleObserver?) -> FloatTensor {
+        let width = queries.shape[2]
+        func leading(_ tensor: FloatTensor) -> FloatTensor {
+            rows == tensor.shape[1] ? tensor : FloatTensor(shape: [1, rows, width], data: Array(tensor.data.prefix(rows * width)))
+        }
+        let queries = leading(queries)
+        // ref: forward — q = queries + point_embedding;
+        // attn_out = self.final_attn_token_to_image(q=q, k=k, v=keys); queries = queries + attn_out
+        var out = finalAttnTokenToImage(q: Kernels.sum(queries, leading(pointEmbedding)), k: k, v: v, plusResidual: queries,
+                                        observer: observer)
+        // ref: forward — queries = self.norm_final_attn(queries)
+        normFinalAttn(&out, observer: observer)
+        return out
     }
 }

@@ -117,8 +117,10 @@ public struct SAM2MaskDecoder: PromptMaskDecoder {
         let tokens = FloatTensor(shape: [1, first + 1 + numMaskTokens + sparse.shape[1], c],
                                  data: leading + iouToken.weight.data + maskTokens.weight.data + sparse.data)
         // ref: predict_masks — src = image_embeddings + dense_prompt_embeddings; hs, src = self.transformer(src, pos_src, tokens)
+        // Only the output tokens (first + 1 + numMaskTokens) are read from hs.
         let (hs, imageTokens) = transformer(imageTokens: Kernels.nchwToTokens(imageEmbeddings, plus: dense),
-                                            imagePETokens: Kernels.nchwToTokens(imagePE), pointEmbedding: tokens, observer: observer)
+                                            imagePETokens: Kernels.nchwToTokens(imagePE), pointEmbedding: tokens, kept: nil,
+                                            outputTokens: first + 1 + numMaskTokens, observer: observer)
         func token(_ index: Int) -> FloatTensor { FloatTensor(shape: [1, c], data: Array(hs.data[(index * c)..<((index + 1) * c)])) }
 
         // ref: predict_masks — src = src.transpose(1, 2).view(b, c, h, w); the upscaling
