@@ -63,6 +63,8 @@ let package = Package(
 
         // Sixteen-lane (AVX-512) versions of the kernels' eight-lane float loops, chosen at run time.
         .target(name: "CVectorMath"),
+        // The CPU's float32 fused multiply-add ceiling, for sambench's achieved-vs-peak figures.
+        .target(name: "CFMAPeak"),
         // Linear layers with bfloat16 products (AVX512_BF16), the opt-in lower-precision path.
         .target(name: "CBFloat16"),
 
@@ -104,7 +106,7 @@ let package = Package(
         .target(name: "SAMVerify", dependencies: ["SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor", "SAMImage", "SAMParallel", "SAMBLAS", "SAMKernels"]),
         .executableTarget(name: "samverify", dependencies: ["SAMVerify", "SAMModelFile", "SAMModel", "SAMKernels", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
-        .executableTarget(name: "sambench", dependencies: ["SAMModelFile", "SAMModel", "SAMImage", "SAMFormats", "SAMTensor", "SAMBLAS", "SAMPipeline", "SAMKernels"]),
+        .executableTarget(name: "sambench", dependencies: ["SAMModelFile", "SAMModel", "SAMImage", "SAMFormats", "SAMTensor", "SAMBLAS", "SAMPipeline", "SAMKernels", "CFMAPeak"]),
 
         .executableTarget(name: "samrun", dependencies: [
             "SAMPipeline", "SAMModel", "SAMKernels", "SAMImage", "SAMFormats", "SAMTensor",

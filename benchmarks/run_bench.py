@@ -2,7 +2,8 @@
 
 Interleaves whole processes (native, onnxruntime, native, onnxruntime, ...), each measuring model
 load, one warm-up plus --encoder-runs timed image-encoder runs, decoder runs per point count, and
-its own peak RSS; times samconvert on the drop; times a large sgemm for the achieved/peak figure;
+its own peak RSS; times samconvert on the drop; times a large sgemm and the CPU's fused multiply-add
+ceiling (sambench fma-peak) for the achieved/peak figures;
 writes BENCHMARKS.md and benchmarks/results.json. With --alt-coretype the native side also runs
 (interleaved in the same rounds) with another OPENBLAS_CORETYPE (or none). With --bf16 (CPUs with
 AVX512_BF16) it also runs with the opt-in bfloat16 linear layers, and samverify --bf16 measures their
@@ -265,6 +266,7 @@ def main():
         sgemm = {"as_is": run_json([sambench, "sgemm", "--threads", t], base)}
         if alt:
             sgemm["alt"] = run_json([sambench, "sgemm", "--threads", t], unset)
+        fma_peak = run_json([sambench, "fma-peak", "--threads", t], base)
 
         native, native_unset, native_bf16, ort = [], [], [], []
         bench_native = [sambench, "run", h5_samw, drop, "--threads", t,
@@ -315,6 +317,7 @@ def main():
         "encoder_as_is": ENCODER_GFLOP / n["encoder_s"],
         "encoder_onnxruntime": ENCODER_GFLOP / o["encoder_s"],
         "sgemm_peak_as_is": sgemm["as_is"]["gflops"],
+        "fma_peak": fma_peak["gflops"],
     }
     if nb:
         gflops["encoder_bf16"] = ENCODER_GFLOP / nb["encoder_s"]
@@ -329,7 +332,7 @@ def main():
         "samconvert_s": {"runs": conv, "onnx_median": med(conv["onnx"]), "h5_median": med(conv["h5"]),
                          "h5_copy_median": med(conv["h5_copy"]), "sized_median": med(conv["sized"]),
                          "sized_copy_median": med(conv["sized_copy"])},
-        "sgemm": sgemm, "gflops": gflops, "encoder_sets": encoder_sets,
+        "sgemm": sgemm, "fma_peak": fma_peak, "gflops": gflops, "encoder_sets": encoder_sets,
         "raw": {"native": native, "native_alt": native_unset, "native_bf16": native_bf16, "onnxruntime": ort},
     }
     os.makedirs(os.path.dirname(a.json) or ".", exist_ok=True)
@@ -415,6 +418,13 @@ def main():
         L.append(f"- With {alt_label}: sgemm {gflops['sgemm_peak_alt']:.1f} GFLOP/s, "
                  f"native encoder {gflops['encoder_alt']:.1f} GFLOP/s "
                  f"({100 * gflops['encoder_alt'] / gflops['sgemm_peak_alt']:.0f}% of it)")
+    # The ceiling no kernel passes: what an encoder time of half onnxruntime's would need of it.
+    half_ort = 2 * gflops["encoder_onnxruntime"]
+    L.append(f"- CPU float32 ceiling (`sambench fma-peak`: register-only fused multiply-adds, {fma_peak['lanes']} lanes, "
+             f"{a.threads} threads, fastest of {len(fma_peak['runs'])} runs): {gflops['fma_peak']:.1f} GFLOP/s. "
+             f"Native encoder at {100 * gflops['encoder_as_is'] / gflops['fma_peak']:.0f}% of it, onnxruntime at "
+             f"{100 * gflops['encoder_onnxruntime'] / gflops['fma_peak']:.0f}%; an encoder at half onnxruntime's time would need "
+             f"{half_ort:.1f} GFLOP/s ({100 * half_ort / gflops['fma_peak']:.0f}% of the ceiling)")
     if nb and accuracy:
         counts = accuracy["task_cases"]
         L += ["", "## bfloat16 linear layers (opt-in)", "",

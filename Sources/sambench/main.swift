@@ -2,6 +2,7 @@
 //
 //   sambench run MODEL.samw DROP_DIR [--encoder-runs N] [--decoder-runs N] [--threads T]
 //   sambench sgemm [--size N] [--runs N] [--threads T]
+//   sambench fma-peak [--runs N] [--threads T]
 //   sambench load MODEL.samw [--runs N] [--skip-checksums]
 //   sambench encoder MODEL.samw IMAGE.npy|SET_DIR [--runs N] [--threads T]
 //   sambench profile-decoder MODEL.samw DROP_DIR [--runs N] [--depth D]
@@ -21,12 +22,15 @@
 // warm-up first, then peak RSS: any family, for sets without the drop's decoder cases
 // (`make bench ENCODER_SETS=...`, `make bench-sam2`).
 // `sgemm`: a large square BLAS.sgemm timing, for the achieved-vs-peak GFLOP/s figure.
+// `fma-peak`: the CPU's arithmetic ceiling: register-only fused multiply-add chains at the widest
+// vector width it has, on `threads` threads at once (no kernel reaches it; sgemm comes closest).
 // `decode`: one decoder case (point1, points16, points100) decoded and upscaled `--runs` times on the
 // reference embeddings, as `run` times it (median ms of each), for a profiler on the decoder alone.
 // `attention`: Kernels.attention alone on the shapes MobileSAM and SAM 2.1 tiny run, each kernel in
 // turn (median ms per call), to choose between them and to A/B-time a kernel change, then
 // Kernels.windowAttention on their windowed grids ("grid: ..." cases); `--case` keeps the cases
 // whose name contains TEXT, `--kernel` one kernel (for a profiler on one path).
+import CFMAPeak
 import Foundation
 import SAMBLAS
 import SAMFormats
@@ -114,7 +118,7 @@ let threads = option(args, "--threads", 2)
 // library's behaviour in a process that did not opt in.
 BLAS.setThreadCount(threads)
 setenv("SAM_NUM_THREADS", String(threads), 1)
-if mode != "sgemm" && !args.contains("--untuned") {
+if mode != "sgemm" && mode != "fma-peak" && !args.contains("--untuned") {
     Kernels.tuneProcessForInference()
 }
 // `--bf16`: linear layers in bfloat16 products (Kernels.setLinearPrecision), the opt-in path.
@@ -143,6 +147,23 @@ case "sgemm":
     let flops = 2.0 * Double(n) * Double(n) * Double(n)
     emit(["mode": "sgemm", "size": n, "runs": times, "median_s": median(times),
           "gflops": flops / median(times) / 1e9, "blas": BLAS.backendDescription, "threads": threads])
+
+case "fma-peak":
+    let lanes = Int(sam_fma_peak_lanes()), runs = option(args, "--runs", 5)
+    guard lanes > 0 else { fail("fma-peak: this CPU has neither AVX-512F nor AVX2 with FMA") }
+    let iterations: Int64 = 50_000_000  // ~0.2 s per thread at 3 GHz with sixteen lanes
+    var times: [Double] = []
+    for run in 0...runs {  // run 0 is a warm-up
+        let t0 = now()
+        DispatchQueue.concurrentPerform(iterations: threads) { _ in
+            precondition(sam_fma_peak_run(iterations).isFinite, "fma-peak: chains overflowed")
+        }
+        if run > 0 { times.append(now() - t0) }
+    }
+    // A ceiling: other load on the machine only slows a run, so the fastest run is the figure.
+    let flops = Double(threads) * 24 * Double(lanes) * Double(iterations)
+    emit(["mode": "fma-peak", "lanes": lanes, "threads": threads, "runs": times, "median_s": median(times),
+          "gflops": flops / times.min()! / 1e9, "median_gflops": flops / median(times) / 1e9])
 
 case "attention":
     let runs = option(args, "--runs", 20)
