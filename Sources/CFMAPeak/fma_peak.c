@@ -47,16 +47,16 @@ __attribute__((target("avx2,fma"))) static float run8(int64_t iterations) {
 #undef SUM
 }
 
-float sam_fma_peak_run(int64_t iterations) {
-    return sam_fma_peak_lanes() == 16 ? run16(iterations) : run8(iterations);
+float sam_fma_peak_run(int lanes, int64_t iterations) {
+    return lanes == 16 ? run16(iterations) : run8(iterations);
 }
 
 #else
 
 int sam_fma_peak_lanes(void) { return 0; }
 
-float sam_fma_peak_run(int64_t iterations) {
-    (void)iterations;
+float sam_fma_peak_run(int lanes, int64_t iterations) {
+    (void)lanes; (void)iterations;
     __builtin_trap();
 }
 

@@ -2,7 +2,7 @@
 //
 //   sambench run MODEL.samw DROP_DIR [--encoder-runs N] [--decoder-runs N] [--threads T]
 //   sambench sgemm [--size N] [--runs N] [--threads T]
-//   sambench fma-peak [--runs N] [--threads T]
+//   sambench fma-peak [--runs N] [--threads T] [--lanes 8|16]
 //   sambench load MODEL.samw [--runs N] [--skip-checksums]
 //   sambench encoder MODEL.samw IMAGE.npy|SET_DIR [--runs N] [--threads T]
 //   sambench profile-decoder MODEL.samw DROP_DIR [--runs N] [--depth D]
@@ -23,7 +23,8 @@
 // (`make bench ENCODER_SETS=...`, `make bench-sam2`).
 // `sgemm`: a large square BLAS.sgemm timing, for the achieved-vs-peak GFLOP/s figure.
 // `fma-peak`: the CPU's arithmetic ceiling: register-only fused multiply-add chains at the widest
-// vector width it has, on `threads` threads at once (no kernel reaches it; sgemm comes closest).
+// vector width it has (or `--lanes`: 8 for AVX2's), on `threads` threads at once (no kernel reaches
+// it; sgemm comes closest).
 // `decode`: one decoder case (point1, points16, points100) decoded and upscaled `--runs` times on the
 // reference embeddings, as `run` times it (median ms of each), for a profiler on the decoder alone.
 // `attention`: Kernels.attention alone on the shapes MobileSAM and SAM 2.1 tiny run, each kernel in
@@ -149,14 +150,15 @@ case "sgemm":
           "gflops": flops / median(times) / 1e9, "blas": BLAS.backendDescription, "threads": threads])
 
 case "fma-peak":
-    let lanes = Int(sam_fma_peak_lanes()), runs = option(args, "--runs", 5)
-    guard lanes > 0 else { fail("fma-peak: this CPU has neither AVX-512F nor AVX2 with FMA") }
+    let widest = Int(sam_fma_peak_lanes()), lanes = option(args, "--lanes", widest), runs = option(args, "--runs", 5)
+    guard widest > 0 else { fail("fma-peak: this CPU has neither AVX-512F nor AVX2 with FMA") }
+    guard lanes == 8 || lanes == 16, lanes <= widest else { fail("fma-peak: --lanes must be 8 or 16, at most \(widest) here") }
     let iterations: Int64 = 50_000_000  // ~0.2 s per thread at 3 GHz with sixteen lanes
     var times: [Double] = []
     for run in 0...runs {  // run 0 is a warm-up
         let t0 = now()
         DispatchQueue.concurrentPerform(iterations: threads) { _ in
-            precondition(sam_fma_peak_run(iterations).isFinite, "fma-peak: chains overflowed")
+            precondition(sam_fma_peak_run(Int32(lanes), iterations).isFinite, "fma-peak: chains overflowed")
         }
         if run > 0 { times.append(now() - t0) }
     }
