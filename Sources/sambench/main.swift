@@ -113,6 +113,7 @@ guard let mode = args.first else {
     fail("usage: sambench run MODEL.samw DROP_DIR [--encoder-runs N] [--decoder-runs N] [--threads T] | sambench sgemm [--size N] [--runs N] [--threads T] | sambench load MODEL.samw [--runs N]")
 }
 let threads = option(args, "--threads", 2)
+guard threads >= 1 else { fail("--threads must be at least 1") }
 // `sgemm` measures OpenBLAS's own threading (the peak); the model runs use `threads` kernel
 // workers (read once by SAMParallel from SAM_NUM_THREADS), each calling a one-thread BLAS, as the
 // command-line tools do (`Kernels.tuneProcessForInference`), unless `--untuned` asks for the
@@ -153,6 +154,7 @@ case "fma-peak":
     let widest = Int(sam_fma_peak_lanes()), lanes = option(args, "--lanes", widest), runs = option(args, "--runs", 5)
     guard widest > 0 else { fail("fma-peak: this CPU has neither AVX-512F nor AVX2 with FMA") }
     guard lanes == 8 || lanes == 16, lanes <= widest else { fail("fma-peak: --lanes must be 8 or 16, at most \(widest) here") }
+    guard runs >= 1 else { fail("fma-peak: --runs must be at least 1") }
     let iterations: Int64 = 50_000_000  // ~0.2 s per thread at 3 GHz with sixteen lanes
     var times: [Double] = []
     for run in 0...runs {  // run 0 is a warm-up
