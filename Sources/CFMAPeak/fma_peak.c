@@ -12,39 +12,34 @@ int sam_fma_peak_lanes(void) {
     return 0;
 }
 
-// Twelve chains: enough to cover the FMA latency (4-5 cycles) on two pipes.
-#define SAM_CHAINS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+// Twelve independent chains c = c * f + a (enough to cover the FMA latency, 4-5 cycles, on two
+// pipes), returned summed; one definition for each vector width.
+#define SAM_DEFINE_CHAINS(NAME, TARGET, VEC, SET1, FMADD, ADD)                                        \
+    __attribute__((target(TARGET))) static VEC NAME(int64_t iterations) {                             \
+        const VEC f = SET1(0.999999f), a = SET1(1e-7f);                                               \
+        VEC c0 = SET1(0.0f), c1 = SET1(1.0f), c2 = SET1(2.0f), c3 = SET1(3.0f), c4 = SET1(4.0f);       \
+        VEC c5 = SET1(5.0f), c6 = SET1(6.0f), c7 = SET1(7.0f), c8 = SET1(8.0f), c9 = SET1(9.0f);       \
+        VEC c10 = SET1(10.0f), c11 = SET1(11.0f);                                                     \
+        for (int64_t k = 0; k < iterations; k++) {                                                    \
+            c0 = FMADD(c0, f, a); c1 = FMADD(c1, f, a); c2 = FMADD(c2, f, a); c3 = FMADD(c3, f, a);    \
+            c4 = FMADD(c4, f, a); c5 = FMADD(c5, f, a); c6 = FMADD(c6, f, a); c7 = FMADD(c7, f, a);    \
+            c8 = FMADD(c8, f, a); c9 = FMADD(c9, f, a); c10 = FMADD(c10, f, a); c11 = FMADD(c11, f, a); \
+        }                                                                                             \
+        return ADD(ADD(ADD(ADD(c0, c1), ADD(c2, c3)), ADD(ADD(c4, c5), ADD(c6, c7))),                 \
+                   ADD(ADD(c8, c9), ADD(c10, c11)));                                                  \
+    }
+
+SAM_DEFINE_CHAINS(chains16, "avx512f,fma", __m512, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_add_ps)
+SAM_DEFINE_CHAINS(chains8, "avx2,fma", __m256, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps)
 
 __attribute__((target("avx512f,fma"))) static float run16(int64_t iterations) {
-    const __m512 factor = _mm512_set1_ps(0.999999f), addend = _mm512_set1_ps(1e-7f);
-#define DECLARE(i) __m512 c##i = _mm512_set1_ps((float)(i));
-#define STEP(i) c##i = _mm512_fmadd_ps(c##i, factor, addend);
-#define SUM(i) total = _mm512_add_ps(total, c##i);
-    SAM_CHAINS(DECLARE)
-    for (int64_t k = 0; k < iterations; k++) { SAM_CHAINS(STEP) }
-    __m512 total = _mm512_setzero_ps();
-    SAM_CHAINS(SUM)
-    return _mm512_reduce_add_ps(total);
-#undef DECLARE
-#undef STEP
-#undef SUM
+    return _mm512_reduce_add_ps(chains16(iterations));
 }
 
 __attribute__((target("avx2,fma"))) static float run8(int64_t iterations) {
-    const __m256 factor = _mm256_set1_ps(0.999999f), addend = _mm256_set1_ps(1e-7f);
-#define DECLARE(i) __m256 c##i = _mm256_set1_ps((float)(i));
-#define STEP(i) c##i = _mm256_fmadd_ps(c##i, factor, addend);
-#define SUM(i) total = _mm256_add_ps(total, c##i);
-    SAM_CHAINS(DECLARE)
-    for (int64_t k = 0; k < iterations; k++) { SAM_CHAINS(STEP) }
-    __m256 total = _mm256_setzero_ps();
-    SAM_CHAINS(SUM)
     float lanes[8];
-    _mm256_storeu_ps(lanes, total);
+    _mm256_storeu_ps(lanes, chains8(iterations));
     return lanes[0] + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7];
-#undef DECLARE
-#undef STEP
-#undef SUM
 }
 
 float sam_fma_peak_run(int lanes, int64_t iterations) {
