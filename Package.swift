@@ -87,8 +87,10 @@ let package = Package(
         .target(name: "SAMPipeline", dependencies: ["SAMModelFile", "SAMModel", "SAMImage", "SAMTensor", "SAMKernels"]),
 
         // Command-line tools, one target each.
+        // The command-line tools' shared exit-status contract.
+        .target(name: "SAMCommandLine", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(name: "saminspect", dependencies: [
-            "SAMFormats", "SAMTensor",
+            "SAMCommandLine", "SAMFormats", "SAMTensor",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -99,7 +101,7 @@ let package = Package(
         .target(name: "SAMConvert", dependencies: ["SAMImport", "SAMModel", "SAMModelFile", "SAMFormats", "SAMTensor", "SAMParallel"]),
 
         .executableTarget(name: "samconvert", dependencies: [
-            "SAMConvert", "SAMKernels", "SAMImport", "SAMModel", "SAMModelFile", "SAMFormats", "SAMTensor",
+            "SAMCommandLine", "SAMConvert", "SAMKernels", "SAMImport", "SAMModel", "SAMModelFile", "SAMFormats", "SAMTensor",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -109,7 +111,7 @@ let package = Package(
         .executableTarget(name: "sambench", dependencies: ["SAMModelFile", "SAMModel", "SAMImage", "SAMFormats", "SAMTensor", "SAMBLAS", "SAMPipeline", "SAMKernels", "CFMAPeak"]),
 
         .executableTarget(name: "samrun", dependencies: [
-            "SAMPipeline", "SAMModel", "SAMKernels", "SAMImage", "SAMFormats", "SAMTensor",
+            "SAMCommandLine", "SAMPipeline", "SAMModel", "SAMKernels", "SAMImage", "SAMFormats", "SAMTensor",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SAMCommandLine
 import SAMConvert
 import SAMFormats
 import SAMKernels
@@ -52,20 +53,10 @@ struct SamConvert: ParsableCommand {
     @Flag(name: .customLong("allow-nonfinite"), help: "Write weights holding NaN or infinity (in an input, or beyond f16's range with --dtype f16) instead of refusing them; they are listed.")
     var allowNonFinite = false
 
-    /// ArgumentParser's usage errors exit 64; the tools' contract is 2 for bad input or usage.
+    /// Exit statuses as every tool's (`mainExitingWithToolStatus`): 2 for bad input or usage.
     static func main() {
         FaultContainment.install()  // a libhdf5 crash on a corrupt .h5 exits 2 naming the file
-        do {
-            var command = try parseAsRoot()
-            try command.run()
-        } catch let code as ExitCode {
-            Foundation.exit(code.rawValue)
-        } catch {
-            if exitCode(for: error) == .success { exit(withError: error) }  // --help, --version
-            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-            Foundation.exit(2)
-        }
-        Foundation.exit(0)
+        mainExitingWithToolStatus()
     }
 
     mutating func run() throws {

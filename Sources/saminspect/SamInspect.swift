@@ -1,5 +1,6 @@
 import Foundation
 import ArgumentParser
+import SAMCommandLine
 import SAMFormats
 import SAMTensor
 
@@ -36,20 +37,10 @@ struct SamInspect: ParsableCommand {
     @Flag(help: "Also print min, max and mean of every tensor of ONNX, HDF5, PyTorch and safetensors files (reads all data).")
     var stats = false
 
-    /// ArgumentParser's usage errors exit 64; the tools' contract is 2 for bad input or usage.
+    /// Exit statuses as every tool's (`mainExitingWithToolStatus`): 2 for bad input or usage.
     static func main() {
         FaultContainment.install()  // a libhdf5 crash on a corrupt .h5 exits 2 naming the file
-        do {
-            var command = try parseAsRoot()
-            try command.run()
-        } catch let code as ExitCode {
-            Foundation.exit(code.rawValue)
-        } catch {
-            if exitCode(for: error) == .success { exit(withError: error) }  // --help, --version
-            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-            Foundation.exit(2)
-        }
-        Foundation.exit(0)
+        mainExitingWithToolStatus()
     }
 
     mutating func run() throws {

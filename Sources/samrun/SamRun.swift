@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SAMCommandLine
 import SAMFormats
 import SAMImage
 import SAMKernels
@@ -57,7 +58,7 @@ struct SamRun: ParsableCommand {
     @Option(name: .customLong("profile-depth"), help: "Dot-separated path components to aggregate --profile by (5: image_encoder.layers.0.blocks.0).")
     var profileDepth: Int = 5
 
-    /// ArgumentParser's usage errors exit 64; the tools' contract is 2 for bad input or usage.
+    /// Exit statuses as every tool's (`mainExitingWithToolStatus`): 2 for bad input or usage.
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
         let pointOptions = arguments.prefix { $0 != "--" }.filter { $0 == "--point" || $0.hasPrefix("--point=") }.count
@@ -65,17 +66,7 @@ struct SamRun: ParsableCommand {
             FileHandle.standardError.write(Data("samrun: \(pointOptions) --point options; at most \(maxPointOptions) are accepted\n".utf8))
             Foundation.exit(2)
         }
-        do {
-            var command = try parseAsRoot(arguments)
-            try command.run()
-        } catch let code as ExitCode {
-            Foundation.exit(code.rawValue)
-        } catch {
-            if exitCode(for: error) == .success { exit(withError: error) }  // --help
-            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-            Foundation.exit(2)
-        }
-        Foundation.exit(0)
+        mainExitingWithToolStatus(arguments)
     }
 
     mutating func run() throws {
