@@ -171,9 +171,33 @@ public enum ReportFiles {
         }
         for (option, path) in [("--json", json), ("--junit", junit)] {
             guard let path else { continue }
-            do { try OutputRule.check(path, OutputPolicy(existing: .replace, inputs: inputs, option: option)) } catch {
-                throw VerifyError(.outputRefused, error.message)
+            try checkOutput(path, option: option, inputs: inputs)
+        }
+    }
+
+    /// One report's name: what stands there (`OutputRule`), and a folder that exists or can be made
+    /// (its nearest existing ancestor a directory this process may write), so a run never ends on an
+    /// output it cannot write. Touches nothing.
+    public static func checkOutput(_ path: String, option: String, inputs: [String]) throws(VerifyError) {
+        do { try OutputRule.check(path, OutputPolicy(existing: .replace, inputs: inputs, option: option)) } catch {
+            throw VerifyError(.outputRefused, error.message)
+        }
+        var folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+        while true {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory) {
+                guard isDirectory.boolValue else {
+                    throw VerifyError(.outputRefused, "\(option) \(path): \(folder.path) is not a folder (nothing was written)")
+                }
+                guard access(folder.path, W_OK | X_OK) == 0 else {
+                    throw VerifyError(.outputRefused, "\(option) \(path): cannot write in \(folder.path): "
+                                      + "\(String(cString: strerror(errno))) (nothing was written)")
+                }
+                return
             }
+            let parent = folder.deletingLastPathComponent()
+            if parent.path == folder.path { return }
+            folder = parent
         }
     }
 
@@ -208,7 +232,7 @@ public enum ReportFiles {
         }
     }
 
-    static func write(_ bytes: [UInt8], to path: String, option: String, inputs: [String]) throws(VerifyError) {
+    public static func write(_ bytes: [UInt8], to path: String, option: String, inputs: [String]) throws(VerifyError) {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         if !FileManager.default.fileExists(atPath: folder) {
             do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {

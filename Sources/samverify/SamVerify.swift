@@ -178,18 +178,21 @@ struct SamVerify: ParsableCommand {
         if let calibrate {
             let calibration = Calibration(report: result, margin: margin, blas: Verifier.runtimeDescription)
             print(calibration.table, terminator: "")
-            print("with the tolerances in use the run is \(result.status.uppercased()) (exit \(result.exitCode))")
             if result.exitCode == 2 {
+                print("with the tolerances in use the run is \(result.status.uppercased()) (exit 2)")
                 FileHandle.standardError.write(Data("samverify: the set is bad input or incomplete; \(calibrate) was not written\n".utf8))
                 return 2
             }
             do {
-                try AtomicFile.write(Array(try calibration.manifest()), to: calibrate,
-                                     policy: OutputPolicy(existing: .replace, inputs: inputs, option: "--calibrate"))
+                // As --json: a missing folder is made (checked before the run).
+                try ReportFiles.write(Array(try calibration.manifest()), to: calibrate, option: "--calibrate", inputs: inputs)
             } catch {
-                FileHandle.standardError.write(Data("samverify: --calibrate \(calibrate): \(TerminalText.escaped("\(error)", keepingNewlines: true))\n".utf8))
+                let message = (error as? VerifyError)?.message ?? "--calibrate \(calibrate): \(error)"
+                FileHandle.standardError.write(Data("samverify: \(TerminalText.escaped(message, keepingNewlines: true))\n".utf8))
                 return 2
             }
+            // Said once the manifest is written: calibrating exits 0 whatever the status with the tolerances in use.
+            print("with the tolerances in use the run is \(result.status.uppercased()); wrote \(calibrate) (exit 0)")
             status = 0
         } else {
             // Case and file names from the reference set are in the table: printed escaped.
@@ -216,9 +219,7 @@ struct SamVerify: ParsableCommand {
         for (option, other) in [("--json", json), ("--junit", junit)] where other == calibrate {
             throw VerifyError(.outputRefused, "--calibrate and \(option) name the same file \(calibrate); nothing was written")
         }
-        do { try OutputRule.check(calibrate, OutputPolicy(existing: .replace, inputs: inputs, option: "--calibrate")) } catch {
-            throw VerifyError(.outputRefused, error.message)
-        }
+        try ReportFiles.checkOutput(calibrate, option: "--calibrate", inputs: inputs)
     }
 
     /// This executable again, per configuration, on the same cases and tolerances.

@@ -84,4 +84,26 @@ struct CalibrationTests {
         #expect(try samverifyTool.run([model, "--references", TestPaths.tinyReferences, "--calibrate", folder + "/u.json",
                                        "--margin", "0.5"]).status == 2)
     }
+
+    @Test("--calibrate's folder is checked before the run, as --json's: made when missing, refused at once when it cannot be")
+    func calibrationFolder() throws {
+        let folder = try temporaryFolder("calibrate-folder")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let model = try ModelUnderTest.tiny(in: folder)
+        let nested = folder + "/missing/dir/cal.json"
+        let made = try samverifyTool.run([model, "--references", TestPaths.tinyReferences, "--calibrate", nested, "--quiet"])
+        #expect(made.status == 0, "\(made.stdout)\(made.stderr)")
+        #expect(FileManager.default.fileExists(atPath: nested))
+        #expect(made.stdout.contains("wrote \(nested) (exit 0)"))
+
+        // A file where a folder must be: refused before any case runs (no table printed), nothing made.
+        try Data("x".utf8).write(to: URL(fileURLWithPath: folder + "/plain"))
+        for option in ["--calibrate", "--json", "--junit"] {
+            let blocked = folder + "/plain/sub/out.json"
+            let refused = try samverifyTool.run([model, "--references", TestPaths.tinyReferences, option, blocked, "--quiet"])
+            #expect(refused.status == 2, "\(option): \(refused.status)")
+            #expect(refused.stderr.contains("\(option) \(blocked)"), "\(option): \(refused.stderr)")
+            #expect(!refused.stdout.contains("PASS") && !refused.stdout.contains("low_res_masks"), "\(option) ran the set: \(refused.stdout)")
+        }
+    }
 }
