@@ -92,4 +92,35 @@ struct SafetensorsTests {
         }
         #expect(error?.message.contains(case_.mentions) == true, "\(String(describing: error))")
     }
+
+    /// A safetensors file from a header text and its data bytes, written to a temporary file.
+    static func written(header: String, data: [UInt8]) throws -> String {
+        var bytes = withUnsafeBytes(of: UInt64(header.utf8.count).littleEndian, Array.init)
+        bytes += Array(header.utf8) + data
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("st-\(UUID().uuidString).safetensors").path
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test("a name defined twice is refused, also when the second definition's bytes overlap another tensor",
+          arguments: [
+            // The same bytes twice: JSONDecoder kept the first silently.
+            #"{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}"#,
+            // The second 'a' overlaps 'b': only one of the two reached the overlap check.
+            #"{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]},"#
+                + #""a":{"dtype":"F32","shape":[3],"data_offsets":[4,16]}}"#,
+            // A field defined twice inside one entry.
+            #"{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"data_offsets":[8,16]},"b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}}"#,
+          ])
+    func duplicateNames(header: String) throws {
+        let path = try Self.written(header: header, data: [UInt8](repeating: 0, count: 16))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let error = #expect(throws: FormatError.self) { _ = try SafetensorsFile(path: path) }
+        #expect(error?.code == .corrupt && error?.file == path, "\(String(describing: error))")
+        #expect(error?.message.contains("is defined twice") == true, "\(String(describing: error))")
+        // A tensor named twice is named as the tensor; a field twice inside an entry is named in the message.
+        let nested = header.contains(#""data_offsets":[0,8],"data_offsets""#)
+        #expect(nested ? error?.tensor == nil && error?.message.contains("'data_offsets'") == true : error?.tensor == "a",
+                "\(String(describing: error))")
+    }
 }

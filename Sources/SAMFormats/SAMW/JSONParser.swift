@@ -11,6 +11,9 @@ public struct JSONParser {
     public struct Failure: Error, CustomStringConvertible, Equatable {
         public let offset: Int
         public let reason: String
+        /// The member name an object holds twice, when that is the failure, and that object's depth (0: the top level).
+        public var duplicateKey: String? = nil
+        public var duplicateDepth = 0
         public var description: String { "\(reason) at byte \(offset)" }
     }
 
@@ -76,7 +79,7 @@ public struct JSONParser {
             position += 1
             let member = try value(depth: depth + 1)
             guard members.updateValue(member, forKey: key) == nil else {
-                throw Failure(offset: keyStart, reason: "member \"\(key)\" appears twice")
+                throw Failure(offset: keyStart, reason: "member \"\(key)\" appears twice", duplicateKey: key, duplicateDepth: depth)
             }
             skipWhitespace()
             switch current {

@@ -37,8 +37,20 @@ struct SafetensorsHeader: Decodable {
         }
     }
 
-    /// Parses `bytes`; a JSON or schema error names the tensor it was found in.
+    /// Parses `bytes`; a JSON or schema error names the tensor it was found in. A name given twice is
+    /// refused, as Python's safetensors refuses it: JSONDecoder alone would keep one of the two
+    /// definitions silently, and the other's bytes would escape the overlap check.
     static func parse(_ bytes: UnsafeRawBufferPointer, file: String) throws(FormatError) -> SafetensorsHeader {
+        do {
+            _ = try JSONParser.parse(bytes)
+        } catch {
+            if let key = error.duplicateKey {
+                let tensor = error.duplicateDepth == 0 && key != metadataKey ? key : nil
+                throw FormatError(.corrupt, file: file, tensor: tensor,
+                                  "header: '\(key)' is defined twice (byte \(error.offset)); a name may appear once")
+            }
+            throw FormatError(.corrupt, file: file, "header is not valid JSON: \(error)")
+        }
         do {
             return try JSONDecoder().decode(SafetensorsHeader.self, from: Data(bytes))
         } catch let error as DecodingError {
