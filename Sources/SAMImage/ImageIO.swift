@@ -90,6 +90,17 @@ public enum ImageIO {
     // MARK: - JPEG
 
     static func decodeJPEG(_ bytes: [UInt8], name: String, limits: ImageLimits) throws(ImageError) -> RGBImage {
+        // Scans counted from the markers first: a repeated scan is refused before one is decoded.
+        // The frame's size is checked before that, so a file over both limits names its size.
+        let markers = JPEGMarkers(bytes, stoppingAfter: limits.maxScans)
+        if let width = markers.width, let height = markers.height, width > 0, height > 0 {
+            if width > maxDimension || height > maxDimension { throw tooLarge(width: width, height: height, name: name) }
+            try limits.checkPixels(width: width, height: height, name: name, format: "JPEG")
+        }
+        if markers.scans > limits.maxScans {
+            let size = markers.width.flatMap { width in markers.height.map { "\(width)x\($0)" } } ?? "unknown size"
+            throw tooManyScans(size: size, name: name, limits: limits)
+        }
         var result = cjpeg_result()
         let code = bytes.withUnsafeBufferPointer { buffer in
             cjpeg_decode(buffer.baseAddress, buffer.count, UInt32(maxDimension), UInt64(limits.maxPixels),
@@ -102,9 +113,7 @@ public enum ImageIO {
         case Int(CJPEG_TRUNCATED): throw ImageError(.truncated, file: name, "JPEG is truncated: \(message)")
         case Int(CJPEG_TOO_LARGE): throw tooLarge(width: width, height: height, name: name)
         case Int(CJPEG_OVER_BUDGET): throw limits.overBudget(width: width, height: height, name: name, format: "JPEG")
-        case Int(CJPEG_TOO_MANY_SCANS):
-            throw ImageError(.overLimit, file: name, "progressive JPEG of \(width)x\(height) has more than \(limits.maxScans) scans "
-                             + "(ImageLimits.maxScans); encoders write about 10, so decoding stopped")
+        case Int(CJPEG_TOO_MANY_SCANS): throw tooManyScans(size: "\(width)x\(height)", name: name, limits: limits)
         case Int(CJPEG_UNSUPPORTED): throw ImageError(.unsupported, file: name, "unsupported JPEG: \(message); supported: gray, YCbCr/RGB, CMYK/YCCK")
         case Int(CJPEG_OUT_OF_MEMORY): throw ImageError(.corrupt, file: name, "JPEG of \(width)x\(height): \(message)")
         default:
@@ -139,6 +148,11 @@ public enum ImageIO {
             throw ImageError(.unsupported, file: name, "JPEG decoded to \(result.channels) channels")
         }
         return RGBImage(checkedWidth: width, height: height, pixels: pixels)
+    }
+
+    static func tooManyScans(size: String, name: String, limits: ImageLimits) -> ImageError {
+        ImageError(.overLimit, file: name, "progressive JPEG of \(size) has more than \(limits.maxScans) scans "
+                   + "(ImageLimits.maxScans); encoders write about 10, so it is not decoded")
     }
 
     static func tooLarge(width: Int, height: Int, name: String) -> ImageError {
