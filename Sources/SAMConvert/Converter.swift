@@ -82,7 +82,8 @@ public enum Converter {
         progress("checking the model builds from \(imported.tensors.count) tensors")
         let config = try ModelConfiguration.resolve(explicit: explicitConfig, configFile: plan.configFile, imported: imported,
                                                     maxPoints: request.maxPoints)
-        do { try config.validate(file: plan.configFile ?? "the configuration inferred from the weights") } catch {
+        let heldComponents = Set(imported.tensors.keys.compactMap(Sam.component(ofTensor:)))
+        do { try config.validate(file: plan.configFile ?? "the configuration inferred from the weights", components: heldComponents) } catch {
             throw ConversionFailure("\(error)")
         }
         // Built to be checked, then dropped before writing: it holds a copy of every weight.

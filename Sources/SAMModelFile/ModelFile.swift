@@ -76,7 +76,9 @@ public enum ModelFile {
             throw .metadata(file: file.path, "schema version \(schema) is newer than this reader's "
                 + "\(ModelFileMetadata.currentSchemaVersion); convert the model again or update the toolkit")
         }
-        do { try metadata.config.validate(file: file.path) } catch { throw .metadata(file: file.path, error.message) }
+        do { try metadata.config.validate(file: file.path, components: Set(metadata.components)) } catch {
+            throw .metadata(file: file.path, error.message)
+        }
         guard metadata.imageEncoder == metadata.config.imageEncoder.family else {
             throw .metadata(file: file.path, "names image encoder '\(metadata.imageEncoder)' but its configuration is "
                 + "'\(metadata.config.imageEncoder.family)'s")

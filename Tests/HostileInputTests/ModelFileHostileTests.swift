@@ -59,6 +59,44 @@ struct ModelFileHostileTests {
         }
     }
 
+    @Test("a stored configuration whose parts disagree: prompt input 4x the encoder's, a grid that does not fit, widths")
+    func inconsistentStoredConfiguration() throws {
+        let folder = try Hostile.folder()
+        defer { Hostile.remove(folder) }
+        let good = try Hostile.goodModel.get()
+        func editPrompt(_ key: String, _ value: Int) -> (inout [String: Any]) -> Void {
+            { config in var prompt = config["promptEncoder"] as! [String: Any]; prompt[key] = value; config["promptEncoder"] = prompt }
+        }
+        let edits: [(String, [String], (inout [String: Any]) -> Void)] = [
+            // Within every bound, but prompts would be scaled by 512 while the encoder sees 128: other masks, exit 0 before.
+            ("inputImageSize 512", ["promptEncoder.inputImageSize 512", "input size 128"], editPrompt("inputImageSize", 512)),
+            ("imageEmbeddingSize 16", ["promptEncoder.imageEmbeddingSize 16", "8x8 grid"], editPrompt("imageEmbeddingSize", 16)),
+            ("embedDim 64", ["promptEncoder.embedDim is 64"], editPrompt("embedDim", 64)),
+        ]
+        for (label, says, edit) in edits {
+            let path = folder + "/" + label.replacingOccurrences(of: " ", with: "-") + ".samw"
+            try Self.withStoredConfig(good, to: path, edit)
+            try refusedAtLoad(".samw stored config \(label)", path, mentions: says, folder: folder)
+        }
+    }
+
+    @Test("config.json whose grid does not fit its input size: refused at conversion, nothing written")
+    func inconsistentConfigFile() throws {
+        let folder = try Hostile.folder()
+        defer { Hostile.remove(folder) }
+        let h5 = HostileCorpus.tiny + "/mobile_sam.h5", output = folder + "/out.samw"
+        var config = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: Self.config))) as! [String: Any]
+        var prompt = config["promptEncoder"] as! [String: Any]
+        prompt["imageEmbeddingSize"] = 64  // SAM's grid, on the tiny model's 128-pixel input (grid 8)
+        config["promptEncoder"] = prompt
+        let path = folder + "/config-grid-64.json"
+        try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: path))
+        try HostileRun(label: "config.json imageEmbeddingSize 64 on a 128 input", tool: samconvert,
+                       arguments: [h5, "--config", path, "--out", output],
+                       mentions: [path, "promptEncoder.imageEmbeddingSize 64 does not fit the input size"], output: output,
+                       seconds: 2).check()
+    }
+
     @Test("one weight byte changed: samrun and samverify refuse it naming the tensor; --skip-checksums runs it")
     func checksums() throws {
         let folder = try Hostile.folder()

@@ -38,7 +38,11 @@ public struct ConfigProblems {
 
 extension SAMConfig {
     /// Every size out of bounds or inconsistent, one line each; empty when the configuration is usable.
-    public var problems: [String] {
+    public var problems: [String] { problems(components: Set(Sam.components)) }
+
+    /// The same, for a model holding only `components` (`Sam.components` names): widths are compared
+    /// only between parts the model has, so an encoder-only file keeps the prompt encoder's defaults.
+    public func problems(components: Set<String>) -> [String] {
         var check = ConfigProblems()
         let encoder = imageEncoder
         check.require("imageEncoder.imageSize", encoder.imageSize, in: ConfigBounds.imageSize)
@@ -77,14 +81,48 @@ extension SAMConfig {
                             + "does not split into \(decoder.numHeads) heads")
         }
 
+        if check.lines.isEmpty { consistency(&check, components: components) }
+
         check.require("maxPoints", maxPoints, in: ConfigBounds.maxPoints)
         check.require("minPoints", minPoints, in: 0...max(0, min(maxPoints, ConfigBounds.maxPoints.upperBound)))
         return check.lines
     }
 
-    /// Throws naming `file` and every problem when the configuration is not usable.
-    public func validate(file: String) throws(ConfigError) {
-        let found = problems
+    /// The parts agree with each other (checked once each is within its bounds): the prompt encoder's
+    /// input and grid are the image encoder's (its patch size and strides give the grid), and one width
+    /// runs from the image embedding through the prompt encoder to the decoder's transformer.
+    /// ref: segment_anything/build_sam.py _build_sam — image_embedding_size = image_size // vit_patch_size,
+    /// input_image_size = (image_size, image_size), prompt_embed_dim shared by the neck, the prompt
+    /// encoder and the decoder's transformer; sam2/modeling/sam2_base.py SAM2Base._build_sam_heads.
+    private func consistency(_ check: inout ConfigProblems, components: Set<String>) {
+        let encoder = imageEncoder, prompt = promptEncoder
+        // The pipeline resizes to the image encoder's input and scales prompts by the prompt encoder's,
+        // whichever components the file holds: these two always agree.
+        check.require(prompt.inputImageSize == encoder.imageSize,
+                      "promptEncoder.inputImageSize \(prompt.inputImageSize) is not the image encoder's input size \(encoder.imageSize)")
+        check.require(prompt.imageEmbeddingSize == encoder.embeddingGridSize,
+                      "promptEncoder.imageEmbeddingSize \(prompt.imageEmbeddingSize) does not fit the input size: the image encoder "
+                        + "turns \(encoder.imageSize)x\(encoder.imageSize) into a \(encoder.embeddingGridSize)x\(encoder.embeddingGridSize) grid")
+        let hasEncoder = components.contains(Sam.imageEncoderKey)
+        let hasPrompt = components.contains("prompt_encoder"), hasDecoder = components.contains("mask_decoder")
+        if hasEncoder && hasPrompt {
+            check.require(encoder.embeddingDim == prompt.embedDim,
+                          "imageEncoder embeddings have \(encoder.embeddingDim) channels, promptEncoder.embedDim is \(prompt.embedDim)")
+        }
+        if hasPrompt && hasDecoder {
+            check.require(maskDecoder.transformerDim == prompt.embedDim,
+                          "maskDecoder.transformerDim \(maskDecoder.transformerDim) is not promptEncoder.embedDim \(prompt.embedDim)")
+        }
+        if hasEncoder && hasDecoder && !hasPrompt {
+            check.require(maskDecoder.transformerDim == encoder.embeddingDim,
+                          "maskDecoder.transformerDim \(maskDecoder.transformerDim) is not the image embeddings' \(encoder.embeddingDim) channels")
+        }
+    }
+
+    /// Throws naming `file` and every problem when the configuration is not usable (for a model
+    /// holding `components`; all of them unless said).
+    public func validate(file: String, components: Set<String> = Set(Sam.components)) throws(ConfigError) {
+        let found = problems(components: components)
         guard found.isEmpty else {
             throw ConfigError(file: file, message: "configuration out of bounds: " + found.joined(separator: "; "))
         }
