@@ -33,4 +33,13 @@ public struct ImageError: Error, CustomStringConvertible, Equatable, Sendable {
     }
 
     public var description: String { "\(file): \(message) [\(code.rawValue)]" }
+
+    /// The name errors about in-memory images carry until a caller that knows the file names it.
+    public static let inMemory = "<memory>"
+
+    /// This error about the image read from `file`: an error raised on its pixels in memory (a
+    /// resize, a preprocessing step) names the file instead of `<memory>`.
+    public func attributed(to file: String) -> ImageError {
+        self.file == Self.inMemory ? ImageError(code, file: file, message) : self
+    }
 }

@@ -130,7 +130,7 @@ struct SamRun: ParsableCommand {
             // The same steps as SegmentAnything.setImage, with the encoder observed.
             let recorder = ModuleProfile(depth: profileDepth)
             let prepareStart = Date()
-            let prepared = try RunFailure.wrap { try predictor.transform.prepare(photo) }
+            let prepared = try RunFailure.wrap(image: image) { try predictor.transform.prepare(photo) }
             let encodeStart = Date()
             recorder.start()
             let encoded = try RunFailure.wrap { try predictor.model.sam.encodeFeatures(prepared.input, observer: recorder.observer) }
@@ -144,9 +144,9 @@ struct SamRun: ParsableCommand {
             }
             moduleProfile = recorder
         } else {
-            try RunFailure.wrap { try predictor.setImage(photo) }
+            try RunFailure.wrap(image: image) { try predictor.setImage(photo) }
         }
-        let prediction = try RunFailure.wrap { try predictor.predict(prompt, selection: selection) }
+        let prediction = try RunFailure.wrap(image: image) { try predictor.predict(prompt, selection: selection) }
         var timings = predictor.imageTimings.merging(prediction.timings) { first, _ in first }
         timings.merge(profiledTimings) { _, profiled in profiled }
         timings["load_model"] = loaded.timeIntervalSince(started)
@@ -169,6 +169,15 @@ struct RunFailure: Error, CustomStringConvertible {
     /// Runs `body`, turning any error into a RunFailure with its own message.
     static func wrap<T>(_ body: () throws -> T) throws(RunFailure) -> T {
         do { return try body() } catch let failure as RunFailure { throw failure } catch { throw RunFailure("\(error)") }
+    }
+
+    /// The same for steps on the pixels of the photo read from `image`: their image errors name that file.
+    static func wrap<T>(image: String, _ body: () throws -> T) throws(RunFailure) -> T {
+        do { return try body() } catch let error as ImageError {
+            throw RunFailure("\(error.attributed(to: image))")
+        } catch PipelineError.image(let error) {
+            throw RunFailure("\(error.attributed(to: image))")
+        } catch let failure as RunFailure { throw failure } catch { throw RunFailure("\(error)") }
     }
 }
 

@@ -54,6 +54,30 @@ struct ImageBombTests {
         #expect(!FileManager.default.fileExists(atPath: folder + "/run"))
     }
 
+    @Test("A progressive JPEG within the pixel budget whose last scan repeats 300 times: refused within a second")
+    func repeatedScansWithinBudget() throws {
+        let folder = try Hostile.folder()
+        defer { Hostile.remove(folder) }
+        let model = try Hostile.goodModel.get()
+        let input = folder + "/progressive-9984x9984-300-scans.jpg"
+        try HostileImages.repeatedScanJPEG(width: 9984, height: 9984, repeats: 300).write(to: URL(fileURLWithPath: input))
+        try HostileRun(label: "progressive JPEG 9984x9984, last scan 300 times", tool: samrun,
+                       arguments: [model, input, "--point", "1,1", "--out", folder + "/run"],
+                       mentions: [input, "9984x9984", "more than 100 scans"], output: folder + "/run", seconds: 1).check()
+    }
+
+    @Test("A 1x10000 image, which resizes to zero width, is refused naming its file (not <memory>)")
+    func degenerateAspect() throws {
+        let folder = try Hostile.folder()
+        defer { Hostile.remove(folder) }
+        let model = try Hostile.goodModel.get()
+        let input = folder + "/thin-1x10000.png"
+        try HostileImages.png(width: 1, height: 10000, rgb: true, rows: 10000).write(to: URL(fileURLWithPath: input))
+        let run = try HostileRun(label: "1x10000 PNG", tool: samrun, arguments: [model, input, "--point", "0,5", "--out", folder + "/run"],
+                                 mentions: [input + ": a 1x10000 image resizes to 0x"], output: folder + "/run", seconds: 2).check()
+        #expect(!run.stderr.contains("<memory>"), "\(run.stderr)")
+    }
+
     @Test("Hand-made files are what they claim: a small repeated-scan JPEG and a small PNG decode")
     func generatorsMakeValidImages() throws {
         let folder = try Hostile.folder()
