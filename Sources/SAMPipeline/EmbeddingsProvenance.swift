@@ -1,6 +1,7 @@
 import Foundation
 import SAMFormats
 import SAMImage
+import SAMModel
 import SAMModelFile
 
 /// What image embeddings were computed from: the original image's size, the size it was resized to
@@ -14,17 +15,54 @@ public struct EmbeddingsProvenance: Codable, Sendable, Equatable {
     public var modelIdentity: String
     /// "bfloat16" when the encoder ran the opt-in bfloat16 linear layers; nil (absent) for float32.
     public var linearPrecision: String?
+    /// SHA-256 of every feature map the decoder consumes, by feature name (`featureDigests(of:names:)`):
+    /// binds the record to the maps themselves, so a map of another image or model put beside the
+    /// others (SAM 2's `high_res_feats_*.npy`) is refused. nil in a record made before the maps exist.
+    public var featureDigests: [String: String]?
 
-    public init(originalSize: ImageSize, inputSize: ImageSize, modelIdentity: String, linearPrecision: String? = nil) {
+    public init(originalSize: ImageSize, inputSize: ImageSize, modelIdentity: String, linearPrecision: String? = nil,
+                featureDigests: [String: String]? = nil) {
         self.originalSize = originalSize
         self.inputSize = inputSize
         self.modelIdentity = modelIdentity
         self.linearPrecision = linearPrecision
+        self.featureDigests = featureDigests
     }
 
     enum CodingKeys: String, CodingKey {
         case originalSize = "original_size", inputSize = "input_size", modelIdentity = "model_identity"
-        case linearPrecision = "linear_precision"
+        case linearPrecision = "linear_precision", featureDigests = "feature_sha256"
+    }
+
+    /// Each map's SHA-256 over its float32 values in C order, little-endian (the data of its `.npy`
+    /// without the header; the shape is checked apart), keyed by `names` in `ImageFeatures.maps` order.
+    public static func featureDigests(of features: ImageFeatures, names: [String]) -> [String: String] {
+        var digests: [String: String] = [:]
+        for (map, name) in zip(features.maps, names) {
+            // Every platform the runtime builds for is little-endian: the floats' bytes are the .npy's.
+            digests[name] = map.data.withUnsafeBytes { SHA256.hex($0) }
+        }
+        return digests
+    }
+
+    /// This record with the digests of `features` (`names` in their order).
+    public func binding(_ features: ImageFeatures, names: [String]) -> EmbeddingsProvenance {
+        var bound = self
+        bound.featureDigests = Self.featureDigests(of: features, names: names)
+        return bound
+    }
+
+    /// How `features` differ from the maps this record was written with, one phrase per map; a record
+    /// without digests binds none, which is a difference too.
+    public func featureDifferences(_ features: ImageFeatures, names: [String]) -> [String] {
+        guard let recorded = featureDigests else {
+            return ["the record holds no digest of the feature maps (\(names.joined(separator: ", "))), so it cannot tell them from another image's"]
+        }
+        let actual = Self.featureDigests(of: features, names: names)
+        return names.compactMap { name in
+            guard let expected = recorded[name] else { return "the record holds no digest of \(name)" }
+            return actual[name] == expected ? nil : "\(name) is not the map the record was written with (another image's or model's?)"
+        }
     }
 
     /// How this record differs from `expected`, one phrase per field; empty when they match.

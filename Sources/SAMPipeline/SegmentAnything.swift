@@ -25,8 +25,22 @@ public final class SegmentAnything {
     public private(set) var inputSize: ImageSize?
     /// Seconds the last setImage spent per stage ("preprocess", "image_encoder").
     public private(set) var imageTimings: [String: Double] = [:]
-    /// What the current embeddings were computed from (nil before setImage / setEmbeddings).
-    public private(set) var embeddingsProvenance: EmbeddingsProvenance?
+    /// What the current embeddings were computed from, with the digest of each feature map (nil
+    /// before setImage / setEmbeddings). The digests are made on first use and kept: hashing the maps
+    /// (4 MB for SAM, 16 MB for SAM 2) is paid only by a caller that keeps or writes the features.
+    public var embeddingsProvenance: EmbeddingsProvenance? {
+        if let boundRecord { return boundRecord }
+        guard let imageRecord else { return nil }
+        guard imageRecord.featureDigests == nil, let features else { return imageRecord }
+        let bound = imageRecord.binding(features, names: model.metadata.config.imageEncoder.featureNames)
+        boundRecord = bound
+        return bound
+    }
+    /// The record of the current features as set, and the same with their digests once asked for.
+    private var imageRecord: EmbeddingsProvenance? {
+        didSet { boundRecord = nil }
+    }
+    private var boundRecord: EmbeddingsProvenance?
     /// `ModelFileMetadata.identity` of this model.
     public let modelIdentity: String
 
@@ -70,7 +84,7 @@ public final class SegmentAnything {
         decoderState = state
         originalSize = image.size
         inputSize = prepared.inputSize
-        embeddingsProvenance = provenance(forOriginalSize: image.size)
+        imageRecord = provenance(forOriginalSize: image.size)
         imageTimings = ["preprocess": encoding.timeIntervalSince(started), "image_encoder": Date().timeIntervalSince(encoding)]
     }
 
@@ -91,24 +105,25 @@ public final class SegmentAnything {
     /// Reuses image features computed earlier for the image of `originalSize` (SAM 2: the embedding
     /// and both high-resolution maps, `config.imageEncoder.featureNames`). `provenance` is what they
     /// were computed from (`embeddingsProvenance` after `setImage`, or samrun's sidecar): features of
-    /// another image size or another model, or with no record, are refused unless `allowMismatch`,
-    /// since the masks would be computed against the wrong image without a sign.
+    /// another image size or another model, maps other than those the record's digests bind, or
+    /// features with no record, are refused unless `allowMismatch`, since the masks would be computed
+    /// against the wrong image without a sign.
     public func setFeatures(_ cached: ImageFeatures, originalSize: ImageSize, provenance: EmbeddingsProvenance?,
                             allowMismatch: Bool = false) throws(PipelineError) {
         let record = self.provenance(forOriginalSize: originalSize)
-        if !allowMismatch {
-            guard let provenance else {
-                throw .embeddingsMismatch("the embeddings carry no record of the image and model they were computed from")
-            }
-            let differences = provenance.differences(from: record)
-            guard differences.isEmpty else {
-                throw .embeddingsMismatch("the embeddings do not belong to this image and model: " + differences.joined(separator: "; "))
-            }
-        }
         let encoder = model.metadata.config.imageEncoder
         let names = encoder.featureNames, shapes = encoder.featureShapes
         guard cached.maps.count == names.count else {
             throw .invalidState("\(cached.maps.count) image feature map(s) given, this model's are \(names.joined(separator: ", "))")
+        }
+        if !allowMismatch {
+            guard let provenance else {
+                throw .embeddingsMismatch("the embeddings carry no record of the image and model they were computed from")
+            }
+            let differences = provenance.differences(from: record) + provenance.featureDifferences(cached, names: names)
+            guard differences.isEmpty else {
+                throw .embeddingsMismatch("the embeddings do not belong to this image and model: " + differences.joined(separator: "; "))
+            }
         }
         for (map, (name, shape)) in zip(cached.maps, zip(names, shapes)) {
             guard map.shape == shape else {
@@ -121,7 +136,7 @@ public final class SegmentAnything {
         decoderState = state
         self.originalSize = originalSize
         inputSize = transform.inputSize(for: originalSize)
-        embeddingsProvenance = allowMismatch ? provenance : record  // forced: what they were really computed from, if known
+        imageRecord = allowMismatch ? provenance : record  // forced: what they were really computed from, if known
         imageTimings = [:]
     }
 

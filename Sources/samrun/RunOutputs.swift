@@ -93,6 +93,7 @@ struct RunOutputs {
                 "input_size": ["width": provenance.inputSize.width, "height": provenance.inputSize.height],
                 "model_identity": provenance.modelIdentity,
                 "linear_precision": provenance.linearPrecision ?? Kernels.LinearPrecision.float32.rawValue,
+                "feature_sha256": provenance.featureDigests ?? [:],
             ] as [String: Any]
         } else {
             object["embeddings_computed_from"] = NSNull()

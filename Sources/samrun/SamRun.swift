@@ -20,14 +20,14 @@ struct SamRun: ParsableCommand {
         points outside the image are refused). LABEL is 1 (foreground, the default) or 0 (background).
         Writes to --out: image_embeddings.npy [1,C,g,g] (SAM 2: image_embed.npy, high_res_feats_0.npy and \
         high_res_feats_1.npy) and image_embeddings.json (image_embed.json; the image size, input size and model \
-        they were computed from), low_res_masks.npy (all four logits), iou_predictions.npy [1,4], \
+        they were computed from, and the SHA-256 of every feature map), low_res_masks.npy (all four logits), iou_predictions.npy [1,4], \
         mask_<i>.png for each selected mask at the image's size, overlay.png (the best mask tinted, prompts drawn) \
         and result.json (scores, sizes, seconds per stage). The files are staged and put in place together: the \
         folder never mixes two runs. A directory, link, device or FIFO at one of those names, or an input there, \
         is refused and left as it is.
         --embeddings reuses image_embeddings.npy (SAM 2: image_embed.npy, with the high_res_feats_*.npy beside \
         it) from an earlier run and skips the encoder; it must have been computed by this model from an image of \
-        this size (its .json record says), unless --force.
+        this size, and every map must be the one its .json record names by digest, unless --force.
         Exit status: 0 success; 2 bad input or usage (every input is checked before anything is written).
         """)
 
@@ -140,7 +140,9 @@ struct SamRun: ParsableCommand {
                 throw RunFailure("\(PipelineError.nonFinite(stage: "image_encoder", "on \(image)"))")
             }
             try RunFailure.wrap {
-                try predictor.setFeatures(encoded, originalSize: photo.size, provenance: predictor.provenance(forOriginalSize: photo.size))
+                let names = predictor.model.metadata.config.imageEncoder.featureNames
+                try predictor.setFeatures(encoded, originalSize: photo.size,
+                                          provenance: predictor.provenance(forOriginalSize: photo.size).binding(encoded, names: names))
             }
             moduleProfile = recorder
         } else {

@@ -103,6 +103,18 @@ struct SAM2PipelineTests {
         let fresh = try segmenter.predict(prompt)
         try segmenter.setFeatures(features, originalSize: photo.size, provenance: record)
         #expect(try segmenter.predict(prompt).lowResLogits == fresh.lowResLogits)
+        #expect(record.featureDigests?.keys.sorted() == ["high_res_feats_0", "high_res_feats_1", "image_embed"])
+        // A high-resolution map of another image beside the right embedding: refused, naming the map.
+        for index in features.highResolution.indices {
+            var mixed = features
+            mixed.highResolution[index].data[7] *= -1
+            do {
+                try segmenter.setFeatures(mixed, originalSize: photo.size, provenance: record)
+                Issue.record("high_res_feats_\(index) of another image was accepted")
+            } catch {
+                #expect("\(error)".contains("high_res_feats_\(index) is not the map the record was written with"), "\(error)")
+            }
+        }
         do {
             try segmenter.setEmbeddings(features.embedding, originalSize: photo.size, provenance: record)
             Issue.record("an embedding without its high-resolution maps was accepted")

@@ -86,6 +86,16 @@ struct TinyPipelineTests {
         otherModel.modelIdentity = String(repeating: "0", count: 64)
         #expect(refusal(photo.size, otherModel).contains("computed by model 0000000000000000"))
         #expect(refusal(photo.size, nil).contains("no record"))
+        // The record binds the map itself: another embedding of the right shape is refused, and so is a record without digests.
+        #expect(record.featureDigests?.keys.sorted() == ["image_embeddings"])
+        var changed = embeddings
+        changed.data[0] += 1
+        do { try segmenter.setEmbeddings(changed, originalSize: photo.size, provenance: record); Issue.record("a changed map was accepted") } catch {
+            #expect("\(error)".contains("image_embeddings is not the map the record was written with"), "\(error)")
+        }
+        var unbound = record
+        unbound.featureDigests = nil
+        #expect(refusal(photo.size, unbound).contains("holds no digest of the feature maps"))
         // Forced: accepted, and the record kept is the one the embeddings came with.
         try segmenter.setEmbeddings(embeddings, originalSize: other, provenance: record, allowMismatch: true)
         #expect(segmenter.embeddingsProvenance == record)
