@@ -95,7 +95,7 @@ let package = Package(
         ]),
 
         // Shared by the test targets: where the fixtures and the full-size reference set are, error figures.
-        .target(name: "SAMTestSupport", dependencies: ["SAMTensor", "SAMFormats", "SAMConvert", "CHDF5"], path: "Tests/SAMTestSupport"),
+        .target(name: "SAMTestSupport", dependencies: ["SAMTensor", "SAMFormats", "SAMConvert", "CHDF5", "CZlib"], path: "Tests/SAMTestSupport"),
 
         // Conversion as a library (samconvert is its command line; tests drive it directly).
         .target(name: "SAMConvert", dependencies: ["SAMImport", "SAMModel", "SAMModelFile", "SAMFormats", "SAMTensor", "SAMParallel"]),

@@ -30,10 +30,11 @@ public enum CheckpointElementType: Sendable, Equatable, CustomStringConvertible 
         }
     }
 
-    /// float32 storage holding `source`'s bfloat16 elements, each shifted into the upper half.
-    static func widenBFloat16(_ source: UnsafeRawBufferPointer) -> TensorStorage {
+    /// float32 storage holding `source`'s bfloat16 elements, each shifted into the upper half; nil
+    /// when the memory cannot be had.
+    static func widenBFloat16(_ source: UnsafeRawBufferPointer) -> TensorStorage? {
         let count = source.count / 2
-        let storage = TensorStorage(zeroedByteCount: count * 4)
+        guard let storage = TensorStorage(zeroedByteCountIfAvailable: count * 4) else { return nil }
         let target = UnsafeMutableRawPointer(mutating: storage.bytes.baseAddress!)
         for index in 0..<count {
             let half = source.loadUnaligned(fromByteOffset: index * 2, as: UInt16.self).littleEndian

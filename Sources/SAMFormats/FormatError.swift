@@ -20,6 +20,9 @@ public struct FormatError: Error, CustomStringConvertible, Equatable {
         /// The file is larger or more deeply structured than a reader accepts (nesting depth, object or
         /// chunk counts, a dataset inflating far beyond its stored bytes): refused before the work.
         case limitExceeded
+        /// The machine cannot provide the memory a tensor of the file needs, though the file is within
+        /// every limit: reported naming the file and tensor instead of ending the process.
+        case outOfMemory = "out_of_memory"
         /// Two entries of one file claim the same name (two initializers, flat and nested HDF5 spellings).
         case duplicateName
         /// A pickle names a Python global that a state dict does not need (`os.system`): refused

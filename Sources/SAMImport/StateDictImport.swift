@@ -14,16 +14,18 @@ public enum StateDictImport {
     }
 
     /// A `torch.save` checkpoint: its state dict, or the one under "model"/"state_dict" (see `PyTorchCheckpoint`).
+    /// Its tensors are listed from the pickle and read one by one as their keys map: a storage no
+    /// mapped key views is never inflated.
     public static func importPyTorch(_ path: String, options: ImportOptions = ImportOptions()) throws(ImportError) -> ImportedWeights {
-        let stored: [String: Tensor]
-        do { stored = try PyTorchCheckpoint(path: path).readAll() } catch { throw ImportError(error) }
-        return try importTensors(StoredTensors(stored), file: path, options: options)
+        let checkpoint: PyTorchCheckpoint
+        do { checkpoint = try PyTorchCheckpoint(path: path) } catch { throw ImportError(error) }
+        return try importTensors(StoredTensors(checkpoint), file: path, options: options)
     }
 
     public static func importSafetensors(_ path: String, options: ImportOptions = ImportOptions()) throws(ImportError) -> ImportedWeights {
-        let stored: [String: Tensor]
-        do { stored = try SafetensorsFile(path: path).readAll() } catch { throw ImportError(error) }
-        return try importTensors(StoredTensors(stored), file: path, options: options)
+        let file: SafetensorsFile
+        do { file = try SafetensorsFile(path: path) } catch { throw ImportError(error) }
+        return try importTensors(StoredTensors(file), file: path, options: options)
     }
 
     /// The one place where a state dict's stored names become canonical: transformers' SamModel and

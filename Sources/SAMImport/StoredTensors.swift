@@ -38,6 +38,20 @@ public struct StoredTensors {
         reader = { (key: String) throws(FormatError) -> Tensor in try file.tensor(named: key) }
     }
 
+    /// A PyTorch checkpoint's tensors, read (and their storages inflated) on demand.
+    public init(_ checkpoint: PyTorchCheckpoint) {
+        entries = Dictionary(checkpoint.entries.map { ($0.key, Entry(dtype: $0.dtype, shape: $0.shape)) },
+                             uniquingKeysWith: { first, _ in first })
+        reader = { (key: String) throws(FormatError) -> Tensor in try checkpoint.tensor(named: key) }
+    }
+
+    /// A safetensors file's tensors, read on demand (borrowing the mapped file; bfloat16 widened).
+    public init(_ file: SafetensorsFile) {
+        entries = Dictionary(file.entries.map { ($0.name, Entry(dtype: $0.elementType.dtype, shape: $0.shape)) },
+                             uniquingKeysWith: { first, _ in first })
+        reader = { (key: String) throws(FormatError) -> Tensor in try file.tensor(named: key) }
+    }
+
     public var keys: [String] { entries.keys.sorted() }
 
     public func read(_ key: String) throws(FormatError) -> Tensor { try reader(key) }

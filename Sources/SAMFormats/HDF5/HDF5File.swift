@@ -100,7 +100,9 @@ public final class HDF5File {
         }
         let memoryType = try Self.memoryType(for: dataset.dtype, dataset: id, file: path, key: dataset.key)
         defer { H5Tclose(memoryType) }
-        let storage = TensorStorage(zeroedByteCount: byteCount)
+        guard let storage = TensorStorage(zeroedByteCountIfAvailable: byteCount) else {
+            throw FormatError(.outOfMemory, file: path, tensor: dataset.key, "cannot allocate \(byteCount) bytes to read it")
+        }
         if byteCount > 0 {
             let status = H5Dread(id, memoryType, shim_H5S_ALL(), shim_H5S_ALL(), shim_H5P_DEFAULT(),
                                  UnsafeMutableRawPointer(mutating: storage.bytes.baseAddress!))

@@ -105,7 +105,9 @@ extension ONNXModel {
         case .int32: return borrow(tensor.int32_data)
         case .float16, .int8, .uint8, .bool:
             let values = array(tensor.int32_data, count)
-            let storage = TensorStorage(zeroedByteCount: count * dtype.byteSize)
+            guard let storage = TensorStorage(zeroedByteCountIfAvailable: count * dtype.byteSize) else {
+                throw FormatError(.outOfMemory, file: path, tensor: name, "cannot allocate \(count * dtype.byteSize) bytes to narrow it")
+            }
             let out = UnsafeMutableRawPointer(mutating: storage.bytes.baseAddress!)
             for (index, value) in values.enumerated() {
                 if dtype == .float16 {

@@ -11,7 +11,9 @@ enum Inflate {
         guard overflow || entry.size <= bound + 64 else {
             throw FormatError(.corrupt, file: file, "entry '\(entry.name)' declares \(entry.size) bytes from \(data.count) compressed, more than deflate can produce")
         }
-        let storage = TensorStorage(zeroedByteCount: entry.size)
+        guard let storage = TensorStorage(zeroedByteCountIfAvailable: entry.size) else {
+            throw FormatError(.outOfMemory, file: file, "cannot allocate \(entry.size) bytes to inflate entry '\(entry.name)'")
+        }
         var stream = z_stream()
         // Negative window bits: a raw deflate stream, as zip stores it (no zlib header).
         guard inflateInit2_(&stream, -15, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK else {

@@ -1,3 +1,4 @@
+import Foundation
 import SAMTensor
 
 /// A PyTorch checkpoint as `torch.save` writes it since torch 1.6, read without Python: a zip holding
@@ -22,15 +23,26 @@ public final class PyTorchCheckpoint: @unchecked Sendable {
     /// Every global the pickle names, in order (all accepted ones: a refused one stops the open).
     public let globals: [String]
 
+    /// Bytes the referenced storages declare (stored and deflated), and of those the deflated ones'.
+    public let storageBytes: Int
+    public let deflatedStorageBytes: Int
+
     private let archive: ZipArchive
     private let index: [String: Int]
+    /// Inflated storages while a tensor still holds them (several views share one; a listing that
+    /// drops each tensor keeps none), those already counted, and the bytes readings have made.
+    private var inflated: [String: WeakStorage] = [:]
+    private var counted: Set<String> = []
+    private var madeBytes = 0
+    private let memoryBudget: Int
+    private let lock = NSLock()
 
     /// data.pkl is small (about 100 bytes per tensor); a larger one is refused before it is read.
     static let maximumPickleBytes = 256 << 20
-    /// A reading may copy (strided views, bfloat16 widening) at most this many times the storages' bytes.
-    static let copyAllowance = 4
 
-    public init(path: String) throws(FormatError) {
+    /// Opens the archive and runs the pickle; no storage is read. Storages that would inflate to more
+    /// than `limits` allow over the file's size are refused here, before anything is inflated.
+    public init(path: String, limits: PyTorchLimits = .default) throws(FormatError) {
         self.path = path
         let file = try MappedFile(path: path)
         try LegacyCheckpoint.refuse(file.bytes, file: path)
@@ -47,16 +59,34 @@ public final class PyTorchCheckpoint: @unchecked Sendable {
 
         var entries: [PyTorchTensorEntry] = []
         var checkedStorages: Set<String> = []
+        var storageBytes = 0, deflatedBytes = 0
         for (key, view) in stateDict.tensors {
             let storage = machine.heap.storages[view.storage]
             let entryName = archiveName + "/data/" + storage.key
             let entry = try PyTorchTensorEntry(key: key, view: view, storage: storage, storageEntry: entryName, file: path)
             if checkedStorages.insert(storage.key).inserted {
-                try Self.checkStorage(storage, entryName: entryName, archive: archive, tensor: key, file: path)
+                let zipEntry = try Self.checkStorage(storage, entryName: entryName, archive: archive, tensor: key, file: path)
+                // Declared sizes are the file's word (ZIP64 allows 2^63): summed with overflow refused.
+                let (sum, overflow) = storageBytes.addingReportingOverflow(zipEntry.size)
+                guard !overflow else {
+                    throw FormatError(.limitExceeded, file: path, tensor: key, "its storages declare more bytes than a machine can address")
+                }
+                storageBytes = sum
+                if zipEntry.method == .deflated { deflatedBytes += zipEntry.size }  // at most storageBytes
             }
             entries.append(entry)
         }
+        let (expansionBound, overflow) = file.count.multipliedReportingOverflow(by: limits.maximumExpansion)
+        guard overflow || deflatedBytes <= expansionBound + (1 << 20) else {
+            throw FormatError(.limitExceeded, file: path,
+                              "its deflated storages declare \(deflatedBytes) bytes in a \(file.count)-byte file, more than "
+                                + "\(limits.maximumExpansion)x its size (PyTorchLimits.maximumExpansion): a decompression bomb or a lie; nothing was inflated")
+        }
         self.entries = entries
+        self.storageBytes = storageBytes
+        deflatedStorageBytes = deflatedBytes
+        let (budget, budgetOverflow) = storageBytes.multipliedReportingOverflow(by: limits.memoryAllowance)
+        memoryBudget = budgetOverflow ? Int.max : budget + (1 << 20)
         index = Dictionary(entries.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
@@ -64,35 +94,56 @@ public final class PyTorchCheckpoint: @unchecked Sendable {
 
     public func entry(named key: String) -> PyTorchTensorEntry? { index[key].map { entries[$0] } }
 
-    /// One tensor (its storage is inflated for it alone when deflated).
+    /// One tensor: its storage is inflated on first use (and kept for the other views of it); the
+    /// memory a reading makes is counted against the file's budget (`PyTorchLimits.memoryAllowance`).
     public func tensor(named key: String) throws(FormatError) -> Tensor {
         guard let entry = entry(named: key) else {
             throw FormatError(.missingTensor, file: path, tensor: key, "not in the state dict")
         }
-        return entry.tensor(from: try storageBytes(entry))
+        lock.lock()
+        defer { lock.unlock() }
+        let bytes = try storage(of: entry)
+        try spend(entry.copiedBytes, for: entry, "copies of strided or bfloat16 views")
+        return try entry.tensor(from: bytes, file: path)
     }
 
     /// Every tensor, by state-dict key; each storage is inflated at most once.
     public func readAll() throws(FormatError) -> [String: Tensor] {
-        var storages: [String: TensorStorage] = [:]
-        var storageBytes = 0
-        for entry in entries where storages[entry.storage.key] == nil {
-            let bytes = try self.storageBytes(entry)
-            storages[entry.storage.key] = bytes
-            storageBytes += bytes.bytes.count
-        }
-        var copied = 0
         var result: [String: Tensor] = [:]
-        for entry in entries {
-            copied += entry.copiedBytes
-            guard copied <= Self.copyAllowance * storageBytes + (1 << 20) else {
-                throw FormatError(.corrupt, file: path, tensor: entry.key,
-                                  "views that need more than \(Self.copyAllowance)x the storages' \(storageBytes) bytes in copies")
-            }
-            guard let bytes = storages[entry.storage.key] else { continue }  // every entry's storage was read above
-            result[entry.key] = entry.tensor(from: bytes)
-        }
+        for entry in entries { result[entry.key] = try tensor(named: entry.key) }
         return result
+    }
+
+    /// The bytes of the entry's storage (checked at init to hold exactly its elements): borrowed from
+    /// the mapping when stored, inflated once when deflated.
+    private func storage(of entry: PyTorchTensorEntry) throws(FormatError) -> TensorStorage {
+        if let kept = inflated[entry.storage.key]?.storage { return kept }
+        guard let zipEntry = archive.entry(named: entry.storageEntry) else {
+            throw FormatError(.corrupt, file: path, tensor: entry.key, "its storage '\(entry.storageEntry)' is not in the archive")
+        }
+        guard zipEntry.method == .deflated else { return try archive.contents(of: zipEntry) }
+        if counted.insert(entry.storage.key).inserted {  // inflated again later, it is the same memory, counted once
+            try spend(zipEntry.size, for: entry, "inflated storages")
+        }
+        let bytes = try archive.contents(of: zipEntry)
+        inflated[entry.storage.key] = WeakStorage(bytes)
+        return bytes
+    }
+
+    private final class WeakStorage {
+        weak var storage: TensorStorage?
+        init(_ storage: TensorStorage) { self.storage = storage }
+    }
+
+    /// Counts `bytes` more made by reading `entry`; past the budget, an error naming what made them.
+    private func spend(_ bytes: Int, for entry: PyTorchTensorEntry, _ what: String) throws(FormatError) {
+        let (total, overflow) = madeBytes.addingReportingOverflow(bytes)
+        guard !overflow, total <= memoryBudget else {
+            throw FormatError(.limitExceeded, file: path, tensor: entry.key,
+                              "reading it would make \(overflow ? "too many" : String(total)) bytes of \(what) and other copies, more than "
+                                + "the \(memoryBudget) its storages' \(storageBytes) bytes allow (PyTorchLimits.memoryAllowance)")
+        }
+        madeBytes = total
     }
 
     /// Every global the pickle of `path` names, each marked accepted or refused, found without building
@@ -129,9 +180,9 @@ public final class PyTorchCheckpoint: @unchecked Sendable {
         return try archive.contents(of: entry)
     }
 
-    /// The storage's archive entry exists and holds exactly its elements.
+    /// The storage's archive entry exists and holds exactly its elements; returns it.
     private static func checkStorage(_ storage: TorchStorageReference, entryName: String, archive: ZipArchive,
-                                     tensor: String, file: String) throws(FormatError) {
+                                     tensor: String, file: String) throws(FormatError) -> ZipEntry {
         guard let entry = archive.entry(named: entryName) else {
             throw FormatError(.corrupt, file: file, tensor: tensor, "its storage '\(entryName)' is not in the archive")
         }
@@ -140,13 +191,6 @@ public final class PyTorchCheckpoint: @unchecked Sendable {
             throw FormatError(.sizeMismatch, file: file, tensor: tensor,
                               "its storage '\(entryName)' holds \(entry.size) bytes, the pickle says \(storage.elementCount) x \(storage.elementType)")
         }
-    }
-
-    /// The bytes of the entry's storage (checked at init to hold exactly its elements).
-    private func storageBytes(_ entry: PyTorchTensorEntry) throws(FormatError) -> TensorStorage {
-        guard let zipEntry = archive.entry(named: entry.storageEntry) else {
-            throw FormatError(.corrupt, file: path, tensor: entry.key, "its storage '\(entry.storageEntry)' is not in the archive")
-        }
-        return try archive.contents(of: zipEntry)
+        return entry
     }
 }

@@ -76,8 +76,9 @@ public struct PyTorchTensorEntry: Sendable, Equatable {
     }
 
     /// The tensor, from its storage's bytes (`storage.elementCount` elements, checked by the caller):
-    /// a contiguous view borrows them; a strided one is copied in C order; bfloat16 is widened.
-    func tensor(from storageBytes: TensorStorage) -> Tensor {
+    /// a contiguous view borrows them; a strided one is copied in C order; bfloat16 is widened. A copy
+    /// the machine has no memory for is an error naming `file` and the key.
+    func tensor(from storageBytes: TensorStorage, file: String) throws(FormatError) -> Tensor {
         let size = elementType.byteSize
         let data: TensorStorage
         if elementCount == 0 {
@@ -87,9 +88,18 @@ public struct PyTorchTensorEntry: Sendable, Equatable {
             data = TensorStorage(borrowing: UnsafeRawBufferPointer(rebasing: storageBytes.bytes[start..<start + elementCount * size]),
                                  owner: storageBytes)
         } else {
-            data = StridedCopy.gather(storageBytes.bytes, elementSize: size, offset: storageOffset, shape: shape, strides: strides)
+            guard let copy = StridedCopy.gather(storageBytes.bytes, elementSize: size, offset: storageOffset, shape: shape, strides: strides) else {
+                throw FormatError(.outOfMemory, file: file, tensor: key, "cannot allocate \(elementCount * size) bytes to copy its strided view")
+            }
+            data = copy
         }
-        let result = elementType == .bfloat16 ? CheckpointElementType.widenBFloat16(data.bytes) : data
+        var result = data
+        if elementType == .bfloat16 {
+            guard let widened = CheckpointElementType.widenBFloat16(data.bytes) else {
+                throw FormatError(.outOfMemory, file: file, tensor: key, "cannot allocate \(elementCount * 4) bytes to widen it to float32")
+            }
+            result = widened
+        }
         // Safe: init checked the view against the storage, and the caller the storage's byte count.
         return Tensor(dtype: dtype, shape: shape, checkedStorage: result)
     }

@@ -3,10 +3,11 @@ import SAMTensor
 /// Copies a strided view (a transposed or sliced tensor) out of its storage into C order.
 enum StridedCopy {
     /// `shape` elements of `elementSize` bytes starting at element `offset`, stepping by `strides`;
-    /// the caller has checked that every element reached lies inside `source`.
-    static func gather(_ source: UnsafeRawBufferPointer, elementSize: Int, offset: Int, shape: [Int], strides: [Int]) -> TensorStorage {
+    /// the caller has checked that every element reached lies inside `source`. nil when the memory
+    /// for the copy cannot be had.
+    static func gather(_ source: UnsafeRawBufferPointer, elementSize: Int, offset: Int, shape: [Int], strides: [Int]) -> TensorStorage? {
         let count = shape.reduce(1, *)
-        let storage = TensorStorage(zeroedByteCount: count * elementSize)
+        guard let storage = TensorStorage(zeroedByteCountIfAvailable: count * elementSize) else { return nil }
         guard count > 0, let base = source.baseAddress else { return storage }
         let target = UnsafeMutableRawPointer(mutating: storage.bytes.baseAddress!)
         // A dimension of size 1 is never stepped along: its stride (which may be anything) is dropped.

@@ -54,8 +54,15 @@ public final class SafetensorsFile: @unchecked Sendable {
             throw FormatError(.missingTensor, file: path, tensor: name, "not in the header")
         }
         let bytes = try file.slice(offset: dataStart + entry.begin, length: entry.end - entry.begin, tensor: name)
-        let storage = entry.elementType == .bfloat16
-            ? CheckpointElementType.widenBFloat16(bytes) : TensorStorage(borrowing: bytes, owner: file)
+        let storage: TensorStorage
+        if entry.elementType == .bfloat16 {
+            guard let widened = CheckpointElementType.widenBFloat16(bytes) else {
+                throw FormatError(.outOfMemory, file: path, tensor: name, "cannot allocate \(bytes.count * 2) bytes to widen it to float32")
+            }
+            storage = widened
+        } else {
+            storage = TensorStorage(borrowing: bytes, owner: file)
+        }
         // Safe: init checked the byte range against the shape and dtype.
         return Tensor(dtype: entry.elementType.dtype, shape: entry.shape, checkedStorage: storage)
     }
