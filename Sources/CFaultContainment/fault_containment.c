@@ -1,9 +1,13 @@
-// See include/fault_containment.h. Everything the handler touches is fixed-size static or
-// thread-local storage, and it calls only write, unlink, sigaction, raise, siglongjmp and _exit.
+// See include/fault_containment.h. Everything the handlers touch is fixed-size static or
+// thread-local storage, and they call only write, open, close, lseek, getdents64, fstatat, unlink,
+// unlinkat, rmdir, kill, sigaction, raise, siglongjmp and _exit (getdents64 is the one outside POSIX's
+// async-signal-safe list: a bare system call, no lock, no allocation).
 #define _GNU_SOURCE
 #include "fault_containment.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -11,10 +15,11 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <ucontext.h>
 #include <unistd.h>
 
-enum { signal_count = 4, range_limit = 16, temporary_limit = 16, path_limit = 4096, library_limit = 64 };
+enum { signal_count = 4, range_limit = 16, temporary_limit = 16, mapping_limit = 256, path_limit = 4096, library_limit = 64 };
 
 static const int contained_signals[signal_count] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL };
 static struct sigaction previous_actions[signal_count];
@@ -56,8 +61,13 @@ static _Thread_local char scope_file[path_limit];
 static _Thread_local char scope_library[library_limit];
 static _Thread_local sigjmp_buf *recovery;
 
+enum { slot_free, slot_busy, slot_file, slot_folder };
 static char temporaries[temporary_limit][path_limit];
-static atomic_int temporary_state[temporary_limit];  // 0 free, 1 being written, 2 registered
+static atomic_int temporary_state[temporary_limit];  // slot_free, slot_busy (being written), slot_file, slot_folder
+
+struct mapping { uintptr_t start, end; char file[path_limit]; };
+static struct mapping mappings[mapping_limit];
+static atomic_int mapping_state[mapping_limit];  // slot_free, slot_busy, slot_file
 
 static int signal_index(int sig) {
     for (int i = 0; i < signal_count; i++) if (contained_signals[i] == sig) return i;
@@ -121,7 +131,68 @@ static void forward(int sig, siginfo_t *info, void *raw_context) {
     raise(sig);
 }
 
+static int is_regular_file(int folder, const char *name) {
+    struct stat status;
+    return fstatat(folder, name, &status, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(status.st_mode);
+}
+
+// Unlinks the regular files in `path` (as OutputRule.removeTemporary does): a staging folder holds the
+// outputs already written, which no slot names. Rescanned until a pass removes nothing, as unlinking
+// while reading a directory may make the reading skip entries.
+static void empty_folder(const char *path) {
+    int folder = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (folder < 0) return;
+    char buffer[2048] __attribute__((aligned(8)));
+    for (int pass = 0; pass < 8; pass++) {
+        int removed = 0;
+        if (lseek(folder, 0, SEEK_SET) != 0) break;
+        ssize_t count;
+        while ((count = getdents64(folder, buffer, sizeof buffer)) > 0) {
+            for (ssize_t at = 0; at < count;) {
+                const struct dirent64 *entry = (const struct dirent64 *)(buffer + at);
+                at += entry->d_reclen;
+                int regular = entry->d_type == DT_REG || (entry->d_type == DT_UNKNOWN && is_regular_file(folder, entry->d_name));
+                if (regular && unlinkat(folder, entry->d_name, 0) == 0) removed++;
+            }
+        }
+        if (removed == 0) break;
+    }
+    close(folder);
+}
+
+// Files first, then folders: a folder is removed once its files have gone.
+static void remove_temporaries(void) {
+    for (int i = 0; i < temporary_limit; i++) {
+        if (atomic_load(&temporary_state[i]) == slot_file) unlink(temporaries[i]);
+    }
+    for (int i = 0; i < temporary_limit; i++) {
+        if (atomic_load(&temporary_state[i]) != slot_folder) continue;
+        empty_folder(temporaries[i]);
+        rmdir(temporaries[i]);
+    }
+}
+
+static const char *mapped_file_at(uintptr_t address) {
+    for (int i = 0; i < mapping_limit; i++) {
+        if (atomic_load(&mapping_state[i]) != slot_file) continue;
+        if (address >= mappings[i].start && address < mappings[i].end) return mappings[i].file;
+    }
+    return NULL;
+}
+
 static void handle(int sig, siginfo_t *info, void *raw_context) {
+    // A page of a mapped file that is no longer there (the file was truncated under the mapping) is
+    // the file's fault, not the program's. SIGSEGV is not taken here: inside a live read-only mapping
+    // it means a write, a bug.
+    const char *mapped = sig == SIGBUS && info ? mapped_file_at((uintptr_t)info->si_addr) : NULL;
+    if (mapped) {
+        put(program_invocation_short_name);
+        put(": ");
+        put(mapped);
+        put(": the file was truncated or changed while it was mapped (replace model files by rename, never in place) [unreadable]\n");
+        remove_temporaries();
+        _exit(contained_exit_status);
+    }
     if (scope_depth == 0 || !in_contained_library(faulting_instruction(raw_context))) {
         forward(sig, info, raw_context);
         return;
@@ -135,9 +206,7 @@ static void handle(int sig, siginfo_t *info, void *raw_context) {
     put(" crashed while reading this file (");
     put(signal_name(sig));
     put("): it is corrupt in a way the library does not check; nothing was written [corrupt]\n");
-    for (int i = 0; i < temporary_limit; i++) {
-        if (atomic_load(&temporary_state[i]) == 2) unlink(temporaries[i]);
-    }
+    remove_temporaries();
     _exit(contained_exit_status);
 }
 
@@ -203,28 +272,125 @@ void sam_fault_scope_leave(void) {
     sam_library_unlock();
 }
 
-int sam_fault_register_temporary(const char *path) {
+static int register_temporary(const char *path, int kind) {
     if (strlen(path) >= path_limit) return -1;
     for (int i = 0; i < temporary_limit; i++) {
-        int expected = 0;
-        if (!atomic_compare_exchange_strong(&temporary_state[i], &expected, 1)) continue;
+        int expected = slot_free;
+        if (!atomic_compare_exchange_strong(&temporary_state[i], &expected, slot_busy)) continue;
         strcpy(temporaries[i], path);
-        atomic_store(&temporary_state[i], 2);
+        atomic_store(&temporary_state[i], kind);
         return 0;
     }
     return -1;
 }
 
+int sam_fault_register_temporary(const char *path) { return register_temporary(path, slot_file); }
+int sam_fault_register_temporary_folder(const char *path) { return register_temporary(path, slot_folder); }
+
 void sam_fault_unregister_temporary(const char *path) {
     for (int i = 0; i < temporary_limit; i++) {
-        int expected = 2;
+        int state = atomic_load(&temporary_state[i]);
+        if (state != slot_file && state != slot_folder) continue;
         if (strcmp(temporaries[i], path) != 0) continue;
-        if (atomic_compare_exchange_strong(&temporary_state[i], &expected, 1)) {
+        if (atomic_compare_exchange_strong(&temporary_state[i], &state, slot_busy)) {
             temporaries[i][0] = 0;
-            atomic_store(&temporary_state[i], 0);
+            atomic_store(&temporary_state[i], slot_free);
             return;
         }
     }
+}
+
+int sam_mapping_register(const void *start, size_t length, const char *file) {
+    if (strlen(file) >= path_limit) return -1;
+    for (int i = 0; i < mapping_limit; i++) {
+        int expected = slot_free;
+        if (!atomic_compare_exchange_strong(&mapping_state[i], &expected, slot_busy)) continue;
+        mappings[i].start = (uintptr_t)start;
+        mappings[i].end = (uintptr_t)start + length;
+        strcpy(mappings[i].file, file);
+        atomic_store(&mapping_state[i], slot_file);
+        return 0;
+    }
+    return -1;
+}
+
+void sam_mapping_unregister(const void *start) {
+    for (int i = 0; i < mapping_limit; i++) {
+        int expected = slot_file;
+        if (mappings[i].start != (uintptr_t)start) continue;
+        if (atomic_compare_exchange_strong(&mapping_state[i], &expected, slot_busy)) {
+            mappings[i].start = mappings[i].end = 0;
+            atomic_store(&mapping_state[i], slot_free);
+            return;
+        }
+    }
+}
+
+// SIGINT and SIGTERM. A signal arriving inside a deferring section (any thread) is recorded and sent
+// again when the last section closes; both sides take it with an exchange, so exactly one acts on it.
+static const int interrupt_signals[2] = { SIGINT, SIGTERM };
+static struct sigaction previous_interrupt_actions[2];
+static atomic_int interrupts_installed;
+static atomic_int deferring_sections;
+static atomic_int deferred_interrupt;
+
+static void end_by_interrupt(int sig, siginfo_t *info, void *raw_context) {
+    remove_temporaries();
+    struct sigaction *previous = &previous_interrupt_actions[sig == SIGINT ? 0 : 1];
+    if ((previous->sa_flags & SA_SIGINFO) && previous->sa_sigaction) {
+        previous->sa_sigaction(sig, info, raw_context);
+        return;
+    }
+    if (!(previous->sa_flags & SA_SIGINFO) && previous->sa_handler != SIG_DFL && previous->sa_handler != SIG_IGN) {
+        previous->sa_handler(sig);
+        return;
+    }
+    // The default action, so the parent sees death by this signal (a shell shows 130 or 143): delivered
+    // when this handler returns, as the signal is blocked until then.
+    struct sigaction fallback;
+    memset(&fallback, 0, sizeof fallback);
+    fallback.sa_handler = SIG_DFL;
+    sigaction(sig, &fallback, NULL);
+    raise(sig);
+}
+
+static void interrupt(int sig, siginfo_t *info, void *raw_context) {
+    int saved_errno = errno;
+    atomic_store(&deferred_interrupt, sig);
+    // Inside a section, its end sends the signal again; if a section's end took it meanwhile, likewise.
+    if (atomic_load(&deferring_sections) == 0 && atomic_exchange(&deferred_interrupt, 0) != 0) {
+        end_by_interrupt(sig, info, raw_context);
+    }
+    errno = saved_errno;
+}
+
+void sam_interrupt_cleanup_install(void) {
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&interrupts_installed, &expected, 1)) return;
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = interrupt;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    for (int i = 0; i < 2; i++) sigaddset(&action.sa_mask, interrupt_signals[i]);
+    for (int i = 0; i < 2; i++) {
+        struct sigaction current;
+        if (sigaction(interrupt_signals[i], NULL, &current) != 0) continue;
+        // An ignored signal stays ignored (nohup, a background job of a non-interactive shell).
+        if (!(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_IGN) continue;
+        previous_interrupt_actions[i] = current;
+        sigaction(interrupt_signals[i], &action, NULL);
+    }
+}
+
+void sam_interrupts_defer(void) {
+    atomic_fetch_add(&deferring_sections, 1);
+}
+
+void sam_interrupts_resume(void) {
+    if (atomic_fetch_sub(&deferring_sections, 1) != 1) return;
+    int sig = atomic_exchange(&deferred_interrupt, 0);
+    if (sig != 0) kill(getpid(), sig);
 }
 
 int sam_fault_recovering_call(void (*body)(void *), void *context) {

@@ -15,7 +15,8 @@ import Darwin
 ///
 /// The temporary, `<name>.tmp-<pid>-<random>` in the output's folder, is created exclusively
 /// (`O_CREAT | O_EXCL | O_NOFOLLOW`): a file or a link planted under that name cannot redirect
-/// the write. Dropped without `commit()`, the writer removes its temporary; temporaries of the same
+/// the write. Dropped without `commit()`, the writer removes its temporary; so do SIGINT and SIGTERM
+/// in a tool that opted in (`FaultContainment.removeTemporariesOnInterrupt`). Temporaries of the same
 /// output left by processes that no longer run (killed) are removed when the next writer starts.
 public final class AtomicFileWriter {
     public let path: String
@@ -36,16 +37,21 @@ public final class AtomicFileWriter {
         var attempt = 0
         while true {
             let candidate = temporaryNames()
-            let descriptor = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            // Created and registered as one step: an interrupt between the two would leave the file.
+            let (descriptor, openError) = FaultContainment.deferringInterrupts {
+                let descriptor = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+                let openError = errno
+                if descriptor >= 0 { FaultContainment.registerTemporary(candidate) }
+                return (descriptor, openError)
+            }
             if descriptor >= 0 {
                 self.temporary = candidate
                 self.descriptor = descriptor
-                FaultContainment.registerTemporary(candidate)
                 return
             }
             attempt += 1
-            guard errno == EEXIST, attempt < 8 else {
-                throw FormatError(.writeFailed, file: path, "cannot create \(candidate): \(String(cString: strerror(errno)))")
+            guard openError == EEXIST, attempt < 8 else {
+                throw FormatError(.writeFailed, file: path, "cannot create \(candidate): \(String(cString: strerror(openError)))")
             }
         }
     }

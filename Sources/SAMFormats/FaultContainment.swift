@@ -4,11 +4,21 @@ import CFaultContainment
 /// file (Sources/CFaultContainment). libhdf5 does not check every structure it reads: a corrupt link
 /// message can make it dereference NULL. The readers open a scope around each libhdf5 call path; a
 /// program decides what a fault inside one does (nothing is installed by the library itself).
+/// Likewise for a mapped file truncated under a reader (`MappedFile`), and for SIGINT and SIGTERM
+/// arriving while outputs are written.
 public enum FaultContainment {
     /// For command-line tools: a contained fault prints `<tool>: <file>: libhdf5 crashed while reading
-    /// this file ...`, removes the outputs' temporaries and exits with `exitStatus`.
+    /// this file ...`, a SIGBUS on a `MappedFile` whose file was truncated prints `<tool>: <file>: the
+    /// file was truncated or changed while it was mapped ...`; both remove the outputs' temporaries and
+    /// exit with `exitStatus`.
     public static func install(exitStatus: Int32 = 2) {
         sam_fault_containment_install(exitStatus)
+    }
+
+    /// For command-line tools: SIGINT and SIGTERM remove the outputs' temporaries (and staging folders)
+    /// before they end the process, which then dies of that signal as it would have.
+    public static func removeTemporariesOnInterrupt() {
+        sam_interrupt_cleanup_install()
     }
 
     /// For single-threaded fuzzing harnesses: runs `body`; a contained fault returns here with its
@@ -34,7 +44,23 @@ public enum FaultContainment {
     static func enterHDF5Scope(_ file: String) { sam_fault_scope_enter("libhdf5", file) }
     static func leaveScope() { sam_fault_scope_leave() }
 
-    /// An output temporary that a contained fault removes before the process ends.
+    /// An output temporary that a contained fault or an interrupt removes before the process ends.
     static func registerTemporary(_ path: String) { _ = sam_fault_register_temporary(path) }
+    /// A staging folder: its regular files are removed, then the folder.
+    static func registerTemporaryFolder(_ path: String) { _ = sam_fault_register_temporary_folder(path) }
     static func unregisterTemporary(_ path: String) { sam_fault_unregister_temporary(path) }
+
+    /// `body` with SIGINT and SIGTERM held back: one arriving meanwhile takes effect when it returns,
+    /// so what it does (creating and registering a temporary, publishing a folder) is done whole.
+    static func deferringInterrupts<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        sam_interrupts_defer()
+        defer { sam_interrupts_resume() }
+        return try body()
+    }
+
+    /// A mapping a SIGBUS is blamed on, named as error messages name files.
+    static func registerMapping(_ start: UnsafeRawPointer, count: Int, file: String) {
+        _ = sam_mapping_register(start, count, TerminalText.escaped(file))
+    }
+    static func unregisterMapping(_ start: UnsafeRawPointer) { sam_mapping_unregister(start) }
 }

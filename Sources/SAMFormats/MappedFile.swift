@@ -43,6 +43,8 @@ public final class MappedFile: @unchecked Sendable {
         }
         mapping = address
         bytes = UnsafeRawBufferPointer(start: address, count: size)
+        // A SIGBUS here (the file truncated under the mapping) then ends a tool with a message naming it.
+        FaultContainment.registerMapping(address, count: size, file: path)
     }
 
     public var count: Int { bytes.count }
@@ -58,6 +60,9 @@ public final class MappedFile: @unchecked Sendable {
     }
 
     deinit {
-        if let mapping { munmap(mapping, bytes.count) }
+        if let mapping {
+            FaultContainment.unregisterMapping(mapping)
+            munmap(mapping, bytes.count)
+        }
     }
 }

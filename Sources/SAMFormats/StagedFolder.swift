@@ -10,7 +10,9 @@ import Darwin
 /// on the same filesystem), then published: a folder that did not exist is renamed into place in one
 /// step (never over one that appeared meanwhile); in an existing folder each output replaces its name,
 /// the files a previous run left under the tool's other output names (`ownedNames`) are taken away,
-/// and if any step fails, everything already replaced is put back. `OutputRule` holds for every name:
+/// and if any step fails, everything already replaced is put back. In a tool that opted in
+/// (`FaultContainment.removeTemporariesOnInterrupt`), SIGINT and SIGTERM remove the staging folder with
+/// what it holds, and wait for a publish under way to finish. `OutputRule` holds for every name:
 /// a directory, device, FIFO or link there, or one of the run's inputs, is refused before anything
 /// is touched.
 public final class StagedFolder {
@@ -38,13 +40,19 @@ public final class StagedFolder {
         var attempt = 0
         while true {
             let candidate = OutputRule.temporaryName(for: folder)
-            if mkdir(candidate, 0o755) == 0 {
+            // Made and registered as one step, so an interrupt removes it with whatever is staged in it.
+            let failure = FaultContainment.deferringInterrupts {  // errno of mkdir, 0 when made
+                guard mkdir(candidate, 0o755) == 0 else { return errno }
+                FaultContainment.registerTemporaryFolder(candidate)
+                return 0
+            }
+            if failure == 0 {
                 staging = candidate
                 break
             }
             attempt += 1
-            guard errno == EEXIST, attempt < 8 else {
-                throw FormatError(.writeFailed, file: given, "cannot create the staging folder \(candidate): \(String(cString: strerror(errno)))")
+            guard failure == EEXIST, attempt < 8 else {
+                throw FormatError(.writeFailed, file: given, "cannot create the staging folder \(candidate): \(String(cString: strerror(failure)))")
             }
         }
     }
@@ -81,13 +89,20 @@ public final class StagedFolder {
 
     /// Puts the staged files `names` in place in one step (a new folder) or one by one with roll-back
     /// (an existing folder), and takes away earlier files under the other owned names.
+    ///
+    /// SIGINT and SIGTERM are held back until it returns: a folder is never left half published.
     public func publish(_ names: [String]) throws(FormatError) {
         precondition(!published, "publish called twice")
+        try FaultContainment.deferringInterrupts { () throws(FormatError) in try publishWhole(names) }
+    }
+
+    private func publishWhole(_ names: [String]) throws(FormatError) {
         // Whatever happens, the staging folder does not outlive the attempt.
-        defer { if !published { OutputRule.removeTemporary(staging) } }
+        defer { if !published { discardStaging() } }
         if !folderExists {
             if OutputRule.renameNoReplace(staging, folder) {
                 published = true
+                FaultContainment.unregisterTemporary(staging)
                 return
             }
             // A folder cannot be hard-linked: where the flag is unsupported, make the folder and fill it.
@@ -139,11 +154,16 @@ public final class StagedFolder {
             placed.append(target)
         }
         published = true
+        discardStaging()
+    }
+
+    private func discardStaging() {
         OutputRule.removeTemporary(staging)
+        FaultContainment.unregisterTemporary(staging)
     }
 
     deinit {
-        if !published { OutputRule.removeTemporary(staging) }
+        if !published { discardStaging() }
     }
 
     static func absolute(_ path: String) -> String {

@@ -18,7 +18,7 @@ struct SamConvert: ParsableCommand {
         Several inputs merge; a tensor two inputs both hold must agree, or conversion stops naming both files.
         Hyperparameters come from --config (or a config.json in an input folder), else from the weights'
         shapes and what ONNX graphs state (input size, strides), with MobileSAM's values for the rest.
-        --out is written through a temporary renamed into place. Without --force nothing may stand at --out, \
+        --out is written through a temporary renamed into place; SIGINT or SIGTERM removes the temporary. Without --force nothing may stand at --out, \
         also when a file appears there during the conversion; with --force only a regular file is replaced. \
         A directory, link, device or FIFO at --out, or --out naming one of the inputs, is refused and left as it is.
         A weight holding NaN or infinity, or beyond f16's range with --dtype f16, is refused naming it unless --allow-nonfinite.
@@ -55,7 +55,8 @@ struct SamConvert: ParsableCommand {
 
     /// Exit statuses as every tool's (`mainExitingWithToolStatus`): 2 for bad input or usage.
     static func main() {
-        FaultContainment.install()  // a libhdf5 crash on a corrupt .h5 exits 2 naming the file
+        FaultContainment.install()  // a libhdf5 crash on a corrupt .h5, or a mapped input truncated, exits 2 naming the file
+        FaultContainment.removeTemporariesOnInterrupt()  // Ctrl-C leaves no half-written model beside --out
         mainExitingWithToolStatus()
     }
 

@@ -39,7 +39,7 @@ struct SamInspect: ParsableCommand {
 
     /// Exit statuses as every tool's (`mainExitingWithToolStatus`): 2 for bad input or usage.
     static func main() {
-        FaultContainment.install()  // a libhdf5 crash on a corrupt .h5 exits 2 naming the file
+        FaultContainment.install()  // a libhdf5 crash on a corrupt .h5, or a mapped file truncated, exits 2 naming the file
         mainExitingWithToolStatus()
     }
 

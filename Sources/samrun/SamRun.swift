@@ -23,7 +23,7 @@ struct SamRun: ParsableCommand {
         they were computed from, and the SHA-256 of every feature map), low_res_masks.npy (all four logits), iou_predictions.npy [1,4], \
         mask_<i>.png for each selected mask at the image's size, overlay.png (the best mask tinted, prompts drawn) \
         and result.json (scores, sizes, seconds per stage). The files are staged and put in place together: the \
-        folder never mixes two runs. A directory, link, device or FIFO at one of those names, or an input there, \
+        folder never mixes two runs; SIGINT or SIGTERM removes the staged files. A directory, link, device or FIFO at one of those names, or an input there, \
         is refused and left as it is.
         --embeddings reuses image_embeddings.npy (SAM 2: image_embed.npy, with the high_res_feats_*.npy beside \
         it) from an earlier run and skips the encoder; it must have been computed by this model from an image of \
@@ -60,6 +60,8 @@ struct SamRun: ParsableCommand {
 
     /// Exit statuses as every tool's (`mainExitingWithToolStatus`): 2 for bad input or usage.
     static func main() {
+        FaultContainment.install()  // a model truncated while it is mapped exits 2 naming the file, not SIGBUS
+        FaultContainment.removeTemporariesOnInterrupt()  // Ctrl-C leaves no staging folder beside --out
         let arguments = Array(CommandLine.arguments.dropFirst())
         let pointOptions = arguments.prefix { $0 != "--" }.filter { $0 == "--point" || $0.hasPrefix("--point=") }.count
         if pointOptions > maxPointOptions {

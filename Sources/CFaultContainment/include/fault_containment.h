@@ -7,8 +7,12 @@
 //
 // Only a fault whose instruction lies in the named library, on a thread inside a scope opened for a
 // file, is contained: any other fault reaches the handler that was installed before (ASan's, or the
-// default crash), unchanged. Nothing is installed unless a program asks: the library never changes
-// a process's signal handling by itself.
+// default crash), unchanged. A SIGBUS on a registered mapping (a file truncated under it) is also
+// turned into a message naming the file. SIGINT and SIGTERM can be set to remove the registered
+// temporaries before they end the process. Nothing is installed unless a program asks: the library
+// never changes a process's signal handling by itself.
+
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -17,6 +21,9 @@ extern "C" {
 /// Installs the SIGSEGV, SIGBUS, SIGFPE and SIGILL handlers (once; later calls do nothing). A
 /// contained fault then writes "<program>: <file>: <library> crashed while reading this file ..." to
 /// stderr, removes the registered temporaries and ends the process with exit status `exit_status`.
+/// A SIGBUS at an address inside a registered mapping (below) writes "<program>: <file>: the file was
+/// truncated or changed while it was mapped ... [unreadable]" instead, removes the temporaries and
+/// ends the process likewise; this is checked before the scopes.
 void sam_fault_containment_install(int exit_status);
 
 /// Opens a scope on the calling thread: faults inside `library` (a fragment of its file name, such as
@@ -30,10 +37,35 @@ void sam_fault_scope_leave(void);
 void sam_library_lock(void);
 void sam_library_unlock(void);
 
-/// Temporaries to remove when a contained fault ends the process (an output not yet renamed into place).
-/// At most 16 at once; returns 0 when registered, -1 when full or the path is too long.
+/// Temporaries to remove when a contained fault or an interrupt (below) ends the process: an output
+/// not yet renamed into place, or a folder of outputs not yet published. A folder is removed after the
+/// files: the regular files in it are unlinked, then the folder itself (rmdir; a folder still holding
+/// anything else stays). At most 16 files and folders at once; returns 0 when registered, -1 when full
+/// or the path is too long (the path is then not removed).
 int sam_fault_register_temporary(const char *path);
+int sam_fault_register_temporary_folder(const char *path);
+/// Forgets a file or folder registered under `path` (nothing when none is).
 void sam_fault_unregister_temporary(const char *path);
+
+/// The mappings a SIGBUS is blamed on: `length` bytes at `start`, mapped from `file` (the name printed,
+/// escaped by the caller). At most 256 at once; returns 0 when registered, -1 when full or the name is
+/// too long (a fault there then ends the process as it would have without this).
+int sam_mapping_register(const void *start, size_t length, const char *file);
+/// Forgets the mapping registered at `start`; call it before unmapping.
+void sam_mapping_unregister(const void *start);
+
+/// Installs SIGINT and SIGTERM handlers (once; later calls do nothing) that remove the registered
+/// temporaries, then end the process by the same signal with its default action, so the parent sees
+/// death by that signal (a shell shows 130 or 143). A signal ignored when this is called stays ignored;
+/// a handler installed before is called after the removal instead of the default action.
+void sam_interrupt_cleanup_install(void);
+
+/// Opens and closes a section in which SIGINT and SIGTERM are held back (sections nest and may be open
+/// on several threads): one arriving meanwhile takes effect when the last open section closes, so a
+/// step such as putting a folder's files in place is never left half done. Without
+/// `sam_interrupt_cleanup_install` they do nothing but count.
+void sam_interrupts_defer(void);
+void sam_interrupts_resume(void);
 
 /// Runs `body(context)` so that a contained fault returns here instead of ending the process: the
 /// result is the signal number, or 0 when `body` returned. The scopes the fault skipped are left (their
