@@ -129,7 +129,7 @@ let package = Package(
         .testTarget(name: "SAMModelTests", dependencies: ["SAMModel", "SAMArchitecture", "SAMFormats", "SAMKernels", "SAMBLAS", "SAMTensor", "SAMTestSupport"]),
         .testTarget(name: "SAMImportTests", dependencies: ["SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport"],
                     exclude: ["Fixtures"]),
-        .testTarget(name: "HostileInputTests", dependencies: ["SAMFormats", "SAMTensor", "SAMTestSupport", "CHDF5"], exclude: ["Corpus"]),
+        .testTarget(name: "HostileInputTests", dependencies: ["SAMFormats", "SAMTensor", "SAMImage", "SAMTestSupport", "CHDF5"], exclude: ["Corpus"]),
         .testTarget(name: "SAMVerifyTests", dependencies: ["SAMVerify", "SAMConvert", "SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor", "SAMImage", "SAMTestSupport", "SAMKernels"]),
     ]
 )
