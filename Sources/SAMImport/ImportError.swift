@@ -25,6 +25,13 @@ public struct ImportError: Error, CustomStringConvertible, Equatable {
         case conflictingFacts
         /// A stored tensor named as a float weight holds integers, bools or strings.
         case wrongElementType
+        /// A node the importer reads breaks its ONNX operator's type constraints at the file's opset:
+        /// an input or a type attribute of a type the operator does not allow, inputs sharing a type
+        /// variable that disagree, or an operator the opset does not have (`ONNXTypeChecks`).
+        case invalidOperatorTypes
+        /// Quantized weights ONNX allows but the importer does not dequantize: int4, int16 or float8
+        /// data, bfloat16 scales, blocked quantization.
+        case unsupportedQuantization
     }
 
     public let code: Code

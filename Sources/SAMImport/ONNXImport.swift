@@ -43,6 +43,7 @@ struct ONNXWeightMapper {
     }
 
     mutating func run() throws(ImportError) -> ImportedWeights {
+        try checkOperatorTypes()
         if let failure = index.structuralFailure {
             throw ImportError(.unmappedTensors, file: file,
                               "no tensor keeps a PyTorch name and no node says its module, and the graph's structure "

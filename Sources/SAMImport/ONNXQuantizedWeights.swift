@@ -28,8 +28,6 @@ extension ONNXWeightMapper {
     /// Every quantized weight of the graph, by stored name. A weight whose scale cannot be found is an error.
     func findQuantizedWeights() throws(ImportError) -> [String: ONNXQuantizedWeight] {
         let stored = Dictionary(model.storedTensors.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        // uint8 and int8 weights; QDQ graphs also store a Conv's bias as int32 (scale = input scale * weight scale).
-        func isInteger(_ name: String) -> Bool { stored[name].map { [2, 3, 6].contains($0.elementType.code) } ?? false }
         var found: [String: ONNXQuantizedWeight] = [:]
         for (nodeIndex, node) in index.nodes.enumerated() {
             let weightInput: Int, zeroPointInput: Int, axis: Int
@@ -39,8 +37,8 @@ extension ONNXWeightMapper {
             case "DequantizeLinear": (weightInput, zeroPointInput, axis) = (0, 2, Self.axisAttribute(node))
             default: continue
             }
-            guard node.inputs.count > weightInput, isInteger(node.inputs[weightInput]), let weight = stored[node.inputs[weightInput]],
-                  found[weight.name] == nil else { continue }
+            guard node.inputs.count > weightInput, let weight = stored[node.inputs[weightInput]], found[weight.name] == nil else { continue }
+            try requireDequantizable(weight, input: weightInput, of: node)
             let zeroPoint = node.inputs.count > zeroPointInput && !node.inputs[zeroPointInput].isEmpty ? node.inputs[zeroPointInput] : nil
             let scale: String?, uses: [ONNXUse]
             if node.opType == "DequantizeLinear" {
@@ -49,6 +47,11 @@ extension ONNXWeightMapper {
             } else {
                 scale = productScale(after: nodeIndex, stored: stored)
                 uses = index.uses(of: weight.name).filter { $0.nodeIndex == nodeIndex }
+            }
+            if let scale, let type = stored[scale]?.elementType, type.dtype == nil {
+                throw ImportError(.unsupportedQuantization, file: file, tensor: scale,
+                                  "\(node.opType) '\(node.name)' scales '\(weight.name)' by a \(type.name) scale; the importer reads FLOAT "
+                                    + "and FLOAT16 scales")
             }
             guard let scale, stored[scale]?.elementType.dtype?.isFloatingPoint == true else {
                 throw ImportError(.invalidLayout, file: file, tensor: weight.name,
@@ -60,6 +63,24 @@ extension ONNXWeightMapper {
                                                      axis: axis, uses: uses, description: kind)
         }
         return found
+    }
+
+    /// int8 and uint8 weights, and the int32 biases QDQ graphs store (scale = input scale * weight
+    /// scale), with one scale per tensor or per channel: what the importer dequantizes. Other data
+    /// ONNX allows (int4, int16, float8) and blocked quantization are refused, never misread.
+    static let dequantizedCodes: Set<Int32> = [2, 3, 6]
+
+    private func requireDequantizable(_ weight: ONNXInitializer, input: Int, of node: ONNXNode) throws(ImportError) {
+        guard Self.dequantizedCodes.contains(weight.elementType.code) else {
+            throw ImportError(.unsupportedQuantization, file: file, tensor: weight.name,
+                              "\(node.opType) '\(node.name)' input \(input) '\(weight.name)' is \(weight.elementType.name); the importer "
+                                + "dequantizes INT8, UINT8 and INT32 data")
+        }
+        if case .int(let blockSize)? = node.attribute("block_size"), blockSize != 0 {
+            throw ImportError(.unsupportedQuantization, file: file, tensor: weight.name,
+                              "\(node.opType) '\(node.name)' quantizes '\(weight.name)' in blocks of \(blockSize); the importer "
+                                + "dequantizes per tensor or per channel only")
+        }
     }
 
     /// quantize_dynamic multiplies the integer product (after a Cast) by `activation scale * weight
