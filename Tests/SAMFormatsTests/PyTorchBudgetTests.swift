@@ -32,6 +32,19 @@ struct PyTorchBudgetTests {
                 "\(String(describing: error))")
     }
 
+    @Test("a deflated data.pkl declaring 200 MB in a 200 KB file: refused before it is inflated")
+    func pickleBomb() throws {
+        let (stream, crc) = TorchCheckpointWriter.deflatedZeros(count: 16 << 20)
+        var writer = TorchCheckpointWriter()
+        writer.pickleMember = .deflated(compressed: Array(repeating: stream, count: 12).flatMap { $0 }, size: 200 << 20, crc32: crc)
+        let path = Self.temporary("pickle-bomb.pth")
+        try writer.write(to: path)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let error = #expect(throws: FormatError.self) { _ = try PyTorchCheckpoint(path: path) }
+        #expect(error?.code == .limitExceeded && error?.message.contains("archive/data.pkl") == true
+                && error?.message.contains("PyTorchLimits.maximumExpansion") == true, "\(String(describing: error))")
+    }
+
     @Test("a storage is inflated only when a tensor viewing it is read (a broken stream under another key is never touched)")
     func lazyStorages() throws {
         var writer = TorchCheckpointWriter()

@@ -1,6 +1,7 @@
 import Foundation
 import SAMFormats
 import SAMTensor
+import SAMTestSupport
 import Testing
 
 /// Hostile checkpoints (see make_checkpoint_fixtures.py): each gives a typed error naming the file,
@@ -59,15 +60,28 @@ struct PyTorchHostileTests {
         Broken(file: "pth_missing_storage.pth", code: .corrupt, tensor: "w", mentions: "archive/data/7"),
         Broken(file: "pth_deep_marks.pth", code: .corrupt, mentions: "MARK"),
         Broken(file: "pth_deep_tuples.pth", code: .unsupported, mentions: "tuple"),
-        Broken(file: "pth_stack_flood.pth", code: .corrupt, mentions: "stack"),
+        // 2,000,000 NONEs deflated into 2 KB: the file's expansion bound stops it before the pickle runs
+        // (`stackFlood` runs the same pickle stored).
+        Broken(file: "pth_stack_flood.pth", code: .limitExceeded, mentions: "PyTorchLimits.maximumExpansion"),
         Broken(file: "pth_memo_missing.pth", code: .corrupt, mentions: "memo entry 9"),
         Broken(file: "pth_unknown_opcode.pth", code: .unsupported, mentions: "0xff"),
         Broken(file: "pth_no_stop.pth", code: .truncated, mentions: "STOP"),
         Broken(file: "pth_inflate_mismatch.pth", code: .corrupt, mentions: "inflates to more than"),
-        Broken(file: "pth_declared_huge.pth", code: .corrupt, mentions: "more than deflate can produce"),
+        Broken(file: "pth_declared_huge.pth", code: .limitExceeded, mentions: "PyTorchLimits.maximumExpansion"),
         Broken(file: "pth_no_data_pkl.pth", code: .corrupt, mentions: "data.pkl"),
         Broken(file: "pth_not_zip.pth", code: .corrupt, mentions: "not a zip"),
     ]
+
+    @Test("a stored pickle of 2,000,000 NONEs: the machine's stack bound stops it")
+    func stackFlood() throws {
+        var writer = TorchCheckpointWriter()
+        writer.pickleMember = .stored([0x80, 0x02] + [UInt8](repeating: 0x4E, count: 2_000_000) + [0x2E])
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("pth-stack-\(UUID().uuidString).pth").path
+        try writer.write(to: path)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let error = expectFormatError(.corrupt, file: path) { _ = try PyTorchCheckpoint(path: path) }
+        #expect(error?.message.contains("stack") == true, "\(String(describing: error))")
+    }
 
     @Test("a damaged or hostile archive or pickle is a typed error naming the file", arguments: broken)
     func brokenFile(_ case_: Broken) {

@@ -49,6 +49,8 @@ public struct TorchCheckpointWriter {
     public var views: [View] = []
     /// More members under the archive folder that no tensor names (padding, leftovers).
     public var extraMembers: [(name: String, member: Member)] = []
+    /// `data.pkl` as written, instead of the pickle of `views`.
+    public var pickleMember: Member?
 
     public init() {}
 
@@ -57,7 +59,7 @@ public struct TorchCheckpointWriter {
     }
 
     public func bytes() -> [UInt8] {
-        var members: [(String, Member)] = [("\(archive)/data.pkl", .stored(pickle()))]
+        var members: [(String, Member)] = [("\(archive)/data.pkl", pickleMember ?? .stored(pickle()))]
         members += storages.map { ("\(archive)/data/\($0.name)", $0.member) }
         members += extraMembers.map { ("\(archive)/\($0.name)", $0.member) }
         return Self.zip(members)

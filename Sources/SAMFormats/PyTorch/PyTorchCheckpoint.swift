@@ -49,7 +49,7 @@ public final class PyTorchCheckpoint: @unchecked Sendable {
         archive = try ZipArchive(file: file)
         let pickleEntry = try Self.pickleEntry(in: archive)
         archiveName = String(pickleEntry.name.dropLast("/data.pkl".count))
-        let pickle = try Self.pickleBytes(pickleEntry, archive: archive)
+        let pickle = try Self.pickleBytes(pickleEntry, archive: archive, limits: limits)
         var machine = PickleMachine(bytes: pickle.bytes, file: path, entry: pickleEntry.name)
         let root = try machine.run()
         globals = machine.globals.map(\.name)
@@ -154,7 +154,7 @@ public final class PyTorchCheckpoint: @unchecked Sendable {
         try LegacyCheckpoint.refuse(file.bytes, file: path)
         let archive = try ZipArchive(file: file)
         let entry = try pickleEntry(in: archive)
-        let pickle = try pickleBytes(entry, archive: archive)
+        let pickle = try pickleBytes(entry, archive: archive, limits: .default)
         var machine = PickleMachine(bytes: pickle.bytes, file: path, entry: entry.name, mode: .inventory)
         _ = try? machine.run()
         return machine.globals
@@ -173,9 +173,15 @@ public final class PyTorchCheckpoint: @unchecked Sendable {
         return candidates[0]
     }
 
-    private static func pickleBytes(_ entry: ZipEntry, archive: ZipArchive) throws(FormatError) -> TensorStorage {
+    /// The pickle's bytes; a deflated one is held to the file's expansion bound before it is inflated.
+    private static func pickleBytes(_ entry: ZipEntry, archive: ZipArchive, limits: PyTorchLimits) throws(FormatError) -> TensorStorage {
         guard entry.size <= maximumPickleBytes else {
             throw FormatError(.unsupported, file: archive.path, "'\(entry.name)' is \(entry.size) bytes, more than a state dict's pickle (\(maximumPickleBytes))")
+        }
+        let (bound, overflow) = archive.file.count.multipliedReportingOverflow(by: limits.maximumExpansion)
+        guard entry.method == .stored || overflow || entry.size <= bound + (1 << 20) else {
+            throw FormatError(.limitExceeded, file: archive.path, "'\(entry.name)' declares \(entry.size) bytes deflated in a "
+                              + "\(archive.file.count)-byte file, more than \(limits.maximumExpansion)x its size (PyTorchLimits.maximumExpansion)")
         }
         return try archive.contents(of: entry)
     }
