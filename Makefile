@@ -15,7 +15,7 @@ CPU_FLAGS    ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma 
 RELEASE      := -c release $(CPU_FLAGS)
 
 .PHONY: setup build test test-blas-paths test-release-tools check-dependency check-drops verify verify-fuzz demo references venv \
-        regen-onnx-proto clean bench bench-venv fuzz test-asan sam2-references verify-sam2 bench-sam2
+        regen-onnx-proto clean bench bench-venv fuzz fuzz-explore test-asan sam2-references verify-sam2 bench-sam2
 
 setup:
 	@scripts/setup.sh
@@ -207,11 +207,18 @@ regen-onnx-proto:
 clean:
 	rm -rf .build
 
-# libFuzzer runs of the ONNX, .npy, .samw, HDF5, PyTorch and safetensors readers (Fuzz/, scripts/fuzz.sh), FUZZ_SECONDS each.
-# Crashes become Tests/HostileInputTests/Corpus/regressions/ inputs (replayed by `swift test`). Not in CI.
-FUZZ_SECONDS ?= 60
+# libFuzzer runs of the ONNX, .npy, .samw, HDF5, PyTorch and safetensors readers (Fuzz/, scripts/fuzz.sh).
+# `make fuzz` (CI) is reproducible: the committed seeds and regressions, a fixed mutation seed and a fixed
+# number of inputs per target (about 10 s each), so two runs on one commit try the same inputs and a
+# failure is a finding of that commit. `make fuzz-explore` runs FUZZ_SECONDS per target with a random seed
+# on a corpus kept in .build-fuzz/corpus/ (not in CI). In both, crashes become
+# Tests/HostileInputTests/Corpus/regressions/ inputs (replayed by `swift test`): commit them.
+FUZZ_SECONDS ?= 300
 fuzz: setup
-	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
+	scripts/fuzz.sh
+
+fuzz-explore: setup
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh --explore
 
 # Every test under AddressSanitizer, in its own scratch folder. Not in CI. On 2 cores: cold build + run ~7 min
 # (the tests alone ~2.5 min). Leak checking is off by default: the only leaks LeakSanitizer reports are in

@@ -27,6 +27,13 @@ public enum TempInput {
 
     private static func privateDirectory() -> String {
         if let directory { return directory }
+        // Reproducible runs (scripts/fuzz.sh without --explore) name a fresh folder of their own: the
+        // inputs' paths then read the same in every run, and so do the messages and hashes made of them.
+        if let fixed = getenv("SAM_FUZZ_INPUT_DIR").map({ String(cString: $0) }), !fixed.isEmpty {
+            directory = fixed
+            atexit { TempInput.removeFiles() }
+            return fixed
+        }
         let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array("\(base)/samfuzz-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { preconditionFailure("cannot create a directory in \(base)") }
