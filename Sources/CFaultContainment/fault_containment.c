@@ -112,9 +112,9 @@ static int in_contained_library(uintptr_t pc) {
     return 0;
 }
 
-static void forward(int sig, siginfo_t *info, void *raw_context) {
-    int index = signal_index(sig);
-    struct sigaction *previous = &previous_actions[index];
+// Hands the signal to the handler installed before ours, or, when there was none, to the default
+// action: delivered when the running handler returns (the signal is blocked until then).
+static void chain(const struct sigaction *previous, int sig, siginfo_t *info, void *raw_context) {
     if ((previous->sa_flags & SA_SIGINFO) && previous->sa_sigaction) {
         previous->sa_sigaction(sig, info, raw_context);
         return;
@@ -123,12 +123,15 @@ static void forward(int sig, siginfo_t *info, void *raw_context) {
         previous->sa_handler(sig);
         return;
     }
-    // The default action: delivered when the handler returns (the signal is blocked until then).
     struct sigaction fallback;
     memset(&fallback, 0, sizeof fallback);
     fallback.sa_handler = SIG_DFL;
     sigaction(sig, &fallback, NULL);
     raise(sig);
+}
+
+static void forward(int sig, siginfo_t *info, void *raw_context) {
+    chain(&previous_actions[signal_index(sig)], sig, info, raw_context);
 }
 
 static int is_regular_file(int folder, const char *name) {
@@ -336,22 +339,8 @@ static atomic_int deferred_interrupt;
 
 static void end_by_interrupt(int sig, siginfo_t *info, void *raw_context) {
     remove_temporaries();
-    struct sigaction *previous = &previous_interrupt_actions[sig == SIGINT ? 0 : 1];
-    if ((previous->sa_flags & SA_SIGINFO) && previous->sa_sigaction) {
-        previous->sa_sigaction(sig, info, raw_context);
-        return;
-    }
-    if (!(previous->sa_flags & SA_SIGINFO) && previous->sa_handler != SIG_DFL && previous->sa_handler != SIG_IGN) {
-        previous->sa_handler(sig);
-        return;
-    }
-    // The default action, so the parent sees death by this signal (a shell shows 130 or 143): delivered
-    // when this handler returns, as the signal is blocked until then.
-    struct sigaction fallback;
-    memset(&fallback, 0, sizeof fallback);
-    fallback.sa_handler = SIG_DFL;
-    sigaction(sig, &fallback, NULL);
-    raise(sig);
+    // Without an earlier handler, the default action: the parent sees death by this signal (a shell shows 130 or 143).
+    chain(&previous_interrupt_actions[sig == SIGINT ? 0 : 1], sig, info, raw_context);
 }
 
 static void interrupt(int sig, siginfo_t *info, void *raw_context) {

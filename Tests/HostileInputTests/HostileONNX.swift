@@ -1,20 +1,12 @@
 import Foundation
+import SAMTestSupport
 
 /// Protobuf wire bytes written by hand, for ONNX files no exporter would make (field numbers from
 /// onnx.proto): graphs nesting 20,000 deep, duplicate names, weights of the wrong type.
 struct Proto {
     var bytes = Data()
 
-    static func varintBytes(_ value: UInt64) -> Data {
-        var value = value, out = Data()
-        repeat {
-            var byte = UInt8(value & 0x7F)
-            value >>= 7
-            if value != 0 { byte |= 0x80 }
-            out.append(byte)
-        } while value != 0
-        return out
-    }
+    static func varintBytes(_ value: UInt64) -> Data { ONNXInitializerSwap.varint(value) }
 
     mutating func varint(_ field: Int, _ value: UInt64) {
         bytes += Self.varintBytes(UInt64(field << 3)) + Self.varintBytes(value)

@@ -87,7 +87,8 @@ public enum ONNXInitializerSwap {
         }
     }
 
-    static func varint(_ value: UInt64) -> Data {
+    /// `value` as a protobuf varint (7 bits a byte, low first).
+    public static func varint(_ value: UInt64) -> Data {
         var value = value, out = Data()
         repeat {
             var byte = UInt8(value & 0x7F)
