@@ -94,7 +94,8 @@ for t in "${targets[@]}"; do
     else
         echo "== Fuzz$t: $(runs "$t") inputs, seed $FUZZ_MUTATION_SEED"
         limits=(-runs="${FUZZ_RUNS:-$(runs "$t")}" -seed="$FUZZ_MUTATION_SEED" -reload=0)
-        inputs=$SCRATCH/ci-input/$t
+        # One fixed folder whatever the clone's path: ONNX messages and external-data paths hold it.
+        inputs=/tmp/samfuzz-ci/$t
         rm -rf "$inputs"; mkdir -p "$inputs"
         # One worker thread: how a parallel loop splits its work (the .samw checksums) depends on timing.
         runner=(env SWIFT_DETERMINISTIC_HASHING=1 SAM_NUM_THREADS=1 SAM_FUZZ_INPUT_DIR="$inputs" "${norandom[@]}")
