@@ -57,16 +57,31 @@ public enum InputTransform: Sendable, Equatable {
     /// SAM 2: bilinear from h x w straight to the photo (SAM2Transforms.postprocess_masks); the first
     /// resize is then h x w to itself, which gives every logit back unchanged (weights 1 and 0).
     public func masks(_ lowRes: FloatTensor, inputSize: ImageSize, originalSize: ImageSize) throws(ImageError) -> BinaryMasks {
+        let (postprocessor, size) = try postprocessor(for: lowRes, inputSize: inputSize)
+        return try postprocessor.masks(lowRes, inputSize: size, originalSize: originalSize)
+    }
+
+    /// The same masks, binarised at `threshold`, with each mask's stability counts at `offset`
+    /// (`MaskPostprocessor.masksWithStability`): what the automatic mask generator keeps of its masks.
+    public func masksWithStability(_ lowRes: FloatTensor, inputSize: ImageSize, originalSize: ImageSize, threshold: Double,
+                                   offset: Double) throws(ImageError) -> (masks: BinaryMasks, stability: [StabilityCounts]) {
+        var (postprocessor, size) = try postprocessor(for: lowRes, inputSize: inputSize)
+        postprocessor.maskThreshold = Float(threshold)
+        return try postprocessor.masksWithStability(lowRes, inputSize: size, originalSize: originalSize, offset: offset)
+    }
+
+    /// The family's upscaling: SAM's through the padded square; SAM 2's straight from the low-res side
+    /// (a first resize of h x h to itself, which gives every logit back unchanged).
+    private func postprocessor(for lowRes: FloatTensor, inputSize: ImageSize) throws(ImageError) -> (MaskPostprocessor, ImageSize) {
         switch self {
         case .longestSide(let preprocessor):
-            return try MaskPostprocessor(imageSize: preprocessor.imageSize).masks(lowRes, inputSize: inputSize, originalSize: originalSize)
+            return (MaskPostprocessor(imageSize: preprocessor.imageSize), inputSize)
         case .square:
             guard lowRes.shape.count == 4, lowRes.shape[2] == lowRes.shape[3] else {
                 throw ImageError(.invalidArgument, file: "<memory>", "low-res masks must be [B, K, h, h], got \(lowRes.shape)")
             }
             let side = lowRes.shape[2]
-            return try MaskPostprocessor(imageSize: side).masks(lowRes, inputSize: ImageSize(height: side, width: side),
-                                                                originalSize: originalSize)
+            return (MaskPostprocessor(imageSize: side), ImageSize(height: side, width: side))
         }
     }
 }

@@ -55,10 +55,41 @@ public struct MaskPostprocessor: Sendable, Equatable {
         return BinaryMasks(count: plan.planes, height: originalSize.height, width: originalSize.width, values: output)
     }
 
+    /// Binary masks `logits > maskThreshold` at the original size with each mask's stability counts,
+    /// in the same pass over the full-size logits, which are never stored: what the automatic mask
+    /// generator needs of every mask it keeps.
+    /// ref: segment_anything/utils/amg.py calculate_stability_score (counts of logits above
+    /// threshold + offset and above threshold - offset)
+    public func masksWithStability(_ lowRes: FloatTensor, inputSize: ImageSize, originalSize: ImageSize,
+                                   offset: Double) throws(ImageError) -> (masks: BinaryMasks, stability: [StabilityCounts]) {
+        let plan = try Plan(lowRes.shape, imageSize: imageSize, inputSize: inputSize, originalSize: originalSize)
+        let bands = plan.bandsPerPlane(rows: originalSize.height)
+        var counts = [StabilityCounts](repeating: StabilityCounts(above: 0, aboveLowered: 0), count: plan.planes * bands)
+        let output = [UInt8](unsafeUninitializedCapacity: plan.planes * plan.outputPlane) { buffer, count in
+            adviseHugePages(UnsafeMutableRawBufferPointer(buffer))
+            lowRes.data.withUnsafeBufferPointer { input in
+                counts.withUnsafeMutableBufferPointer { slots in
+                    plan.run(input.baseAddress!, into: .binaryWithStability(buffer.baseAddress!, threshold: maskThreshold,
+                                                                            offset: offset, counts: slots.baseAddress!))
+                }
+            }
+            count = buffer.count
+        }
+        let perPlane = (0..<plan.planes).map { plane in
+            counts[(plane * bands)..<((plane + 1) * bands)].reduce(StabilityCounts(above: 0, aboveLowered: 0)) {
+                StabilityCounts(above: $0.above + $1.above, aboveLowered: $0.aboveLowered + $1.aboveLowered)
+            }
+        }
+        return (BinaryMasks(count: plan.planes, height: originalSize.height, width: originalSize.width, values: output), perPlane)
+    }
+
     /// Where `Plan.run` puts the full-size rows: `planes * outputPlane` elements, all written.
     enum Destination {
         case logits(UnsafeMutablePointer<Float>)
         case binary(UnsafeMutablePointer<UInt8>, threshold: Float)
+        /// As `binary`, and each band's counts of logits above threshold + offset and threshold - offset
+        /// in `counts[plane * bands + band]`.
+        case binaryWithStability(UnsafeMutablePointer<UInt8>, threshold: Float, offset: Double, counts: UnsafeMutablePointer<StabilityCounts>)
     }
 
     /// Both resizes of every plane, with their tables.
@@ -107,7 +138,8 @@ public struct MaskPostprocessor: Sendable, Equatable {
         /// (imageSize, imageSize) resize outside the crop are never computed.
         func run(_ input: UnsafePointer<Float>, into destination: Destination) {
             let columns = second.keepCols
-            forEachBand(rows: second.keepRows) { plane, band in
+            let bandCount = bandsPerPlane(rows: second.keepRows)
+            forEachBand(rows: second.keepRows) { plane, bandIndex, band in
                 let low = input + plane * inputPlane
                 first.withScratch { firstScratch in
                     second.withScratch { secondScratch in
@@ -128,6 +160,23 @@ public struct MaskPostprocessor: Sendable, Equatable {
                                 second.resizeRow(y, into: row, scratch: &secondScratch, inputRow: croppedRow)
                                 let target = output + offset
                                 for x in 0..<columns { target[x] = row[x] > threshold ? 1 : 0 }
+                            case .binaryWithStability(let output, let threshold, let shift, let counts):
+                                let row = secondScratch.row
+                                second.resizeRow(y, into: row, scratch: &secondScratch, inputRow: croppedRow)
+                                let target = output + offset
+                                // ref: amg.py calculate_stability_score: (masks > threshold + offset) and
+                                // (masks > threshold - offset): Python adds in double, torch compares in float32.
+                                let high = Float(Double(threshold) + shift), low = Float(Double(threshold) - shift)
+                                var above = 0, aboveLowered = 0
+                                for x in 0..<columns {
+                                    let value = row[x]
+                                    target[x] = value > threshold ? 1 : 0
+                                    above &+= value > high ? 1 : 0
+                                    aboveLowered &+= value > low ? 1 : 0
+                                }
+                                let slot = counts + plane * bandCount + bandIndex
+                                slot.pointee = StabilityCounts(above: slot.pointee.above + above,
+                                                               aboveLowered: slot.pointee.aboveLowered + aboveLowered)
                             }
                         }
                     }
@@ -135,13 +184,16 @@ public struct MaskPostprocessor: Sendable, Equatable {
             }
         }
 
-        /// Runs `body(plane, rows)` over every plane cut into bands of rows, on all cores: a few
-        /// bands per core balance uneven progress, and all planes share one parallel loop.
-        func forEachBand(rows: Int, _ body: (Int, Range<Int>) -> Void) {
-            let bands = min(rows, max(1, (Workers.count * 4 + planes - 1) / planes))
+        /// How many bands of rows each plane is cut into: a few per core balance uneven progress.
+        func bandsPerPlane(rows: Int) -> Int { min(rows, max(1, (Workers.count * 4 + planes - 1) / planes)) }
+
+        /// Runs `body(plane, band index, rows)` over every plane cut into bands of rows, on all cores;
+        /// all planes share one parallel loop.
+        func forEachBand(rows: Int, _ body: (Int, Int, Range<Int>) -> Void) {
+            let bands = bandsPerPlane(rows: rows)
             Workers.forEach(planes * bands) { task in
                 let plane = task / bands, band = task % bands
-                body(plane, (rows * band / bands)..<(rows * (band + 1) / bands))
+                body(plane, band, (rows * band / bands)..<(rows * (band + 1) / bands))
             }
         }
     }
@@ -159,6 +211,21 @@ func adviseHugePages(_ buffer: UnsafeMutableRawBufferPointer) {
     let end = (Int(bitPattern: base) + buffer.count) & -huge
     _ = madvise(UnsafeMutableRawPointer(bitPattern: start), end - start, MADV_HUGEPAGE)
     #endif
+}
+
+/// How many of a mask's full-size logits lie above the threshold raised by an offset, and above it
+/// lowered by the offset: their ratio is the mask's stability score.
+public struct StabilityCounts: Sendable, Equatable {
+    public var above: Int
+    public var aboveLowered: Int
+
+    public init(above: Int, aboveLowered: Int) {
+        self.above = above
+        self.aboveLowered = aboveLowered
+    }
+
+    /// ref: amg.py calculate_stability_score: intersections / unions in float32 (0/0 is NaN, as upstream's).
+    public var score: Float { Float(above) / Float(aboveLowered) }
 }
 
 /// Boolean masks [count, height, width], one byte per pixel (0 or 1).
