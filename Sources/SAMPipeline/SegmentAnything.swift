@@ -143,27 +143,15 @@ public final class SegmentAnything {
     /// Masks for `prompt` on the current image.
     /// ref: mobile_sam/predictor.py SamPredictor.predict / predict_torch; sam2_image_predictor.py predict / _predict
     public func predict(_ prompt: Prompt, selection: MaskSelection = .multimask) throws(PipelineError) -> Prediction {
-        guard let features, let originalSize, let inputSize else {
+        guard let originalSize, let inputSize else {
             throw .invalidState("no image: call setImage or setEmbeddings first")
         }
         guard let decoder = model.sam.maskDecoder else { throw .run(.missingComponent("mask_decoder")) }
-        let inputs = try PromptInputs(prompt, originalSize: originalSize, transform: transform, layout: model.sam.promptLayout,
-                                      config: model.metadata.config)
         let started = Date()
-        let prediction: MaskPrediction
-        do {
-            prediction = try model.sam.decode(imageState: decoderState ?? DecoderImageState(features: features),
-                                              points: inputs.points, labels: inputs.labels,
-                                              appendPaddingPoint: inputs.appendPaddingPoint, maskInput: inputs.maskInput,
-                                              hasMaskInput: inputs.maskInput == nil ? 0 : 1)
-        } catch {
-            throw .run(error)
-        }
+        let (prediction, tokenCount) = try decodeCurrentImage(prompt)
         let (masks, iou) = (prediction.masks, prediction.iou)
-        try Self.requireFinite(masks, stage: "mask_decoder (mask logits)")
-        try Self.requireFinite(iou, stage: "mask_decoder (IoU predictions)")
         let decoded = Date()
-        let selected = Self.select(selection, iou: iou.data, pointCount: inputs.tokenCount) { decoder.singleMaskIndex(prediction, tokenCount: $0) }
+        let selected = Self.select(selection, iou: iou.data, pointCount: tokenCount) { decoder.singleMaskIndex(prediction, tokenCount: $0) }
         // The masks come from the logits as decoded; the returned logits are clamped where the family's predictor clamps them.
         let binary: BinaryMasks
         do {
@@ -178,6 +166,28 @@ public final class SegmentAnything {
                           objectScoreLogit: prediction.objectScoreLogits?.data.first,
                           timings: ["prompt_encoder+mask_decoder": decoded.timeIntervalSince(started),
                                     "postprocess": Date().timeIntervalSince(decoded)])
+    }
+
+    /// `prompt` checked, mapped and decoded on the current image: every mask's logits and scores,
+    /// finite, and the token count the single-mask rule needs.
+    func decodeCurrentImage(_ prompt: Prompt) throws(PipelineError) -> (MaskPrediction, tokenCount: Int) {
+        guard let features, let originalSize else {
+            throw .invalidState("no image: call setImage or setEmbeddings first")
+        }
+        let inputs = try PromptInputs(prompt, originalSize: originalSize, transform: transform, layout: model.sam.promptLayout,
+                                      config: model.metadata.config)
+        let prediction: MaskPrediction
+        do {
+            prediction = try model.sam.decode(imageState: decoderState ?? DecoderImageState(features: features),
+                                              points: inputs.points, labels: inputs.labels,
+                                              appendPaddingPoint: inputs.appendPaddingPoint, maskInput: inputs.maskInput,
+                                              hasMaskInput: inputs.maskInput == nil ? 0 : 1)
+        } catch {
+            throw .run(error)
+        }
+        try Self.requireFinite(prediction.masks, stage: "mask_decoder (mask logits)")
+        try Self.requireFinite(prediction.iou, stage: "mask_decoder (IoU predictions)")
+        return (prediction, inputs.tokenCount)
     }
 
     /// The decoder's per-image state for `features` (nil for a model without a decoder).

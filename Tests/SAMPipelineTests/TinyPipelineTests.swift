@@ -128,3 +128,21 @@ enum SegmentAnythingSlices {
         SegmentAnything.gather(masks, Array(range))
     }
 }
+
+@Suite("Low-resolution predictions")
+struct LowResolutionPredictionTests {
+    @Test("predictLowResolution gives predict's logits, scores and selection, before any upscaling")
+    func matchesPredict() throws {
+        let folder = try TinyPipeline.folder()
+        let segmenter = try SegmentAnything(modelPath: try TinyPipeline.model(in: folder))
+        try segmenter.setImage(try ImageIO.read(try TinyPipeline.photo(in: folder)))
+        for (prompt, selection) in [(Prompt(points: [.init(x: 30, y: 40)]), MaskSelection.multimask),
+                                    (Prompt(points: [.init(x: 30, y: 40), .init(x: 90, y: 10, label: 0)]), .single),
+                                    (Prompt(box: .init(x0: 10, y0: 5, x1: 70, y1: 60)), .all)] {
+            let full = try segmenter.predict(prompt, selection: selection)
+            let low = try segmenter.predictLowResolution(prompt, selection: selection)
+            #expect(low.returnedLogits == full.lowResLogits && low.logits == full.lowResLogits)
+            #expect(low.iouPredictions == full.iouPredictions && low.selected == full.selected)
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import SAMImage
+import SAMModel
+import SAMTensor
+
+/// The decoder's outputs before anything is upscaled: what a caller that filters masks first (the
+/// automatic mask generator keeps a fraction of the thousands it decodes) needs, so that only the
+/// masks it keeps are brought to the image's size.
+public struct LowResolutionPrediction: Sendable, Equatable {
+    /// All K mask logits [1, K, h, w], as the decoder made them (not clamped).
+    public var logits: FloatTensor
+    /// The K IoU predictions.
+    public var iouPredictions: [Float]
+    /// The masks a request of `selection` gets (multimask: 1...K-1; single: the family's rule).
+    public var selected: [Int]
+    /// The logits the family's predictor returns (SAM 2 clamps them to ±32), for a mask prompt.
+    public var returnedLogits: FloatTensor
+}
+
+extension SegmentAnything {
+    /// `predict`'s decoding without its postprocessing: `prompt` checked and mapped as `predict` does,
+    /// decoded on the current image's state. Upscale the masks kept with `transform` at `inputSize` and
+    /// `originalSize` (`InputTransform.masksWithStability`).
+    /// ref: mobile_sam/predictor.py SamPredictor.predict_torch (return_logits); sam2_image_predictor.py _predict
+    public func predictLowResolution(_ prompt: Prompt, selection: MaskSelection = .multimask) throws(PipelineError) -> LowResolutionPrediction {
+        let (prediction, tokenCount) = try decodeCurrentImage(prompt)
+        guard let decoder = model.sam.maskDecoder else { throw .run(.missingComponent("mask_decoder")) }
+        let iou = prediction.iou.data
+        let selected = Self.select(selection, iou: iou, pointCount: tokenCount) { decoder.singleMaskIndex(prediction, tokenCount: $0) }
+        let all = Array(0..<iou.count)
+        let returned = decoder.lowResolutionClamp.map { prediction.selecting(all, clampedTo: $0).masks } ?? prediction.masks
+        return LowResolutionPrediction(logits: prediction.masks, iouPredictions: iou, selected: selected, returnedLogits: returned)
+    }
+}
