@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "SAMImage", targets: ["SAMImage"]),
         .library(name: "SAMConvert", targets: ["SAMConvert"]),
         .library(name: "SAMVerify", targets: ["SAMVerify"]),
+        .library(name: "SAMEverything", targets: ["SAMEverything"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -86,6 +87,9 @@ let package = Package(
         // Image in, masks out: the predictor API for apps (SegmentAnything) on top of the model and SAMImage.
         .target(name: "SAMPipeline", dependencies: ["SAMModelFile", "SAMModel", "SAMImage", "SAMTensor", "SAMKernels"]),
 
+        // The automatic mask generator's pure parts (grids, crops, NMS, RLE, small regions), no model.
+        .target(name: "SAMEverything"),
+
         // Command-line tools, one target each.
         // The command-line tools' shared exit-status contract.
         .target(name: "SAMCommandLine", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
@@ -130,6 +134,7 @@ let package = Package(
         .testTarget(name: "SAMImportTests", dependencies: ["SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "HostileInputTests", dependencies: ["SAMFormats", "SAMTensor", "SAMImage", "SAMTestSupport", "CHDF5"], exclude: ["Corpus"]),
+        .testTarget(name: "SAMEverythingTests", dependencies: ["SAMEverything"], exclude: ["Fixtures"]),
         .testTarget(name: "SAMVerifyTests", dependencies: ["SAMVerify", "SAMConvert", "SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor", "SAMImage", "SAMTestSupport", "SAMKernels"]),
     ]
 )
