@@ -14,7 +14,7 @@ involved); arrays go to .npy files and the JSON says where each case's slice sta
 
 Files (all in --out):
     grids.json, grids.npy            build_point_grid / build_all_layer_point_grids (float64 [N, 2])
-    crop_boxes.json                  generate_crop_boxes
+    crop_boxes.json                  generate_crop_boxes (and 1 / box_area of a few sets, float32)
     stability.json, stability_logits.npy (float32 [K, H, W]), stability_binary.npy (uint8)
                                      calculate_stability_score, and logits > mask_threshold
     mask_boxes.json, mask_boxes.npy  batched_mask_to_box (uint8 masks [K, H, W])
@@ -124,8 +124,12 @@ def crop_boxes(out):
                                 "boxes": [v for b in boxes for v in b], "layer_indices": idxs})
     for (h, w, layers, overlap) in [(1365, 2048, 3, 512 / 1500), (85, 128, 3, 512 / 1500), (1500, 2250, 4, 0.3)]:
         boxes, idxs = both("generate_crop_boxes", (h, w), layers, overlap)
+        # The cross-crop NMS scores: 1 / box_area of int64 crop boxes (float32).
+        reciprocal = 1 / torchvision.ops.box_area(torch.tensor(boxes, dtype=torch.int64))
+        assert reciprocal.dtype == torch.float32
         entries.append({"height": h, "width": w, "layers": layers, "overlap_ratio": overlap,
-                        "boxes": [v for b in boxes for v in b], "layer_indices": idxs})
+                        "boxes": [v for b in boxes for v in b], "layer_indices": idxs,
+                        "reciprocal_area_bits": f32_bits(reciprocal.numpy())})
     write_json(out, "crop_boxes.json", {"cases": entries})
 
 

@@ -44,9 +44,19 @@ public struct BinaryMask: Sendable, Equatable, CustomStringConvertible {
                 initialized = 0
                 return
             }
-            // Branch-free so the loop vectorises.
-            for i in 0..<count {
+            // Sixteen at a time: a comparison lane is all ones (-1) when true; its low bit is the pixel.
+            let cutLanes = SIMD16<Float>(repeating: cut)
+            let raw = UnsafeRawPointer(source)
+            var i = 0
+            while count - i >= 16 {
+                let lanes = raw.loadUnaligned(fromByteOffset: i * MemoryLayout<Float>.stride, as: SIMD16<Float>.self)
+                let set = unsafeBitCast(lanes .> cutLanes, to: SIMD16<Int32>.self) & 1
+                UnsafeMutableRawPointer(target + i).storeBytes(of: SIMD16<UInt8>(truncatingIfNeeded: set), as: SIMD16<UInt8>.self)
+                i += 16
+            }
+            while i < count {
                 target[i] = source[i] > cut ? 1 : 0
+                i += 1
             }
             initialized = count
         }

@@ -105,23 +105,30 @@ private func suppress(boxes: [FloatBox], scores: [Float], iouThreshold: Double) 
     }
     var suppressed = [Bool](repeating: false, count: count)
     var kept = [Int]()
-    for i in 0..<count where !suppressed[i] {
-        kept.append(order[i])
-        let ix0 = x0[i], iy0 = y0[i], ix1 = x1[i], iy1 = y1[i], iarea = areas[i]
-        for j in (i + 1)..<count where !suppressed[j] {
-            // std::max / std::min on floats: max(a, b) is (a < b) ? b : a, min(a, b) is (b < a) ? b : a.
-            let xx0 = ix0 < x0[j] ? x0[j] : ix0
-            let yy0 = iy0 < y0[j] ? y0[j] : iy0
-            let xx1 = x1[j] < ix1 ? x1[j] : ix1
-            let yy1 = y1[j] < iy1 ? y1[j] : iy1
-            let w = Float(0) < xx1 - xx0 ? xx1 - xx0 : 0
-            let h = Float(0) < yy1 - yy0 ? yy1 - yy0 : 0
-            let inter = w * h
-            let overlap = inter / (iarea + areas[j] - inter)
-            if Double(overlap) > iouThreshold {
-                suppressed[j] = true
+    x0.withUnsafeBufferPointer { x0 in y0.withUnsafeBufferPointer { y0 in
+    x1.withUnsafeBufferPointer { x1 in y1.withUnsafeBufferPointer { y1 in
+    areas.withUnsafeBufferPointer { areas in suppressed.withUnsafeMutableBufferPointer { suppressed in
+        for i in 0..<count where !suppressed[i] {
+            kept.append(order[i])
+            let ix0 = x0[i], iy0 = y0[i], ix1 = x1[i], iy1 = y1[i], iarea = areas[i]
+            var j = i + 1
+            while j < count {
+                defer { j += 1 }
+                if suppressed[j] { continue }
+                // std::max / std::min: max(a, b) is (a < b) ? b : a, min(a, b) is (b < a) ? b : a.
+                let xx0 = ix0 < x0[j] ? x0[j] : ix0
+                let yy0 = iy0 < y0[j] ? y0[j] : iy0
+                let xx1 = x1[j] < ix1 ? x1[j] : ix1
+                let yy1 = y1[j] < iy1 ? y1[j] : iy1
+                let w = Float(0) < xx1 - xx0 ? xx1 - xx0 : 0
+                let h = Float(0) < yy1 - yy0 ? yy1 - yy0 : 0
+                let inter = w * h
+                let overlap = inter / (iarea + areas[j] - inter)
+                if Double(overlap) > iouThreshold {
+                    suppressed[j] = true
+                }
             }
         }
-    }
+    } } } } } }
     return kept
 }

@@ -32,6 +32,12 @@ public struct PixelBox: Sendable, Hashable, CustomStringConvertible {
         FloatBox(x0: Float(x0), y0: Float(y0), x1: Float(x1), y1: Float(y1))
     }
 
+    /// `1 / box_area(box)` as torch computes it for int64 boxes: the area (x1 - x0) * (y1 - y0) in
+    /// integers, rounded to float32, then 1 / area in float32. The generator's cross-crop NMS
+    /// scores each mask by this of its crop box, so masks from smaller crops win.
+    // ref: segment_anything/automatic_mask_generator.py _generate_masks (scores = 1 / box_area(crop_boxes))
+    public var reciprocalArea: Float { 1 / Float((x1 - x0) * (y1 - y0)) }
+
     public var description: String { "[\(x0), \(y0), \(x1), \(y1)]" }
 }
 

@@ -32,6 +32,25 @@ public func stabilityScore(logits: [Float], width: Int, height: Int,
     }
 }
 
+/// `calculate_stability_score` over a batch: `logits` holds `maskCount` masks of height × width,
+/// one after another (upstream's B×H×W tensor), and the result has one score per mask.
+public func stabilityScores(logits: UnsafeBufferPointer<Float>, maskCount: Int, width: Int, height: Int,
+                            maskThreshold: Double, thresholdOffset: Double) throws(SAMEverythingError) -> [Float] {
+    let size = try checkedPixelCount(width: width, height: height, what: "logits")
+    let (total, overflow) = size.multipliedReportingOverflow(by: maskCount)
+    guard maskCount >= 0, !overflow, logits.count == total else {
+        throw SAMEverythingError("\(maskCount) masks of \(width)x\(height) need \(maskCount) × \(size) logits, got \(logits.count)")
+    }
+    var scores = [Float]()
+    scores.reserveCapacity(maskCount)
+    for mask in 0..<maskCount {
+        let slice = UnsafeBufferPointer(rebasing: logits[(mask * size)..<((mask + 1) * size)])
+        scores.append(try stabilityScore(logits: slice, width: width, height: height,
+                                         maskThreshold: maskThreshold, thresholdOffset: thresholdOffset))
+    }
+    return scores
+}
+
 /// The two int32 counts behind the score (count(> high), count(> low)), with upstream's int16 row sums.
 func stabilityCounts(logits: UnsafeBufferPointer<Float>, width: Int, height: Int,
                      maskThreshold: Double, thresholdOffset: Double) throws(SAMEverythingError) -> (intersections: Int32, unions: Int32) {
@@ -57,25 +76,36 @@ func stabilityCounts(logits: UnsafeBufferPointer<Float>, width: Int, height: Int
     return (intersections, unions)
 }
 
-/// How many of `count` floats are > high and > low: branch-free so it vectorises; chunks of at
-/// most 2^31 keep the 32-bit lane sums exact.
+/// How many of `count` floats are > high and > low, sixteen lanes at a time: a true lane of a
+/// comparison mask is all ones (-1), so subtracting the mask counts it. The lane sums are exact for
+/// chunks of up to 2^31 values per lane.
 @inline(__always)
 private func countAbove(_ values: UnsafePointer<Float>, _ count: Int, _ high: Float, _ low: Float) -> (Int, Int) {
+    typealias Lanes = SIMD16<Float>
+    let laneCount = Lanes.scalarCount
+    let highLanes = Lanes(repeating: high)
+    let lowLanes = Lanes(repeating: low)
+    let raw = UnsafeRawPointer(values)
     var totalHigh = 0
     var totalLow = 0
-    var start = 0
-    while start < count {
-        let end = min(count, start + Int(Int32.max))
-        var aboveHigh: UInt32 = 0
-        var aboveLow: UInt32 = 0
-        for i in start..<end {
-            let value = values[i]
-            aboveHigh &+= value > high ? 1 : 0
-            aboveLow &+= value > low ? 1 : 0
+    var i = 0
+    while count - i >= laneCount {
+        let chunkEnd = i + min((count - i) / laneCount, Int(Int32.max)) * laneCount
+        var aboveHigh = SIMD16<Int32>()
+        var aboveLow = SIMD16<Int32>()
+        while i < chunkEnd {
+            let lanes = raw.loadUnaligned(fromByteOffset: i * MemoryLayout<Float>.stride, as: Lanes.self)
+            aboveHigh &-= unsafeBitCast(lanes .> highLanes, to: SIMD16<Int32>.self)
+            aboveLow &-= unsafeBitCast(lanes .> lowLanes, to: SIMD16<Int32>.self)
+            i += laneCount
         }
-        totalHigh += Int(aboveHigh)
-        totalLow += Int(aboveLow)
-        start = end
+        totalHigh += aboveHigh.indices.reduce(0) { $0 + Int(UInt32(bitPattern: aboveHigh[$1])) }
+        totalLow += aboveLow.indices.reduce(0) { $0 + Int(UInt32(bitPattern: aboveLow[$1])) }
+    }
+    while i < count {
+        totalHigh += values[i] > high ? 1 : 0
+        totalLow += values[i] > low ? 1 : 0
+        i += 1
     }
     return (totalHigh, totalLow)
 }

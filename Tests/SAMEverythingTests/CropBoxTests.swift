@@ -11,6 +11,7 @@ struct CropBoxTests {
         let overlap_ratio: Double
         let boxes: [Int]
         let layer_indices: [Int]
+        let reciprocal_area_bits: [Int]?
     }
     struct File: Decodable { let cases: [Case] }
 
@@ -23,7 +24,11 @@ struct CropBoxTests {
             let context = "\(c.width)x\(c.height), \(c.layers) layers, overlap \(c.overlap_ratio)"
             expectEqualElements(boxes.flatMap(\.xyxy), c.boxes, context)
             expectEqualElements(layers, c.layer_indices, context)
+            if let reciprocal = c.reciprocal_area_bits {
+                expectEqualElements(boxes.map { Int($0.reciprocalArea.bitPattern) }, reciprocal, context + " 1 / box_area")
+            }
         }
+        #expect(file.cases.filter { $0.reciprocal_area_bits != nil }.count == 3)
     }
 
     @Test("the default overlap on SAM's example photo size")

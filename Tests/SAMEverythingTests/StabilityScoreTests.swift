@@ -49,7 +49,12 @@ struct StabilityScoreTests {
                 intersections.append(Int(counts.intersections))
                 unions.append(Int(counts.unions))
             }
+            let batch = try logits.withUnsafeBufferPointer {
+                try stabilityScores(logits: $0, maskCount: file.count, width: file.width, height: file.height,
+                                    maskThreshold: c.mask_threshold, thresholdOffset: c.threshold_offset)
+            }
             let context = "threshold \(c.mask_threshold) offset \(c.threshold_offset)"
+            expectEqualElements(batch, c.scores_bits.map { Float(bits: $0) }, context + " batched scores", equal: Self.same)
             expectEqualElements(intersections, c.intersections, context + " intersections")
             expectEqualElements(unions, c.unions, context + " unions")
             expectEqualElements(scores, c.scores_bits.map { Float(bits: $0) }, context + " scores", equal: Self.same)
