@@ -98,6 +98,7 @@ public struct BinaryMask: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// True when no pixel is set.
     public var isEmpty: Bool { !pixels.contains(1) }
 
     public var description: String { "BinaryMask(\(width)x\(height), \(area) set)" }
