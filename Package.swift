@@ -88,7 +88,7 @@ let package = Package(
         .target(name: "SAMPipeline", dependencies: ["SAMModelFile", "SAMModel", "SAMImage", "SAMTensor", "SAMKernels"]),
 
         // The automatic mask generator's pure parts (grids, crops, NMS, RLE, small regions), no model.
-        .target(name: "SAMEverything"),
+        .target(name: "SAMEverything", dependencies: ["SAMImage", "SAMModel", "SAMPipeline", "SAMTensor"]),
 
         // Command-line tools, one target each.
         // The command-line tools' shared exit-status contract.
@@ -115,7 +115,7 @@ let package = Package(
         .executableTarget(name: "sambench", dependencies: ["SAMModelFile", "SAMModel", "SAMImage", "SAMFormats", "SAMTensor", "SAMBLAS", "SAMPipeline", "SAMKernels", "CFMAPeak"]),
 
         .executableTarget(name: "samrun", dependencies: [
-            "SAMCommandLine", "SAMPipeline", "SAMModel", "SAMKernels", "SAMImage", "SAMFormats", "SAMTensor",
+            "SAMCommandLine", "SAMPipeline", "SAMEverything", "SAMModel", "SAMKernels", "SAMImage", "SAMFormats", "SAMTensor",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -134,7 +134,9 @@ let package = Package(
         .testTarget(name: "SAMImportTests", dependencies: ["SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "HostileInputTests", dependencies: ["SAMFormats", "SAMTensor", "SAMImage", "SAMTestSupport", "CHDF5"], exclude: ["Corpus"]),
-        .testTarget(name: "SAMEverythingTests", dependencies: ["SAMEverything"], exclude: ["Fixtures"]),
+        .testTarget(name: "SAMEverythingTests", dependencies: [
+            "SAMEverything", "SAMPipeline", "SAMConvert", "SAMImage", "SAMModel", "SAMFormats", "SAMTensor", "SAMTestSupport",
+        ], exclude: ["Fixtures"]),
         .testTarget(name: "SAMVerifyTests", dependencies: ["SAMVerify", "SAMConvert", "SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor", "SAMImage", "SAMTestSupport", "SAMKernels"]),
     ]
 )

@@ -36,7 +36,7 @@ struct SamRun: ParsableCommand {
     static let maxPointOptions = 1024
 
     @Argument(help: "The .samw model.") var model: String
-    @Argument(help: "The image (PNG or JPEG).") var image: String
+    @Argument(help: "The image (PNG or JPEG).") var image: String?
     @Option(name: .customLong("point"), parsing: .unconditionalSingleValue, help: "A point X,Y or X,Y,LABEL (repeatable).")
     var points: [String] = []
     @Option(parsing: .unconditionalSingleValue, help: "A box X0,Y0,X1,Y1 (at most one).") var box: [String] = []
@@ -57,6 +57,7 @@ struct SamRun: ParsableCommand {
     var bfloat16 = false
     @Option(name: .customLong("profile-depth"), help: "Dot-separated path components to aggregate --profile by (5: image_encoder.layers.0.blocks.0).")
     var profileDepth: Int = 5
+    @OptionGroup(title: "Segment everything") var everything: EverythingOptions
 
     /// Exit statuses as every tool's (`mainExitingWithToolStatus`): 2 for bad input or usage.
     static func main() {
@@ -78,7 +79,18 @@ struct SamRun: ParsableCommand {
             if bfloat16 {
                 do { try Kernels.setLinearPrecision(.bfloat16) } catch { throw RunFailure("--bf16: \(error)") }
             }
-            try segment()
+            if everything.everything {
+                guard let image else { throw RunFailure("--everything needs an IMAGE") }
+                guard points.isEmpty, box.isEmpty, maskInput == nil, embeddings == nil, !profile else {
+                    throw RunFailure("--everything makes its own prompts: --point, --box, --mask-input, --embeddings and --profile do not apply")
+                }
+                guard maxPixels >= 1 else { throw RunFailure("--max-pixels must be at least 1, not \(maxPixels)") }
+                try EverythingRun(model: model, image: image, out: out, options: everything, maxPixels: maxPixels,
+                                  skipChecksums: skipChecksums).run()
+            } else {
+                guard !everything.anyGiven else { throw RunFailure("the automatic mask generator's options need --everything") }
+                try segment()
+            }
         } catch {
             // Names from the model, the image or the prompt files may be in the message: printed escaped.
             FileHandle.standardError.write(Data("samrun: \(TerminalText.escaped(String(describing: error), keepingNewlines: true))\n".utf8))
@@ -87,6 +99,7 @@ struct SamRun: ParsableCommand {
     }
 
     private func segment() throws(RunFailure) {
+        guard let image else { throw RunFailure("give an IMAGE (PNG or JPEG)") }
         // Everything the user gave is parsed and checked before the model runs or anything is written.
         guard let selection = MaskSelection(rawValue: masks) else {
             throw RunFailure("--masks must be one of \(MaskSelection.allCases.map(\.rawValue).joined(separator: ", "))")

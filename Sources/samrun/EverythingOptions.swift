@@ -1,0 +1,59 @@
+import ArgumentParser
+import SAMEverything
+
+/// `samrun --everything`: every parameter of upstream's automatic mask generator under its own name
+/// in kebab case; an option not given takes the model family's upstream default.
+struct EverythingOptions: ParsableArguments {
+    @Flag(help: "Segment everything: a grid of point prompts, masks filtered and deduplicated as upstream's automatic mask generator does; writes masks.json (COCO RLE) and overlay.png.")
+    var everything = false
+    @Option(name: .customLong("points-per-side"), help: "Grid points along one side (default 32).") var pointsPerSide: Int?
+    @Option(name: .customLong("points-per-batch"), help: "Prompts decoded together (default 64).") var pointsPerBatch: Int?
+    @Option(name: .customLong("pred-iou-thresh"), help: "Drop masks whose predicted IoU is not above this (SAM 0.88, SAM 2 0.8).")
+    var predIoUThresh: Double?
+    @Option(name: .customLong("stability-score-thresh"), help: "Drop masks whose stability score is below this (default 0.95).")
+    var stabilityScoreThresh: Double?
+    @Option(name: .customLong("stability-score-offset"), help: "Cutoff shift for the stability score (default 1.0).")
+    var stabilityScoreOffset: Double?
+    @Option(name: .customLong("box-nms-thresh"), help: "Box IoU for duplicates within a crop (default 0.7).") var boxNMSThresh: Double?
+    @Option(name: .customLong("crop-n-layers"), help: "Crop layers; layer i has (2^i)^2 crops (default 0).") var cropNLayers: Int?
+    @Option(name: .customLong("crop-nms-thresh"), help: "Box IoU for duplicates across crops (default 0.7).") var cropNMSThresh: Double?
+    @Option(name: .customLong("crop-overlap-ratio"), help: "Overlap of neighbouring crops (default 512/1500).") var cropOverlapRatio: Double?
+    @Option(name: .customLong("crop-n-points-downscale-factor"), help: "Layer n has points-per-side / factor^n points a side (default 1).")
+    var cropNPointsDownscaleFactor: Int?
+    @Option(name: .customLong("min-mask-region-area"), help: "Remove holes and islands smaller than this many pixels (default 0: off).")
+    var minMaskRegionArea: Int?
+    @Option(name: .customLong("mask-threshold"), help: "SAM 2: the logit a pixel must exceed (default 0).") var maskThreshold: Double?
+    @Flag(name: .customLong("use-m2m"), help: "SAM 2: refine each mask once with its own logits as the mask prompt.")
+    var useM2M = false
+    @Flag(name: .customLong("no-multimask-output"), help: "SAM 2: one mask per point (the decoder's choice) instead of three.")
+    var noMultimaskOutput = false
+    @Flag(name: .customLong("mask-pngs"), help: "With --everything: also write each mask as everything_NNNN.png.") var maskPNGs = false
+
+    /// The settings for a model of `rule`: its family's defaults, with what was given.
+    func settings(for rule: AutomaticMaskGenerator.Rule) -> AutomaticMaskSettings {
+        var settings: AutomaticMaskSettings = rule == .sam2 ? .sam2 : .sam
+        if let pointsPerSide { settings.pointsPerSide = pointsPerSide }
+        if let pointsPerBatch { settings.pointsPerBatch = pointsPerBatch }
+        if let predIoUThresh { settings.predIoUThresh = predIoUThresh }
+        if let stabilityScoreThresh { settings.stabilityScoreThresh = stabilityScoreThresh }
+        if let stabilityScoreOffset { settings.stabilityScoreOffset = stabilityScoreOffset }
+        if let boxNMSThresh { settings.boxNMSThresh = boxNMSThresh }
+        if let cropNLayers { settings.cropNLayers = cropNLayers }
+        if let cropNMSThresh { settings.cropNMSThresh = cropNMSThresh }
+        if let cropOverlapRatio { settings.cropOverlapRatio = cropOverlapRatio }
+        if let cropNPointsDownscaleFactor { settings.cropNPointsDownscaleFactor = cropNPointsDownscaleFactor }
+        if let minMaskRegionArea { settings.minMaskRegionArea = minMaskRegionArea }
+        if let maskThreshold { settings.maskThreshold = maskThreshold }
+        if useM2M { settings.useM2M = true }
+        if noMultimaskOutput { settings.multimaskOutput = false }
+        return settings
+    }
+
+    /// Whether any generator option was given (they mean nothing without --everything).
+    var anyGiven: Bool {
+        [pointsPerSide, pointsPerBatch, cropNLayers, cropNPointsDownscaleFactor, minMaskRegionArea].contains { $0 != nil }
+            || [predIoUThresh, stabilityScoreThresh, stabilityScoreOffset, boxNMSThresh, cropNMSThresh, cropOverlapRatio,
+                maskThreshold].contains { $0 != nil }
+            || useM2M || noMultimaskOutput || maskPNGs
+    }
+}
