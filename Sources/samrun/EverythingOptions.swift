@@ -3,26 +3,27 @@ import SAMEverything
 
 /// `samrun --everything`: every parameter of upstream's automatic mask generator under its own name
 /// in kebab case; an option not given takes the model family's upstream default.
+/// Values are taken as given, so a negative one (`--mask-threshold -1`) reads as a value, not an option.
 struct EverythingOptions: ParsableArguments {
     @Flag(help: "Segment everything: a grid of point prompts, masks filtered and deduplicated as upstream's automatic mask generator does; writes masks.json (COCO RLE) and overlay.png.")
     var everything = false
-    @Option(name: .customLong("points-per-side"), help: "Grid points along one side (default 32).") var pointsPerSide: Int?
-    @Option(name: .customLong("points-per-batch"), help: "Prompts decoded together (default 64).") var pointsPerBatch: Int?
-    @Option(name: .customLong("pred-iou-thresh"), help: "Drop masks whose predicted IoU is not above this (SAM 0.88, SAM 2 0.8).")
+    @Option(name: .customLong("points-per-side"), parsing: .unconditional, help: "Grid points along one side (default 32).") var pointsPerSide: Int?
+    @Option(name: .customLong("points-per-batch"), parsing: .unconditional, help: "Prompts decoded together (default 64).") var pointsPerBatch: Int?
+    @Option(name: .customLong("pred-iou-thresh"), parsing: .unconditional, help: "Drop masks whose predicted IoU is not above this (SAM 0.88, SAM 2 0.8).")
     var predIoUThresh: Double?
-    @Option(name: .customLong("stability-score-thresh"), help: "Drop masks whose stability score is below this (default 0.95).")
+    @Option(name: .customLong("stability-score-thresh"), parsing: .unconditional, help: "Drop masks whose stability score is below this (default 0.95).")
     var stabilityScoreThresh: Double?
-    @Option(name: .customLong("stability-score-offset"), help: "Cutoff shift for the stability score (default 1.0).")
+    @Option(name: .customLong("stability-score-offset"), parsing: .unconditional, help: "Cutoff shift for the stability score (default 1.0).")
     var stabilityScoreOffset: Double?
-    @Option(name: .customLong("box-nms-thresh"), help: "Box IoU for duplicates within a crop (default 0.7).") var boxNMSThresh: Double?
-    @Option(name: .customLong("crop-n-layers"), help: "Crop layers; layer i has (2^i)^2 crops (default 0).") var cropNLayers: Int?
-    @Option(name: .customLong("crop-nms-thresh"), help: "Box IoU for duplicates across crops (default 0.7).") var cropNMSThresh: Double?
-    @Option(name: .customLong("crop-overlap-ratio"), help: "Overlap of neighbouring crops (default 512/1500).") var cropOverlapRatio: Double?
-    @Option(name: .customLong("crop-n-points-downscale-factor"), help: "Layer n has points-per-side / factor^n points a side (default 1).")
+    @Option(name: .customLong("box-nms-thresh"), parsing: .unconditional, help: "Box IoU for duplicates within a crop (default 0.7).") var boxNMSThresh: Double?
+    @Option(name: .customLong("crop-n-layers"), parsing: .unconditional, help: "Crop layers; layer i has (2^i)^2 crops (default 0).") var cropNLayers: Int?
+    @Option(name: .customLong("crop-nms-thresh"), parsing: .unconditional, help: "Box IoU for duplicates across crops (default 0.7).") var cropNMSThresh: Double?
+    @Option(name: .customLong("crop-overlap-ratio"), parsing: .unconditional, help: "Overlap of neighbouring crops (default 512/1500).") var cropOverlapRatio: Double?
+    @Option(name: .customLong("crop-n-points-downscale-factor"), parsing: .unconditional, help: "Layer n has points-per-side / factor^n points a side (default 1).")
     var cropNPointsDownscaleFactor: Int?
-    @Option(name: .customLong("min-mask-region-area"), help: "Remove holes and islands smaller than this many pixels (default 0: off).")
+    @Option(name: .customLong("min-mask-region-area"), parsing: .unconditional, help: "Remove holes and islands smaller than this many pixels (default 0: off).")
     var minMaskRegionArea: Int?
-    @Option(name: .customLong("mask-threshold"), help: "SAM 2: the logit a pixel must exceed (default 0).") var maskThreshold: Double?
+    @Option(name: .customLong("mask-threshold"), parsing: .unconditional, help: "SAM 2: the logit a pixel must exceed (default 0).") var maskThreshold: Double?
     @Flag(name: .customLong("use-m2m"), help: "SAM 2: refine each mask once with its own logits as the mask prompt.")
     var useM2M = false
     @Flag(name: .customLong("no-multimask-output"), help: "SAM 2: one mask per point (the decoder's choice) instead of three.")

@@ -1,0 +1,68 @@
+import Foundation
+import SAMTestSupport
+import Testing
+
+/// `samrun --everything` on one photo: what it writes, and every bad option refused before any work
+/// (exit 2 naming the option, within a second, nothing written).
+@Suite("samrun --everything: outputs and bad options", .serialized)
+struct EverythingCLITests {
+    static let small = ["--points-per-side", "4", "--pred-iou-thresh", "0.1", "--stability-score-thresh", "0.05",
+                        "--stability-score-offset", "0.05", "--box-nms-thresh", "1.0"]
+
+    @Test("masks.json holds upstream's annotation fields, overlay.png is written, --mask-pngs one PNG a mask; fewer masks later take the extra PNGs away")
+    func outputs() throws {
+        let folder = try Hostile.folder()
+        defer { Hostile.remove(folder) }
+        let model = try Hostile.goodModel.get(), out = folder + "/out"
+        let run = try samrun.run([model, Hostile.photo, "--everything", "--mask-pngs", "--out", out] + Self.small)
+        #expect(run.status == 0, "\(run.stderr)")
+        let annotations = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/masks.json"))) as? [[String: Any]])
+        #expect(annotations.count >= 5, "\(annotations.count) masks")
+        let first = try #require(annotations.first)
+        #expect(Set(first.keys) == ["segmentation", "area", "bbox", "predicted_iou", "point_coords", "stability_score", "crop_box"])
+        #expect((first["segmentation"] as? [String: Any])?["size"] as? [Int] == [85, 128])
+        #expect(FileManager.default.fileExists(atPath: out + "/overlay.png"))
+        let pngs = try FileManager.default.contentsOfDirectory(atPath: out).filter { $0.hasPrefix("everything_") }
+        #expect(pngs.count == annotations.count)
+
+        let fewer = try samrun.run([model, Hostile.photo, "--everything", "--mask-pngs", "--out", out, "--points-per-side", "1",
+                                    "--pred-iou-thresh", "0", "--stability-score-thresh", "0"])
+        #expect(fewer.status == 0, "\(fewer.stderr)")
+        let kept = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/masks.json"))) as? [Any]
+        let left = try FileManager.default.contentsOfDirectory(atPath: out).filter { $0.hasPrefix("everything_") }
+        #expect(left.count == kept?.count && left.count < pngs.count, "\(left.count) PNGs for \(kept?.count ?? -1) masks")
+    }
+
+    @Test("bad options: exit 2 naming the option, within a second, nothing written",
+          arguments: [
+            (["--points-per-side", "0"], "--points-per-side 0"),
+            (["--points-per-side", "100000"], "--points-per-side 100000"),
+            (["--pred-iou-thresh", "1.5"], "--pred-iou-thresh 1.5"),
+            (["--pred-iou-thresh", "nan"], "--pred-iou-thresh nan"),
+            (["--stability-score-thresh", "-0.1"], "--stability-score-thresh -0.1"),
+            (["--box-nms-thresh", "inf"], "--box-nms-thresh inf"),
+            (["--crop-n-layers", "9"], "--crop-n-layers 9"),
+            (["--points-per-batch", "0"], "--points-per-batch 0"),
+            (["--crop-overlap-ratio", "1"], "--crop-overlap-ratio 1"),
+            (["--use-m2m"], "--use-m2m"),
+            (["--point", "10,10"], "--point"),
+          ])
+    func badOptions(arguments: [String], says: String) throws {
+        let folder = try Hostile.folder()
+        defer { Hostile.remove(folder) }
+        let model = try Hostile.goodModel.get(), out = folder + "/out"
+        try HostileRun(label: "--everything " + arguments.joined(separator: " "), tool: samrun,
+                       arguments: [model, Hostile.photo, "--everything", "--out", out] + arguments,
+                       mentions: [says], output: out, seconds: 1).check()
+    }
+
+    @Test("generator options without --everything are refused")
+    func optionsNeedEverything() throws {
+        let folder = try Hostile.folder()
+        defer { Hostile.remove(folder) }
+        let model = try Hostile.goodModel.get(), out = folder + "/out"
+        try HostileRun(label: "--points-per-side without --everything", tool: samrun,
+                       arguments: [model, Hostile.photo, "--point", "10,10", "--points-per-side", "8", "--out", out],
+                       mentions: ["need --everything"], output: out, seconds: 1).check()
+    }
+}
