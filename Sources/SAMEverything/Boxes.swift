@@ -25,7 +25,7 @@ public struct PixelBox: Sendable, Hashable, CustomStringConvertible {
 
     /// `box_xyxy_to_xywh`: [x0, y0, x1 - x0, y1 - y0] (the "bbox" and "crop_box" of a record).
     // ref: segment_anything/utils/amg.py box_xyxy_to_xywh
-    public var xywh: [Int] { [x0, y0, x1 - x0, y1 - y0] }
+    public var xywh: [Int] { [x0, y0, x1 &- x0, y1 &- y0] }  // int64 arithmetic wraps, as torch's
 
     /// The box as float32 coordinates, as upstream's `boxes.float()` before NMS.
     public var floatBox: FloatBox {
@@ -36,7 +36,7 @@ public struct PixelBox: Sendable, Hashable, CustomStringConvertible {
     /// integers, rounded to float32, then 1 / area in float32. The generator's cross-crop NMS
     /// scores each mask by this of its crop box, so masks from smaller crops win.
     // ref: segment_anything/automatic_mask_generator.py _generate_masks (scores = 1 / box_area(crop_boxes))
-    public var reciprocalArea: Float { 1 / Float((x1 - x0) * (y1 - y0)) }
+    public var reciprocalArea: Float { 1 / Float((x1 &- x0) &* (y1 &- y0)) }
 
     public var description: String { "[\(x0), \(y0), \(x1), \(y1)]" }
 }

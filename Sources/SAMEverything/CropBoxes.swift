@@ -8,8 +8,10 @@
 /// - Returns: the boxes and, for each, its layer index (0 for the whole image).
 // ref: segment_anything/utils/amg.py generate_crop_boxes
 public func generateCropBoxes(imageHeight: Int, imageWidth: Int, layerCount: Int, overlapRatio: Double) throws(SAMEverythingError) -> (boxes: [PixelBox], layerIndices: [Int]) {
-    guard imageHeight >= 0, imageWidth >= 0 else {
-        throw SAMEverythingError("image size \(imageWidth)x\(imageHeight) must not be negative")
+    // Below 2^31 (and overlaps likewise), no product or sum below can overflow, and every
+    // numerator is exact in a Double.
+    guard imageHeight >= 0, imageWidth >= 0, imageHeight < 1 << 31, imageWidth < 1 << 31 else {
+        throw SAMEverythingError("image size \(imageWidth)x\(imageHeight) must be in 0..<2^31")
     }
     guard overlapRatio.isFinite else {
         throw SAMEverythingError("the crop overlap ratio must be finite, got \(overlapRatio)")
@@ -30,7 +32,7 @@ public func generateCropBoxes(imageHeight: Int, imageWidth: Int, layerCount: Int
     for layer in 0..<max(layerCount, 0) {
         let cropsPerSide = 1 << (layer + 1)
         let overlapValue = overlapRatio * Double(shortSide) * (2 / Double(cropsPerSide))
-        guard abs(overlapValue) < 0x1p52 else {
+        guard abs(overlapValue) < 0x1p31 else {
             throw SAMEverythingError("crop overlap \(overlapValue) is out of range")
         }
         let overlap = Int(overlapValue)  // int() truncates toward zero

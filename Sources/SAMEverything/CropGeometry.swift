@@ -30,7 +30,8 @@ extension PixelBox {
     /// `uncrop_boxes_xyxy`: the box moved from `cropBox`'s frame to the image's (+x0, +y0 on both corners).
     // ref: segment_anything/utils/amg.py uncrop_boxes_xyxy
     public func uncropped(from cropBox: PixelBox) -> PixelBox {
-        PixelBox(x0: x0 + cropBox.x0, y0: y0 + cropBox.y0, x1: x1 + cropBox.x0, y1: y1 + cropBox.y0)
+        // Wrapping, as torch's int64 addition (no real box comes near).
+        PixelBox(x0: x0 &+ cropBox.x0, y0: y0 &+ cropBox.y0, x1: x1 &+ cropBox.x0, y1: y1 &+ cropBox.y0)
     }
 }
 
