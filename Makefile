@@ -119,7 +119,8 @@ venv:
 # converters/export_styles.py, which export.py runs), SAM's ViT, both sets' fuzzed prompts, SAM 2.1
 # (checkpoint and samexporter's ONNX pair), the format fixtures, and the tiny ViT set's weights as a
 # transformers SamModel checkpoint and a samexporter encoder, the tiny SAM 2.1 set's as a Sam2Model
-# checkpoint (import fixtures).
+# checkpoint (import fixtures), and segment-everything sets from the tiny MobileSAM and SAM 2.1 weights on the demo
+# photo (converters/export_amg.py, thresholds relaxed for random weights; docs/everything.md), with and without crops.
 references: venv
 	$(PYTHON) converters/export.py --model vit_t --seed 0 --config tiny --out reference_outputs/tiny
 	$(PYTHON) converters/export_reference.py --config vit_tiny --seed 0 --out reference_outputs/vit_tiny
@@ -135,6 +136,18 @@ references: venv
 	    --out Tests/SAMImportTests/Fixtures/hf_sam2_tiny.safetensors --report
 	$(PYTHON) converters/export_samexporter.py --config vit_tiny --weights reference_outputs/vit_tiny/sam.h5 \
 	    --out Tests/SAMImportTests/Fixtures/samexporter_vit_tiny.onnx
+	$(PYTHON) converters/export_amg.py $(AMG_TINY) --out reference_outputs/tiny_amg
+	$(PYTHON) converters/export_amg.py $(AMG_TINY) --crop-n-layers 1 --crop-nms-thresh 1.0 --out reference_outputs/tiny_amg_crops
+	$(PYTHON) converters/export_amg.py $(AMG_SAM2_TINY) --out reference_outputs/sam2_tiny_amg
+	$(PYTHON) converters/export_amg.py $(AMG_SAM2_TINY) --crop-n-layers 1 --crop-nms-thresh 1.0 --out reference_outputs/sam2_tiny_amg_crops
+
+# The committed segment-everything sets' models and generator parameters (random weights: see docs/everything.md).
+AMG_TINY      = --model vit_t --config tiny --weights reference_outputs/tiny/mobile_sam.h5 --no-weights-copy \
+                --image reference_outputs/demo/photo.png --points-per-side 8 --pred-iou-thresh 0.1 \
+                --stability-score-offset 0.05 --stability-score-thresh 0.05 --box-nms-thresh 1.0 --min-masks 10
+AMG_SAM2_TINY = --model sam2.1_tiny --config tiny --weights reference_outputs/sam2_tiny/sam2.1_hiera_tiny_widths.pt \
+                --no-weights-copy --image reference_outputs/demo/photo.png --points-per-side 6 --pred-iou-thresh 0.6 \
+                --stability-score-offset 0.2 --stability-score-thresh 0.2 --box-nms-thresh 1.0 --min-masks 10
 
 # Native runtime vs onnxruntime on a full-size reference set (DROP), 2 threads each, interleaved
 # processes: writes BENCHMARKS.md and benchmarks/results.json (see benchmarks/run_bench.py). Takes

@@ -173,13 +173,15 @@ def file_entries(root: Path) -> Dict[str, Dict[str, Any]]:
 # --- weights ---------------------------------------------------------------------------
 
 
-def write_state_dict_h5(sam: torch.nn.Module, flat: Path, nested: Path, source: str) -> None:
-    """state_dict as HDF5: flat dotted dataset names, and nested groups."""
+def write_state_dict_h5(sam: torch.nn.Module, flat: Path, nested: Optional[Path], source: str) -> None:
+    """state_dict as HDF5: flat dotted dataset names, and nested groups (unless ``nested`` is None)."""
     state = {k: to_numpy(v) for k, v in sam.state_dict().items()}
     with h5py.File(flat, "w") as f:
         f.attrs["source"] = source
         for key in sorted(state):
             f.create_dataset(key, data=state[key])
+    if nested is None:
+        return
     with h5py.File(nested, "w") as f:
         f.attrs["source"] = source
         for key in sorted(state):
