@@ -110,7 +110,7 @@ let package = Package(
         ]),
 
         .target(name: "SAMVerify", dependencies: ["SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor", "SAMImage", "SAMParallel", "SAMBLAS", "SAMKernels"]),
-        .executableTarget(name: "samverify", dependencies: ["SAMVerify", "SAMModelFile", "SAMModel", "SAMKernels", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .executableTarget(name: "samverify", dependencies: ["SAMVerify", "SAMEverything", "SAMPipeline", "SAMImage", "SAMFormats", "SAMModelFile", "SAMModel", "SAMKernels", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         .executableTarget(name: "sambench", dependencies: ["SAMModelFile", "SAMModel", "SAMImage", "SAMFormats", "SAMTensor", "SAMBLAS", "SAMPipeline", "SAMKernels", "CFMAPeak"]),
 

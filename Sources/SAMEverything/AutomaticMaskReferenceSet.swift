@@ -21,6 +21,14 @@ public struct AutomaticMaskReferenceSet: Sendable {
     public let configPath: String?
     public let images: [Image]
 
+    /// Whether `folder`'s manifest names this kind (a quick look; `init` checks the rest).
+    public static func isSet(at folder: String) -> Bool {
+        struct Kind: Decodable { var kind: String? }
+        guard let data = try? Data(contentsOf: URL(fileURLWithPath: folder + "/manifest.json")),
+              let manifest = try? JSONDecoder().decode(Kind.self, from: data) else { return false }
+        return manifest.kind == kind
+    }
+
     public init(folder: String) throws(EverythingError) {
         self.folder = folder
         let manifestPath = folder + "/manifest.json"

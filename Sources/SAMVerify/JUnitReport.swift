@@ -125,7 +125,7 @@ public enum JUnitReport {
 
     static func seconds(_ value: Double) -> String { String(format: "%.3f", value) }
 
-    static func escape(_ text: String) -> String {
+    public static func escape(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.count)
         for scalar in text.unicodeScalars {

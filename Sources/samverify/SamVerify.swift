@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SAMFormats
+import SAMEverything
 import SAMKernels
 import SAMVerify
 
@@ -143,6 +144,7 @@ struct SamVerify: ParsableCommand {
     func execute() -> Int32 {
         // This process is the tool's own: BLAS on one thread, freed memory kept for reuse.
         Kernels.tuneProcessForInference()
+        if AutomaticMaskReferenceSet.isSet(at: references) { return verifyEverything() }
         if bfloat16 {
             do { try Kernels.setLinearPrecision(.bfloat16) } catch {
                 FileHandle.standardError.write(Data("samverify: --bf16: \(error)\n".utf8))

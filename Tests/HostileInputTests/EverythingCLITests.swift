@@ -66,3 +66,53 @@ struct EverythingCLITests {
                        mentions: ["need --everything"], output: out, seconds: 1).check()
     }
 }
+
+/// `samverify` on a segment-everything set: pass on the committed tiny set; a set whose upstream masks
+/// were edited fails (exit 1) listing the unmatched masks; options of tensor sets are refused.
+@Suite("samverify on segment-everything sets", .serialized)
+struct EverythingVerifyCLITests {
+    static let set = HostileCorpus.root + "/reference_outputs/tiny_amg"
+
+    /// The tiny set copied to `folder`, its weights path made absolute and `edit` applied to its masks.
+    static func editedCopy(in folder: String, _ edit: (inout [[String: Any]]) -> Void) throws -> String {
+        let copy = folder + "/set"
+        try FileManager.default.copyItem(atPath: set, toPath: copy)
+        var manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: copy + "/manifest.json"))) as! [String: Any]
+        manifest["weights"] = HostileCorpus.root + "/reference_outputs/tiny/mobile_sam.h5"
+        try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: copy + "/manifest.json"))
+        let masksPath = copy + "/masks/photo.json"
+        var masks = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: masksPath))) as! [[String: Any]]
+        edit(&masks)
+        try JSONSerialization.data(withJSONObject: masks).write(to: URL(fileURLWithPath: masksPath))
+        return copy
+    }
+
+    @Test("the committed tiny set passes; with three upstream masks removed it fails, naming them in JSON and JUnit, drawn in the report")
+    func passAndFail() throws {
+        let folder = try Hostile.folder()
+        defer { Hostile.remove(folder) }
+        let model = try Hostile.goodModel.get()
+        let pass = try samverify.run([model, "--references", Self.set, "--json", folder + "/pass.json", "--quiet"])
+        #expect(pass.status == 0 && pass.stdout.contains("PASS (exit 0)"), "\(pass.stdout)\(pass.stderr)")
+
+        let edited = try Self.editedCopy(in: folder) { masks in masks.removeSubrange(2..<5) }
+        let fail = try samverify.run([model, "--references", edited, "--json", folder + "/fail.json", "--junit", folder + "/fail.xml",
+                                      "--report", folder + "/report", "--quiet"])
+        #expect(fail.status == 1 && fail.stdout.contains("FAIL (exit 1)"), "\(fail.stdout)\(fail.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/fail.json"))) as? [String: Any]
+        let image = (report?["images"] as? [[String: Any]])?.first
+        #expect(report?["status"] as? String == "fail")
+        #expect((image?["unmatched_native"] as? [Int])?.count == 3 && (image?["unmatched_reference"] as? [Int])?.isEmpty == true,
+                "\(String(describing: image))")
+        #expect(try String(contentsOfFile: folder + "/fail.xml", encoding: .utf8).contains("<failure"))
+        #expect(FileManager.default.fileExists(atPath: folder + "/report/index.html")
+                && FileManager.default.fileExists(atPath: folder + "/report/image_000.png"))
+    }
+
+    @Test("a tensor set's options are refused on a segment-everything set")
+    func notApplicable() throws {
+        let model = try Hostile.goodModel.get()
+        let run = try samverify.run([model, "--references", Self.set, "--atol", "1e-3", "--quiet"])
+        #expect(run.status == 2 && run.stderr.contains("--atol"), "\(run.stderr)")
+    }
+}
