@@ -58,6 +58,11 @@ public enum EverythingVerification {
             let photo: RGBImage
             do { photo = try ImageIO.read(image.imagePath) } catch { throw .image(error) }
             let reference = try AutomaticMaskReferenceSet.annotations(at: image.masksPath)
+            // Checked before any mask is decoded: a hostile size would ask for its height x width bytes.
+            if let wrong = reference.firstIndex(where: { $0.segmentation.height != photo.height || $0.segmentation.width != photo.width }) {
+                throw .referenceSet("\(image.masksPath): annotation \(wrong) is \(reference[wrong].segmentation.width)x"
+                                    + "\(reference[wrong].segmentation.height), the photo \(photo.width)x\(photo.height)")
+            }
             let started = Date()
             let native = try generator.generate(photo)
             let seconds = Date().timeIntervalSince(started)
