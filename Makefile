@@ -15,7 +15,7 @@ CPU_FLAGS    ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma 
 RELEASE      := -c release $(CPU_FLAGS)
 
 .PHONY: setup build test test-blas-paths test-release-tools check-dependency check-drops verify verify-fuzz demo references venv \
-        regen-onnx-proto clean bench bench-venv fuzz fuzz-explore test-asan sam2-references verify-sam2 bench-sam2
+        regen-onnx-proto clean bench bench-venv bench-everything fuzz fuzz-explore test-asan sam2-references verify-sam2 bench-sam2
 
 setup:
 	@scripts/setup.sh
@@ -209,6 +209,17 @@ verify-sam2: setup
 	done; exit $$status
 
 # The benchmark's Python side only (numpy + onnxruntime), lighter than `venv` (which installs torch).
+# Segment everything on DROP's MobileSAM and photo (or EVERYTHING_IMAGE), 32x32 grid and upstream's
+# defaults, beside PyTorch's SamAutomaticMaskGenerator on the same weights, photo and 2 threads, as
+# separate processes (benchmarks/run_everything_bench.py): generator times and their ratio, decoded
+# masks per second, peak RSS, the two mask sets matched; out/bench-everything.json. A PyTorch run takes
+# minutes. EVERYTHING_ARGS passes options to the script (--rounds N, or -- --points-per-side 16 for both sides).
+bench-everything: setup venv
+	$(SWIFT) build $(RELEASE) --product samrun
+	$(SWIFT) build $(RELEASE) --product samconvert
+	$(PYTHON) benchmarks/run_everything_bench.py --bin "$$($(SWIFT) build $(RELEASE) --show-bin-path)" --drop "$(DROP)" \
+	    --threads 2 $(if $(EVERYTHING_IMAGE),--image "$(EVERYTHING_IMAGE)") $(EVERYTHING_ARGS)
+
 bench-venv:
 	test -x $(PYTHON) || python3 -m venv $(VENV)
 	$(PYTHON) -m pip install -q -r benchmarks/requirements.txt
