@@ -1,0 +1,110 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What a PNG or JPEG file declares about itself before its pixels: the format (from the signature)
+/// and the width and height (PNG's IHDR, JPEG's start-of-frame segment). Read without decoding, from
+/// as few bytes as hold it; a JPEG is read up to its frame header, which precedes the first scan.
+public struct ImageHeader: Sendable, Equatable {
+    public var format: ImageIO.Format
+    public var width: Int
+    public var height: Int
+
+    public init(format: ImageIO.Format, width: Int, height: Int) {
+        self.format = format
+        self.width = width
+        self.height = height
+    }
+}
+
+extension ImageIO {
+    /// The header of the image at `path`: only a regular file is opened (never waited on), and it
+    /// must start with a PNG or JPEG signature and declare a non-zero size. The same width and height
+    /// as `read(path)` returns for an image it decodes.
+    public static func header(_ path: String) throws(ImageError) -> ImageHeader {
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw ImageError(.unreadable, file: path, "cannot open: \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            throw ImageError(.unreadable, file: path, "cannot stat: \(String(cString: strerror(errno)))")
+        }
+        if let kind = regularFileProblem(status.st_mode) {
+            throw ImageError(.unreadable, file: path, "not a regular file (\(kind))")
+        }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        var ended = false
+        /// Reads the next chunk; false at the end of the file.
+        func readMore() throws(ImageError) -> Bool {
+            while true {
+                let count = chunk.withUnsafeMutableBytes { headerRead(descriptor, $0.baseAddress, $0.count) }
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    throw ImageError(.unreadable, file: path, "read failed: \(String(cString: strerror(errno)))")
+                }
+                if count == 0 { ended = true; return false }
+                bytes.append(contentsOf: chunk[0..<count])
+                return true
+            }
+        }
+        _ = try readMore()
+        while bytes.count < 8, !ended { _ = try readMore() }
+        guard let format = sniff(bytes) else {
+            if bytes.isEmpty { throw ImageError(.unsupported, file: path, "empty file; supported: PNG, JPEG") }
+            let head = bytes.prefix(8).map { String($0, radix: 16).leftPadded(to: 2) }.joined(separator: " ")
+            throw ImageError(.unsupported, file: path, "not a PNG or JPEG image (starts with \(head)); supported: PNG, JPEG")
+        }
+        switch format {
+        case .png:
+            while bytes.count < 24, !ended { _ = try readMore() }
+            guard bytes.count >= 24, Array(bytes[12..<16]) == Array("IHDR".utf8) else {
+                throw ImageError(.corrupt, file: path, "PNG has no IHDR chunk after its signature")
+            }
+            let width = bytes[16..<20].reduce(0) { $0 << 8 | Int($1) }
+            let height = bytes[20..<24].reduce(0) { $0 << 8 | Int($1) }
+            guard width > 0, height > 0 else {
+                throw ImageError(.badDimensions, file: path, "PNG declares a zero size (\(width)x\(height))")
+            }
+            return ImageHeader(format: .png, width: width, height: height)
+        case .jpeg:
+            // The frame header comes before the first scan; stop the walk there and read on only while
+            // neither has been met (large EXIF or ICC segments can push it past the first chunk).
+            while true {
+                let markers = JPEGMarkers(bytes, stoppingAfter: 0)
+                if let width = markers.width, let height = markers.height {
+                    guard width > 0, height > 0 else {
+                        throw ImageError(.badDimensions, file: path, "JPEG declares a zero size (\(width)x\(height))")
+                    }
+                    return ImageHeader(format: .jpeg, width: width, height: height)
+                }
+                let readOn = markers.scans == 0 && !ended ? try readMore() : false
+                if !readOn {
+                    throw ImageError(.corrupt, file: path, "JPEG has no frame header (SOF) before its first scan")
+                }
+            }
+        }
+    }
+
+    /// nil for a regular file, else what stands there.
+    static func regularFileProblem(_ mode: mode_t) -> String? {
+        switch mode & S_IFMT {
+        case S_IFREG: nil
+        case S_IFDIR: "a directory"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFIFO: "a FIFO"
+        case S_IFSOCK: "a socket"
+        default: "not a regular file"
+        }
+    }
+}
+
+@inline(__always)
+private func headerRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    read(descriptor, buffer, count)
+}
