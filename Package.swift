@@ -88,7 +88,7 @@ let package = Package(
         .target(name: "SAMPipeline", dependencies: ["SAMModelFile", "SAMModel", "SAMImage", "SAMTensor", "SAMKernels"]),
 
         // The automatic mask generator's pure parts (grids, crops, NMS, RLE, small regions), no model.
-        .target(name: "SAMEverything", dependencies: ["SAMImage", "SAMModel", "SAMPipeline", "SAMTensor"]),
+        .target(name: "SAMEverything", dependencies: ["SAMImage", "SAMModel", "SAMPipeline", "SAMTensor", "SAMFormats"]),
 
         // Command-line tools, one target each.
         // The command-line tools' shared exit-status contract.

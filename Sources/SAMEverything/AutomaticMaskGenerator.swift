@@ -227,11 +227,13 @@ public enum EverythingError: Error, CustomStringConvertible {
     case image(ImageError)
     /// A segment-everything reference set or masks file that cannot be read.
     case referenceSet(String)
+    /// A dataset run that cannot go on: an image list or folder, a shard, an output name, a merge.
+    case dataset(String)
 
     public var description: String {
         switch self {
         case .invalidSettings(let lines): "automatic mask settings: " + lines.joined(separator: "; ")
-        case .referenceSet(let message): message
+        case .referenceSet(let message), .dataset(let message): message
         case .pipeline(let error): "\(error)"
         case .image(let error): "\(error)"
         }

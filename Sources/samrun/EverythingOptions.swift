@@ -29,6 +29,17 @@ struct EverythingOptions: ParsableArguments {
     @Flag(name: .customLong("no-multimask-output"), help: "SAM 2: one mask per point (the decoder's choice) instead of three.")
     var noMultimaskOutput = false
     @Flag(name: .customLong("mask-pngs"), help: "With --everything: also write each mask as everything_NNNN.png.") var maskPNGs = false
+    @Option(name: .customLong("images"), help: ArgumentHelp(
+        "Dataset mode (instead of IMAGE): a folder (its *.png, *.jpg, *.jpeg) or a list file (one path a line); writes --out/<stem>.json per image, skipping those already there.",
+        valueName: "dir-or-list"))
+    var images: String?
+    @Option(name: .customLong("shard"), parsing: .unconditional, help: ArgumentHelp(
+        "With --images: only the sorted list's images whose index % N == I (0 <= I < N).", valueName: "I/N"))
+    var shard: String?
+    @Option(name: .customLong("coco"), help: ArgumentHelp(
+        "With --images: merge every image's JSON into one COCO instances file (after segmenting this shard's missing ones).",
+        valueName: "file"))
+    var coco: String?
 
     /// The settings for a model of `rule`: its family's defaults, with what was given.
     func settings(for rule: AutomaticMaskGenerator.Rule) -> AutomaticMaskSettings {
@@ -48,6 +59,15 @@ struct EverythingOptions: ParsableArguments {
         if useM2M { settings.useM2M = true }
         if noMultimaskOutput { settings.multimaskOutput = false }
         return settings
+    }
+
+    /// The given values' problems (out-of-range sizes, thresholds outside [0, 1] or NaN), found
+    /// before the model loads: every family's defaults are within bounds, so SAM's stand in for them.
+    var problems: [String] { settings(for: .sam).problems }
+
+    /// The dataset mode's options that were given, by name.
+    var datasetOptionsGiven: [String] {
+        [("--images", images), ("--shard", shard), ("--coco", coco)].filter { $0.1 != nil }.map(\.0)
     }
 
     /// Whether any generator option was given (they mean nothing without --everything).

@@ -28,6 +28,10 @@ struct SamRun: ParsableCommand {
         --embeddings reuses image_embeddings.npy (SAM 2: image_embed.npy, with the high_res_feats_*.npy beside \
         it) from an earlier run and skips the encoder; it must have been computed by this model from an image of \
         this size, and every map must be the one its .json record names by digest, unless --force.
+        --everything segments everything (upstream's automatic mask generator) on IMAGE, writing masks.json and \
+        overlay.png; with --images DIR_OR_LIST instead of IMAGE it writes one <stem>.json per image, skips images \
+        whose JSON exists (a stopped run resumes), runs one --shard I/N of the sorted list, and --coco FILE merges \
+        every image's JSON into one COCO instances file (docs/everything.md).
         Exit status: 0 success; 2 bad input or usage (every input is checked before anything is written).
         """)
 
@@ -80,14 +84,34 @@ struct SamRun: ParsableCommand {
                 do { try Kernels.setLinearPrecision(.bfloat16) } catch { throw RunFailure("--bf16: \(error)") }
             }
             if everything.everything {
-                guard let image else { throw RunFailure("--everything needs an IMAGE") }
                 guard points.isEmpty, box.isEmpty, maskInput == nil, embeddings == nil, !profile else {
                     throw RunFailure("--everything makes its own prompts: --point, --box, --mask-input, --embeddings and --profile do not apply")
                 }
                 guard maxPixels >= 1 else { throw RunFailure("--max-pixels must be at least 1, not \(maxPixels)") }
-                try EverythingRun(model: model, image: image, out: out, options: everything, maxPixels: maxPixels,
-                                  skipChecksums: skipChecksums).run()
+                // The generator's settings are checked before the model loads (the model's family adds its own check).
+                let problems = everything.problems
+                guard problems.isEmpty else { throw RunFailure("automatic mask settings: " + problems.joined(separator: "; ")) }
+                if let images = everything.images {
+                    guard image == nil else {
+                        throw RunFailure("--images \(images) and IMAGE \(image ?? "") exclude each other: give one photo or a dataset")
+                    }
+                    guard !everything.maskPNGs else { throw RunFailure("--mask-pngs writes one photo's masks; it does not apply to --images") }
+                    try EverythingDatasetRun(model: model, images: images, out: out, options: everything, maxPixels: maxPixels,
+                                             skipChecksums: skipChecksums).run()
+                } else {
+                    if let option = everything.datasetOptionsGiven.first {
+                        throw RunFailure("\(option) needs --images (a folder or a list of images); with one IMAGE, leave it out")
+                    }
+                    guard let image else { throw RunFailure("--everything needs an IMAGE, or --images DIR_OR_LIST") }
+                    try EverythingRun(model: model, image: image, out: out, options: everything, maxPixels: maxPixels,
+                                      skipChecksums: skipChecksums).run()
+                }
             } else {
+                let dataset = everything.datasetOptionsGiven
+                if !dataset.isEmpty {
+                    throw RunFailure(dataset.joined(separator: " and ") + (dataset.count == 1 ? " needs" : " need")
+                                     + " --everything (segment everything over a dataset: --everything --images DIR_OR_LIST)")
+                }
                 guard !everything.anyGiven else { throw RunFailure("the automatic mask generator's options need --everything") }
                 try segment()
             }
