@@ -79,10 +79,19 @@ public struct EverythingDataset: Sendable {
         }
     }
 
-    /// Makes `folder` and its parents if absent (several shards may do so at once).
+    /// Makes `folder` and its parents if absent. Several shards may do so at once: a folder another
+    /// process made first is taken as made.
     public func prepareFolder() throws(EverythingError) {
-        do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
-            throw .dataset("--out \(folder): cannot create the folder: \(error.localizedDescription)")
+        var prefix = folder.hasPrefix("/") ? "" : "."
+        for part in folder.split(separator: "/") {
+            prefix += "/" + part
+            guard mkdir(prefix, 0o755) != 0 else { continue }
+            let failure = errno
+            var status = stat()
+            guard stat(prefix, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
+                let reason = failure == EEXIST ? "it is not a folder" : String(cString: strerror(failure))
+                throw .dataset("--out \(folder): cannot create \(prefix): \(reason)")
+            }
         }
     }
 
