@@ -143,6 +143,10 @@ references: venv
 	$(PYTHON) converters/export_amg.py --model sam2.1_tiny --config tiny --weights reference_outputs/sam2_tiny/sam2.1_hiera_tiny_widths.pt \
 	    --no-weights-copy --image reference_outputs/demo/photo.png --points-per-side 8 --pred-iou-thresh 0 \
 	    --stability-score-thresh 0 --crop-n-layers 1 --mask-threshold 1.0 --out reference_outputs/sam2_tiny_amg_crop_masks
+	$(PYTHON) converters/export_amg.py $(AMG_TINY) --crop-nms-thresh 1.0 --min-mask-region-area 30 --out reference_outputs/tiny_amg_regions
+	$(PYTHON) converters/export_amg.py --model sam2.1_tiny --config tiny --weights reference_outputs/sam2_tiny/sam2.1_hiera_tiny_widths.pt \
+	    --no-weights-copy --image reference_outputs/demo/photo.png --points-per-side 8 --pred-iou-thresh 0 \
+	    --stability-score-thresh 0 --mask-threshold 1.0 --min-mask-region-area 30 --out reference_outputs/sam2_tiny_amg_regions
 
 # The committed segment-everything sets' models and generator parameters (random weights: see docs/everything.md).
 AMG_TINY      = --model vit_t --config tiny --weights reference_outputs/tiny/mobile_sam.h5 --no-weights-copy \

@@ -91,7 +91,11 @@ public final class AutomaticMaskGenerator {
         if crops.count > 1 {
             records = try Self.deduplicated(records, scores: records.map(\.cropBox.reciprocalArea), threshold: settings.cropNMSThresh)
         }
-        if settings.minMaskRegionArea > 0 {
+        // SAM 2's generator never calls postprocess_small_regions: it hands min_mask_region_area to its
+        // predictor's hole and sprinkle removal, which needs sam2's compiled extension; a CPU install
+        // (the reference sets') skips that with a warning, and so does this generator.
+        // ref: sam2/automatic_mask_generator.py SAM2AutomaticMaskGenerator.__init__ (max_hole_area), generate
+        if settings.minMaskRegionArea > 0, rule == .sam {
             records = try SmallRegionCleanup.apply(to: records, minArea: settings.minMaskRegionArea,
                                                    nmsThreshold: max(settings.boxNMSThresh, settings.cropNMSThresh))
         }
