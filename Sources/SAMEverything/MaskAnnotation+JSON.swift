@@ -8,7 +8,7 @@ extension MaskAnnotation {
     public var jsonText: String {
         // Counts of a mask this generator made always encode; a hand-made annotation's may not.
         let counts = (try? COCORLE(segmentation).counts) ?? ""
-        return "{\"segmentation\": {\"size\": [\(segmentation.height), \(segmentation.width)], \"counts\": \(Self.quoted(counts))}, "
+        return "{\"segmentation\": {\"size\": [\(segmentation.height), \(segmentation.width)], \"counts\": \(COCOInstances.jsonString(counts))}, "
             + "\"area\": \(area), \"bbox\": \(Self.list(bbox)), \"predicted_iou\": \(Self.number(Double(predictedIoU))), "
             + "\"point_coords\": [[\(Self.number(pointCoords[0])), \(Self.number(pointCoords[1]))]], "
             + "\"stability_score\": \(Self.number(Double(stabilityScore))), \"crop_box\": \(Self.list(cropBox))}"
@@ -27,10 +27,5 @@ extension MaskAnnotation {
         if value.isInfinite { return value < 0 ? "-Infinity" : "Infinity" }
         let text = "\(value)"
         return text
-    }
-
-    /// COCO RLE strings hold the characters 48...111 ('0'...'o'): only backslash needs escaping.
-    static func quoted(_ text: String) -> String {
-        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 }

@@ -24,18 +24,8 @@ extension ImageIO {
     /// must start with a PNG or JPEG signature and declare a non-zero size. The same width and height
     /// as `read(path)` returns for an image it decodes.
     public static func header(_ path: String) throws(ImageError) -> ImageHeader {
-        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw ImageError(.unreadable, file: path, "cannot open: \(String(cString: strerror(errno)))")
-        }
+        let (descriptor, _) = try openRegularFile(path)
         defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else {
-            throw ImageError(.unreadable, file: path, "cannot stat: \(String(cString: strerror(errno)))")
-        }
-        if let kind = regularFileProblem(status.st_mode) {
-            throw ImageError(.unreadable, file: path, "not a regular file (\(kind))")
-        }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         var ended = false
@@ -91,6 +81,26 @@ extension ImageIO {
     }
 
     /// nil for a regular file, else what stands there.
+    /// `path` opened for reading, with its status: only a regular file (O_NONBLOCK: opening a FIFO
+    /// must not wait for a writer; fstat refuses it). The caller closes the descriptor.
+    static func openRegularFile(_ path: String) throws(ImageError) -> (descriptor: Int32, status: stat) {
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw ImageError(.unreadable, file: path, "cannot open: \(String(cString: strerror(errno)))")
+        }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            throw ImageError(.unreadable, file: path, "cannot stat: \(reason)")
+        }
+        if let kind = regularFileProblem(status.st_mode) {
+            close(descriptor)
+            throw ImageError(.unreadable, file: path, "not a regular file (\(kind))")
+        }
+        return (descriptor, status)
+    }
+
     static func regularFileProblem(_ mode: mode_t) -> String? {
         switch mode & S_IFMT {
         case S_IFREG: nil

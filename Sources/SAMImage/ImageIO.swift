@@ -203,19 +203,8 @@ public enum ImageIO {
     // MARK: - Files
 
     static func readFile(_ path: String, limits: ImageLimits = .default) throws(ImageError) -> [UInt8] {
-        // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat refuses it below.
-        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw ImageError(.unreadable, file: path, "cannot open: \(String(cString: strerror(errno)))")
-        }
+        let (descriptor, status) = try openRegularFile(path)
         defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else {
-            throw ImageError(.unreadable, file: path, "cannot stat: \(String(cString: strerror(errno)))")
-        }
-        guard (status.st_mode & S_IFMT) == S_IFREG else {
-            throw ImageError(.unreadable, file: path, "not a regular file")
-        }
         guard Int(status.st_size) <= limits.maxFileBytes else {
             throw ImageError(.overLimit, file: path, "the file has \(status.st_size) bytes; an image within the pixel budget "
                              + "(\(limits.maxPixels) pixels) has at most \(limits.maxFileBytes)")
