@@ -147,6 +147,8 @@ references: venv
 	$(PYTHON) converters/export_amg.py --model sam2.1_tiny --config tiny --weights reference_outputs/sam2_tiny/sam2.1_hiera_tiny_widths.pt \
 	    --no-weights-copy --image reference_outputs/demo/photo.png --points-per-side 8 --pred-iou-thresh 0 \
 	    --stability-score-thresh 0 --mask-threshold 1.0 --min-mask-region-area 30 --out reference_outputs/sam2_tiny_amg_regions
+	$(PYTHON) converters/export_amg.py $(AMG_SAM2_TINY) --use-m2m --out reference_outputs/sam2_tiny_amg_m2m
+	$(PYTHON) converters/export_amg.py $(AMG_SAM2_TINY) --no-multimask-output --out reference_outputs/sam2_tiny_amg_single
 
 # The committed segment-everything sets' models and generator parameters (random weights: see docs/everything.md).
 AMG_TINY      = --model vit_t --config tiny --weights reference_outputs/tiny/mobile_sam.h5 --no-weights-copy \

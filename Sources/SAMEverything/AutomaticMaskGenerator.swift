@@ -194,31 +194,37 @@ public final class AutomaticMaskGenerator {
 
     /// Every point's masks (multimask: the three masks after the first; SAM 2 single: the decoder's
     /// choice), each refined once with its own logits as the mask prompt under SAM 2's `use_m2m`.
+    /// The batch's points are decoded together (`SegmentAnything.predictLowResolution(_:)` on a
+    /// batch), and so are their refinements.
     /// ref: _process_batch (predict_torch / _predict with multimask_output, return_logits); refine_with_m2m
     func decodeCandidates(_ points: ArraySlice<SIMD2<Double>>) throws(EverythingError) -> [Candidate] {
         let selection: MaskSelection = settings.multimaskOutput ? .multimask : .single
+        // ref: in_labels = torch.ones(...): every grid point is a foreground click.
+        let prompts = points.map { Prompt(points: [Prompt.Point(x: Float($0.x), y: Float($0.y), label: 1)]) }
+        let decoded: [LowResolutionPrediction]
+        do { decoded = try segmenter.predictLowResolution(prompts, selection: selection) } catch { throw .pipeline(error) }
         var candidates: [Candidate] = []
-        for point in points {
-            // ref: in_labels = torch.ones(...): every grid point is a foreground click.
-            let prompt = Prompt(points: [Prompt.Point(x: Float(point.x), y: Float(point.y), label: 1)])
-            let decoded: LowResolutionPrediction
-            do { decoded = try segmenter.predictLowResolution(prompt, selection: selection) } catch { throw .pipeline(error) }
-            for index in decoded.selected {
-                var candidate = Candidate(logits: decoded.logits.plane(index), iou: decoded.iouPredictions[index], point: point)
+        var refinements: [Prompt] = []
+        for (point, (prompt, prediction)) in zip(points, zip(prompts, decoded)) {
+            for index in prediction.selected {
+                candidates.append(Candidate(logits: prediction.logits.plane(index), iou: prediction.iouPredictions[index], point: point))
                 if rule == .sam2, settings.useM2M {
                     // ref: refine_with_m2m — the clamped low-res logits as the mask input, one mask out.
-                    let plane = decoded.returnedLogits.plane(index)
+                    let plane = prediction.returnedLogits.plane(index)
                     let side = Int(Double(plane.count).squareRoot())
                     var refinement = prompt
                     refinement.maskInput = FloatTensor(shape: [1, 1, side, side], data: plane)
-                    let refined: LowResolutionPrediction
-                    do { refined = try segmenter.predictLowResolution(refinement, selection: .single) } catch { throw .pipeline(error) }
-                    let chosen = refined.selected[0]
-                    candidate.logits = refined.logits.plane(chosen)
-                    candidate.iou = refined.iouPredictions[chosen]
+                    refinements.append(refinement)
                 }
-                candidates.append(candidate)
             }
+        }
+        guard !refinements.isEmpty else { return candidates }
+        let refined: [LowResolutionPrediction]
+        do { refined = try segmenter.predictLowResolution(refinements, selection: .single) } catch { throw .pipeline(error) }
+        for (index, prediction) in refined.enumerated() {
+            let chosen = prediction.selected[0]
+            candidates[index].logits = prediction.logits.plane(chosen)
+            candidates[index].iou = prediction.iouPredictions[chosen]
         }
         return candidates
     }

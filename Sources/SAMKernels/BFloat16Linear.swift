@@ -25,7 +25,7 @@ extension Kernels {
     public static let bfloat16Available: Bool = sam_bf16_supported() != 0
 
     private static let bfloat16Linears = Atomic<Bool>(false)
-    @TaskLocal private static var scopedLinearPrecision: LinearPrecision?
+    @TaskLocal static var scopedLinearPrecision: LinearPrecision?
 
     /// The precision of every later `linear` call in the process (process-wide, like
     /// `tuneProcessForInference`: the command-line tools' `--bf16`); `.bfloat16` is refused where

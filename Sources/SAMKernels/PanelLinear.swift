@@ -22,7 +22,7 @@ extension Kernels {
     public static let panelKernelAvailable: Bool = sam_vector_math_has_avx512() != 0
 
     private static let blasLinears = Atomic<Bool>(false)
-    @TaskLocal private static var scopedFloat32LinearKernel: Float32LinearKernel?
+    @TaskLocal static var scopedFloat32LinearKernel: Float32LinearKernel?
 
     /// The float32 product of every later `linear` call in the process (`sambench --blas-linear`).
     public static func setFloat32LinearKernel(_ kernel: Float32LinearKernel) throws(UnsupportedLinearKernel) {

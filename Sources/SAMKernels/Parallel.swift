@@ -2,12 +2,28 @@ import SAMParallel
 
 // The kernels' parallel loops run on the package's one pool of workers (SAMParallel).
 extension Kernels {
-    /// Worker threads the parallel loops (and `gemm`) split across; see `Workers.count`.
-    public static var workerCount: Int { Workers.count }
+    /// Worker threads the parallel loops (and `gemm`) split across here; see `Workers.available`.
+    public static var workerCount: Int { Workers.available }
 
     /// Runs `body(i)` for every `i` in `0..<count` on the workers; see `Workers.forEach`.
     public static func parallelFor(_ count: Int, _ body: (Int) -> Void) {
         Workers.forEach(count, body)
+    }
+
+    /// Runs `body(i)` for every `i` in `0..<count`, one index per worker at a time with that index's
+    /// own loops run inline (`Workers.serially`): for independent items each worth a whole core (a
+    /// batch of prompts), where one item at a time split over the workers spends more on hand-offs
+    /// between small products. The caller's kernel choices (`withLinearPrecision`,
+    /// `withFloat32LinearKernel`) hold on the workers too, which task-local values alone would not.
+    public static func parallelForSerialItems(_ count: Int, _ body: (Int) -> Void) {
+        let precision = scopedLinearPrecision, kernel = scopedFloat32LinearKernel
+        Workers.forEach(count) { index in
+            $scopedLinearPrecision.withValue(precision) {
+                $scopedFloat32LinearKernel.withValue(kernel) {
+                    Workers.serially { body(index) }
+                }
+            }
+        }
     }
 
     /// Hands each task a contiguous range of indices; see `Workers.forEachChunk`.

@@ -20,6 +20,20 @@ public enum Workers {
         return min(limit, online)
     }()
 
+    /// Threads a loop started on this thread may use: `count`, or 1 inside `serially`.
+    public static var available: Int { runsSerially ? 1 : count }
+
+    /// Set inside `serially`: this thread's loops run on it alone.
+    @TaskLocal private static var runsSerially = false
+
+    /// Runs `body` with every parallel loop it starts on this thread run inline, on this thread
+    /// alone: for a caller that already keeps every worker busy with independent items (a batch of
+    /// prompts, one per worker), where splitting each item's small products again only adds
+    /// hand-offs.
+    public static func serially<R>(_ body: () throws -> R) rethrows -> R {
+        try $runsSerially.withValue(true) { try body() }
+    }
+
     /// Runs `body(i)` for every `i` in `0..<count`, spread across the workers.
     ///
     /// Indices are grouped into contiguous chunks so per-index overhead stays small; each index
@@ -35,7 +49,7 @@ public enum Workers {
     /// scratch memory once and reuse it for every index in its range.
     public static func forEachChunk(_ count: Int, _ body: (Range<Int>) -> Void) {
         guard count > 0 else { return }
-        if count == 1 || Self.count == 1 {
+        if count == 1 || available == 1 {
             body(0..<count)
             return
         }
@@ -58,7 +72,7 @@ public enum Workers {
     /// elementwise work: ranges have at least `minimumChunk` elements so threading pays off, and
     /// small counts run serially.
     public static func forEachRange(_ count: Int, minimumChunk: Int = 32_768, _ body: (Range<Int>) -> Void) {
-        let chunks = max(1, min(Self.count * 4, count / max(1, minimumChunk)))
+        let chunks = max(1, min(available * 4, count / max(1, minimumChunk)))
         if chunks == 1 {
             body(0..<count)
             return

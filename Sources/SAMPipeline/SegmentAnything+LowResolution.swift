@@ -1,4 +1,5 @@
 import SAMImage
+import SAMKernels
 import SAMModel
 import SAMTensor
 
@@ -29,5 +30,25 @@ extension SegmentAnything {
         let all = Array(0..<iou.count)
         let returned = decoder.lowResolutionClamp.map { prediction.selecting(all, clampedTo: $0).masks } ?? prediction.masks
         return LowResolutionPrediction(logits: prediction.masks, iouPredictions: iou, selected: selected, returnedLogits: returned)
+    }
+
+    /// `predictLowResolution` for a batch of prompts on the current image: every prompt decoded on
+    /// the one per-image decoder state (its prompt-independent work done once, at `setImage`), the
+    /// prompts spread over the workers one per core, each decoded on its core alone. The same
+    /// outputs, bit for bit, as one call per prompt, in the prompts' order; the first failing
+    /// prompt's error (by position) is thrown.
+    /// ref: automatic_mask_generator.py _process_batch — predictor.predict_torch on points_per_batch prompts
+    public func predictLowResolution(_ prompts: [Prompt],
+                                     selection: MaskSelection = .multimask) throws(PipelineError) -> [LowResolutionPrediction] {
+        var results = [Result<LowResolutionPrediction, PipelineError>?](repeating: nil, count: prompts.count)
+        results.withUnsafeMutableBufferPointer { slots in
+            Kernels.parallelForSerialItems(prompts.count) { index in
+                slots[index] = Result { () throws(PipelineError) in try predictLowResolution(prompts[index], selection: selection) }
+            }
+        }
+        return try results.map { (result) throws(PipelineError) in
+            guard let result else { throw .invalidState("a prompt of the batch was not decoded") }
+            return try result.get()
+        }
     }
 }

@@ -15,10 +15,12 @@ import Testing
 /// `tiny_amg_regions` removes holes and islands under 30 pixels (SAM's postprocess_small_regions:
 /// every mask changes); `sam2_tiny_amg_regions` asks the same of SAM 2's generator, which does not
 /// run that step (its predictor's hole filling needs sam2's compiled extension, absent on CPU installs).
+/// `sam2_tiny_amg_m2m` refines every mask once with its own logits (`use_m2m`) and
+/// `sam2_tiny_amg_single` asks one mask per point (`multimask_output` false, SAM 2's stability fallback).
 @Suite("Segment everything: the native generator against upstream's (committed tiny sets)", .serialized)
 struct GeneratorReferenceTests {
     static let sets = ["tiny_amg", "tiny_amg_crops", "sam2_tiny_amg", "sam2_tiny_amg_crops", "sam2_tiny_amg_crop_masks",
-                       "tiny_amg_regions", "sam2_tiny_amg_regions"]
+                       "tiny_amg_regions", "sam2_tiny_amg_regions", "sam2_tiny_amg_m2m", "sam2_tiny_amg_single"]
 
     @Test("every upstream mask matched by a native one (IoU >= 0.95) and the other way round; scores as upstream's",
           arguments: sets)

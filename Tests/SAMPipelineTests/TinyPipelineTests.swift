@@ -145,4 +145,38 @@ struct LowResolutionPredictionTests {
             #expect(low.iouPredictions == full.iouPredictions && low.selected == full.selected)
         }
     }
+
+    @Test("a batch of prompts decodes to the same bits as one call per prompt, in order; a bad prompt's error is thrown")
+    func batchMatchesOneByOne() throws {
+        let folder = try TinyPipeline.folder()
+        let segmenter = try SegmentAnything(modelPath: try TinyPipeline.model(in: folder))
+        try segmenter.setImage(try ImageIO.read(try TinyPipeline.photo(in: folder)))
+        var prompts: [Prompt] = (0..<9).map { (index: Int) -> Prompt in
+            let x = Float(7 + 13 * index), y = Float(60 - 5 * index)
+            return Prompt(points: [Prompt.Point(x: x, y: y)])
+        }
+        prompts.append(Prompt(points: [.init(x: 30, y: 40), .init(x: 90, y: 10, label: 0)]))
+        prompts.append(Prompt(box: .init(x0: 10, y0: 5, x1: 70, y1: 60)))
+        for selection in [MaskSelection.multimask, .single] {
+            let batch = try segmenter.predictLowResolution(prompts, selection: selection)
+            #expect(batch.count == prompts.count)
+            for (prompt, batched) in zip(prompts, batch) {
+                let alone = try segmenter.predictLowResolution(prompt, selection: selection)
+                #expect(batched.logits.data == alone.logits.data && batched.iouPredictions == alone.iouPredictions)
+                #expect(batched.selected == alone.selected && batched.returnedLogits.data == alone.returnedLogits.data)
+            }
+        }
+        #expect(try segmenter.predictLowResolution([], selection: .multimask).isEmpty)
+        // A point past the allowed count fails alone and in a batch, with the same error.
+        let tooMany = Prompt(points: (0..<200).map { (index: Int) -> Prompt.Point in Prompt.Point(x: Float(index % 100), y: 3) })
+        var aloneError = ""
+        do { _ = try segmenter.predictLowResolution(tooMany) } catch { aloneError = "\(error)" }
+        #expect(!aloneError.isEmpty)
+        do {
+            _ = try segmenter.predictLowResolution(prompts + [tooMany] + prompts)
+            Issue.record("a batch holding a bad prompt decoded")
+        } catch {
+            #expect("\(error)" == aloneError)
+        }
+    }
 }
