@@ -133,7 +133,7 @@ let package = Package(
         .testTarget(name: "SAMModelTests", dependencies: ["SAMModel", "SAMArchitecture", "SAMFormats", "SAMKernels", "SAMBLAS", "SAMTensor", "SAMTestSupport"]),
         .testTarget(name: "SAMImportTests", dependencies: ["SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport"],
                     exclude: ["Fixtures"]),
-        .testTarget(name: "HostileInputTests", dependencies: ["SAMFormats", "SAMTensor", "SAMImage", "SAMTestSupport", "CHDF5"], exclude: ["Corpus"]),
+        .testTarget(name: "HostileInputTests", dependencies: ["SAMFormats", "SAMTensor", "SAMImage", "SAMEverything", "SAMTestSupport", "CHDF5"], exclude: ["Corpus"]),
         .testTarget(name: "SAMEverythingTests", dependencies: [
             "SAMEverything", "SAMPipeline", "SAMConvert", "SAMImage", "SAMModel", "SAMFormats", "SAMTensor", "SAMTestSupport",
         ], exclude: ["Fixtures"]),

@@ -40,7 +40,7 @@ struct EverythingDatasetRun {
             print("\(out): every image of \(shard == .whole ? "the dataset" : "shard \(shard)") has its JSON")
         } else {
             let predictor = try RunFailure.wrap { try SegmentAnything(modelPath: model, verifyingChecksums: !skipChecksums) }
-            let settings = options.settings(for: AutomaticMaskGenerator.rule(for: predictor))
+            let settings = try options.settings(for: AutomaticMaskGenerator.rule(for: predictor))
             let generator = try RunFailure.wrap { try AutomaticMaskGenerator(segmenter: predictor, settings: settings) }
             let summary = try RunFailure.wrap {
                 try run.run(with: generator, limits: limits) { progress in

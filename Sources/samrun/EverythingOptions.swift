@@ -28,6 +28,14 @@ struct EverythingOptions: ParsableArguments {
     var useM2M = false
     @Flag(name: .customLong("no-multimask-output"), help: "SAM 2: one mask per point (the decoder's choice) instead of three.")
     var noMultimaskOutput = false
+    @Option(name: .customLong("point-grids"), help: ArgumentHelp(
+        "Explicit grids instead of --points-per-side: a JSON file holding one list of [x, y] points in 0...1 per crop layer.",
+        valueName: "file"))
+    var pointGrids: String?
+    @Option(name: .customLong("output-mode"), help: ArgumentHelp(
+        "masks.json's segmentations: coco_rle (default) or uncompressed_rle; binary_mask also writes <i>.png per mask and metadata.csv, as upstream's scripts/amg.py does.",
+        valueName: "mode"))
+    var outputMode: String?
     @Flag(name: .customLong("mask-pngs"), help: "With --everything: also write each mask as everything_NNNN.png.") var maskPNGs = false
     @Option(name: .customLong("images"), help: ArgumentHelp(
         "Dataset mode (instead of IMAGE): a folder (its *.png, *.jpg, *.jpeg) or a list file (one path a line); writes --out/<stem>.json per image, skipping those already there.",
@@ -41,9 +49,15 @@ struct EverythingOptions: ParsableArguments {
         valueName: "file"))
     var coco: String?
 
-    /// The settings for a model of `rule`: its family's defaults, with what was given.
-    func settings(for rule: AutomaticMaskGenerator.Rule) -> AutomaticMaskSettings {
+    /// The settings for a model of `rule`: its family's defaults, with what was given (the point
+    /// grids read from their file).
+    func settings(for rule: AutomaticMaskGenerator.Rule) throws(RunFailure) -> AutomaticMaskSettings {
         var settings: AutomaticMaskSettings = rule == .sam2 ? .sam2 : .sam
+        if let pointGrids {
+            settings.pointGrids = try RunFailure.wrap { try PointGridsFile.read(pointGrids) }
+            // ref: SamAutomaticMaskGenerator.__init__ — exactly one of points_per_side and point_grids
+            settings.pointsPerSide = nil
+        }
         if let pointsPerSide { settings.pointsPerSide = pointsPerSide }
         if let pointsPerBatch { settings.pointsPerBatch = pointsPerBatch }
         if let predIoUThresh { settings.predIoUThresh = predIoUThresh }
@@ -61,9 +75,19 @@ struct EverythingOptions: ParsableArguments {
         return settings
     }
 
-    /// The given values' problems (out-of-range sizes, thresholds outside [0, 1] or NaN), found
-    /// before the model loads: every family's defaults are within bounds, so SAM's stand in for them.
-    var problems: [String] { settings(for: .sam).problems }
+    /// The given values' problems (out-of-range sizes, thresholds outside [0, 1] or NaN, an unknown
+    /// output mode), found before the model loads: every family's defaults are within bounds, so
+    /// SAM's stand in for them.
+    func problems() throws(RunFailure) -> [String] {
+        var found = try settings(for: .sam).problems
+        if let outputMode, EverythingOutputMode(rawValue: outputMode) == nil {
+            found.append("--output-mode must be one of \(EverythingOutputMode.allCases.map(\.rawValue).joined(separator: ", ")), not \(outputMode)")
+        }
+        return found
+    }
+
+    /// `--output-mode`, once `problems()` has found it valid.
+    var mode: EverythingOutputMode { outputMode.flatMap(EverythingOutputMode.init(rawValue:)) ?? .cocoRLE }
 
     /// The dataset mode's options that were given, by name.
     var datasetOptionsGiven: [String] {
@@ -75,6 +99,13 @@ struct EverythingOptions: ParsableArguments {
         [pointsPerSide, pointsPerBatch, cropNLayers, cropNPointsDownscaleFactor, minMaskRegionArea].contains { $0 != nil }
             || [predIoUThresh, stabilityScoreThresh, stabilityScoreOffset, boxNMSThresh, cropNMSThresh, cropOverlapRatio,
                 maskThreshold].contains { $0 != nil }
-            || useM2M || noMultimaskOutput || maskPNGs
+            || useM2M || noMultimaskOutput || maskPNGs || pointGrids != nil || outputMode != nil
     }
+}
+
+/// upstream's `output_mode`, as `scripts/amg.py` writes each.
+enum EverythingOutputMode: String, CaseIterable {
+    case cocoRLE = "coco_rle"
+    case uncompressedRLE = "uncompressed_rle"
+    case binaryMask = "binary_mask"
 }

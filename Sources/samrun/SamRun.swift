@@ -89,13 +89,16 @@ struct SamRun: ParsableCommand {
                 }
                 guard maxPixels >= 1 else { throw RunFailure("--max-pixels must be at least 1, not \(maxPixels)") }
                 // The generator's settings are checked before the model loads (the model's family adds its own check).
-                let problems = everything.problems
+                let problems = try everything.problems()
                 guard problems.isEmpty else { throw RunFailure("automatic mask settings: " + problems.joined(separator: "; ")) }
                 if let images = everything.images {
                     guard image == nil else {
                         throw RunFailure("--images \(images) and IMAGE \(image ?? "") exclude each other: give one photo or a dataset")
                     }
                     guard !everything.maskPNGs else { throw RunFailure("--mask-pngs writes one photo's masks; it does not apply to --images") }
+                    guard everything.mode == .cocoRLE else {
+                        throw RunFailure("--images writes each image's masks as COCO RLE (its JSONs merge into --coco); --output-mode \(everything.mode.rawValue) does not apply")
+                    }
                     try EverythingDatasetRun(model: model, images: images, out: out, options: everything, maxPixels: maxPixels,
                                              skipChecksums: skipChecksums).run()
                 } else {

@@ -1,4 +1,6 @@
 import Foundation
+import SAMEverything
+import SAMImage
 import SAMTestSupport
 import Testing
 
@@ -33,6 +35,56 @@ struct EverythingCLITests {
         #expect(left.count == kept?.count && left.count < pngs.count, "\(left.count) PNGs for \(kept?.count ?? -1) masks")
     }
 
+    @Test("--output-mode uncompressed_rle holds the COCO masks' run lengths, binary_mask writes amg.py's <i>.png and metadata.csv; --point-grids runs the grid it lists")
+    func outputModesAndGrids() throws {
+        let folder = try Hostile.folder()
+        defer { Hostile.remove(folder) }
+        let model = try Hostile.goodModel.get()
+        func masks(_ name: String, _ extra: [String], options: [String] = Self.small) throws -> [[String: Any]] {
+            let run = try samrun.run([model, Hostile.photo, "--everything", "--out", folder + "/" + name] + options + extra)
+            #expect(run.status == 0, "\(run.stderr)")
+            return try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/\(name)/masks.json"))) as? [[String: Any]])
+        }
+        let coco = try masks("coco", [])
+        #expect(coco.count >= 5)
+        let uncompressed = try masks("uncompressed", ["--output-mode", "uncompressed_rle"])
+        #expect(uncompressed.count == coco.count)
+        for (a, b) in zip(coco, uncompressed) {
+            let string = try #require((a["segmentation"] as? [String: Any])?["counts"] as? String)
+            let runs = try #require((b["segmentation"] as? [String: Any])?["counts"] as? [Int])
+            #expect(try COCORLE.decodeCounts(string) == runs && runs.reduce(0, +) == 85 * 128)
+            #expect(a["area"] as? Int == b["area"] as? Int)
+        }
+
+        // A numbered PNG no metadata.csv lists is the user's: left alone, never taken away.
+        let binary = folder + "/binary"
+        try FileManager.default.createDirectory(atPath: binary, withIntermediateDirectories: true)
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: binary + "/500.png"))
+        _ = try masks("binary", ["--output-mode", "binary_mask"])
+        let csv = try String(contentsOfFile: binary + "/metadata.csv", encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(csv.first == "id,area,bbox_x0,bbox_y0,bbox_w,bbox_h,point_input_x,point_input_y,predicted_iou,stability_score,crop_box_x0,crop_box_y0,crop_box_w,crop_box_h")
+        #expect(csv.count == coco.count + 1)
+        for (index, annotation) in coco.enumerated() {
+            let fields = csv[index + 1].split(separator: ",")
+            #expect(fields.count == 14 && fields[0] == "\(index)" && Int(fields[1]) == annotation["area"] as? Int)
+            let png = try ImageIO.read(binary + "/\(index).png")
+            #expect(png.pixels.enumerated().filter { $0.offset % 3 == 0 && $0.element == 255 }.count == annotation["area"] as? Int)
+        }
+        let fewer = try masks("binary", ["--output-mode", "binary_mask", "--points-per-side", "1", "--pred-iou-thresh", "0",
+                                         "--stability-score-thresh", "0"], options: [])
+        let numbered = try FileManager.default.contentsOfDirectory(atPath: binary).filter { $0.first?.isNumber == true }.sorted()
+        #expect(Set(numbered) == Set((0..<fewer.count).map { "\($0).png" } + ["500.png"]), "\(numbered)")
+        #expect(try String(contentsOfFile: binary + "/500.png", encoding: .utf8) == "mine")
+
+        // The grid --points-per-side 4 makes, listed: the same masks, byte for byte.
+        let grid = (0..<4).flatMap { y in (0..<4).map { x in "[\((Double(x) + 0.5) / 4), \((Double(y) + 0.5) / 4)]" } }
+        try Data("[[\(grid.joined(separator: ", "))]]".utf8).write(to: URL(fileURLWithPath: folder + "/grid.json"))
+        _ = try masks("grid", ["--point-grids", folder + "/grid.json"], options: Array(Self.small.dropFirst(2)))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/grid/masks.json")) == Data(contentsOf: URL(fileURLWithPath: folder + "/coco/masks.json")))
+        let both = try samrun.run([model, Hostile.photo, "--everything", "--out", folder + "/both", "--point-grids", folder + "/grid.json"] + Self.small)
+        #expect(both.status == 2 && both.stderr.contains("exclude each other") && !FileManager.default.fileExists(atPath: folder + "/both"))
+    }
+
     @Test("bad options: exit 2 naming the option, within a second, nothing written",
           arguments: [
             (["--points-per-side", "0"], "--points-per-side 0"),
@@ -46,6 +98,8 @@ struct EverythingCLITests {
             (["--crop-overlap-ratio", "1"], "--crop-overlap-ratio 1"),
             (["--use-m2m"], "--use-m2m"),
             (["--point", "10,10"], "--point"),
+            (["--output-mode", "binary"], "--output-mode"),
+            (["--point-grids", "/nonexistent/grid.json"], "/nonexistent/grid.json"),
           ])
     func badOptions(arguments: [String], says: String) throws {
         let folder = try Hostile.folder()

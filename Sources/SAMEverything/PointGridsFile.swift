@@ -1,0 +1,34 @@
+import Foundation
+import SAMFormats
+
+/// Explicit point grids from a JSON file (`samrun --point-grids FILE`, the format
+/// converters/export_amg.py takes): a list holding one grid per crop layer, each a list of [x, y]
+/// points in 0...1 of the crop (upstream's `point_grids`, `List[np.ndarray]` of shape [N, 2]).
+/// The values' bounds are `AutomaticMaskSettings.problems`'s to check.
+public enum PointGridsFile {
+    /// Far above any grid set the settings accept in practice (a 1024x1024 grid written out is
+    /// ~45 MB); a larger file is refused before it is read.
+    public static let maximumBytes = 64 << 20
+
+    public static func read(_ path: String) throws(EverythingError) -> [[[Double]]] {
+        func failure(_ reason: String) -> EverythingError { .invalidSettings(["--point-grids \(path): \(reason)"]) }
+        do { try RegularFile.require(path) } catch { throw failure(error.message) }
+        let data: Data
+        do {
+            let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
+            guard size <= maximumBytes else {
+                throw failure("\(size) bytes; point grids are read from files of at most \(maximumBytes) bytes")
+            }
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch let error as EverythingError {
+            throw error
+        } catch {
+            throw failure("cannot read: \(error.localizedDescription)")
+        }
+        do {
+            return try JSONDecoder().decode([[[Double]]].self, from: data)
+        } catch {
+            throw failure("not a JSON list of point grids (one list of [x, y] points in 0...1 per crop layer)")
+        }
+    }
+}
