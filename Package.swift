@@ -59,8 +59,10 @@ let package = Package(
 
         // The one place that picks the BLAS: Accelerate on Apple platforms, OpenBLAS elsewhere.
         .target(name: "SAMBLAS",
-                dependencies: [.target(name: "COpenBLAS", condition: .when(platforms: [.linux]))],
+                dependencies: [.target(name: "COpenBLAS", condition: .when(platforms: [.linux])), "CCPUFeatures"],
                 ),
+        // The CPU's vector ISA as OpenBLAS's kernel families need it (SAMBLAS's kernel choice).
+        .target(name: "CCPUFeatures"),
 
         // Sixteen-lane (AVX-512) versions of the kernels' eight-lane float loops, chosen at run time.
         .target(name: "CVectorMath"),
@@ -137,6 +139,6 @@ let package = Package(
         .testTarget(name: "SAMEverythingTests", dependencies: [
             "SAMEverything", "SAMPipeline", "SAMConvert", "SAMImage", "SAMModel", "SAMFormats", "SAMTensor", "SAMTestSupport",
         ], exclude: ["Fixtures"]),
-        .testTarget(name: "SAMVerifyTests", dependencies: ["SAMVerify", "SAMConvert", "SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor", "SAMImage", "SAMTestSupport", "SAMKernels"]),
+        .testTarget(name: "SAMVerifyTests", dependencies: ["SAMVerify", "SAMConvert", "SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor", "SAMImage", "SAMTestSupport", "SAMKernels", "SAMBLAS"]),
     ]
 )

@@ -24,6 +24,15 @@ extension Kernels {
         keepFreedMemoryForReuse()
     }
 
+    /// For a command-line tool, first thing in `main`: starts the program again with OpenBLAS's
+    /// kernels for this CPU's ISA where the library picked an older ISA's (see
+    /// `BLAS.restartWithStrongerKernelsIfNeeded`; OPENBLAS_CORETYPE, when set, is left as it is).
+    public static func restartWithStrongerBLASKernelsIfNeeded() {
+        #if !canImport(Accelerate)
+        BLAS.restartWithStrongerKernelsIfNeeded()
+        #endif
+    }
+
     /// The first half of `tuneProcessForInference`: the BLAS on one thread, its idle threads ended.
     public static func runBLASOnOneThread() {
         _ = blasOnOneThread

@@ -9,16 +9,36 @@ import Glibc
 /// The package's one pool of worker threads: every parallel loop (kernels, image resizing, model
 /// load) runs on at most `Workers.count` threads at once.
 public enum Workers {
-    /// How many threads the parallel loops use: the online CPU count, or fewer when the environment
-    /// variable SAM_NUM_THREADS says so (read once, at first use; values outside 1...CPUs are ignored
-    /// or clamped).
+    /// How many threads the parallel loops use: the CPUs this process may run on (its affinity mask,
+    /// which `taskset`, cgroup cpusets and container runtimes narrow; the online count where the mask
+    /// cannot be read), or fewer when the environment variable SAM_NUM_THREADS says so (read once, at
+    /// first use; values outside 1...CPUs are ignored or clamped). Never more workers than cores the
+    /// process has: a worker without a core of its own stalls every loop it shares.
     public static let count: Int = {
-        let online = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        let usable = usableCPUs
         guard let text = getenv("SAM_NUM_THREADS").map({ String(cString: $0) }), let limit = Int(text), limit >= 1 else {
-            return online
+            return usable
         }
-        return min(limit, online)
+        return min(limit, usable)
     }()
+
+    /// The CPUs this process may run on.
+    static var usableCPUs: Int {
+        let online = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        #if os(Linux)
+        // sched_getaffinity is declared only under _GNU_SOURCE, which the Glibc module does not set:
+        // looked up instead (glibc's ABI: pid, mask size in bytes, mask).
+        typealias GetAffinity = @convention(c) (pid_t, Int, UnsafeMutableRawPointer) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sched_getaffinity") else { return online }
+        var mask = [UInt64](repeating: 0, count: 16)  // 1024 CPUs, glibc's cpu_set_t
+        let status = mask.withUnsafeMutableBytes { unsafeBitCast(symbol, to: GetAffinity.self)(0, $0.count, $0.baseAddress!) }
+        guard status == 0 else { return online }
+        let allowed = mask.reduce(0) { $0 + $1.nonzeroBitCount }
+        return max(1, min(allowed, online))
+        #else
+        return online
+        #endif
+    }
 
     /// Threads a loop started on this thread may use: `count`, or 1 inside `serially`.
     public static var available: Int { runsSerially ? 1 : count }

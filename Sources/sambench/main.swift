@@ -108,6 +108,8 @@ struct DecoderCase {
     }
 }
 
+// Before anything else: OpenBLAS reads its kernel choice as it loads (Kernels.restartWithStrongerBLASKernelsIfNeeded).
+Kernels.restartWithStrongerBLASKernelsIfNeeded()
 let args = Array(CommandLine.arguments.dropFirst())
 guard let mode = args.first else {
     fail("usage: sambench run MODEL.samw DROP_DIR [--encoder-runs N] [--decoder-runs N] [--threads T] | sambench sgemm [--size N] [--runs N] [--threads T] | sambench load MODEL.samw [--runs N]")

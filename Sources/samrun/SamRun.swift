@@ -65,6 +65,7 @@ struct SamRun: ParsableCommand {
 
     /// Exit statuses as every tool's (`mainExitingWithToolStatus`): 2 for bad input or usage.
     static func main() {
+        Kernels.restartWithStrongerBLASKernelsIfNeeded()  // before anything else: OpenBLAS reads its kernel choice as it loads
         FaultContainment.install()  // a model truncated while it is mapped exits 2 naming the file, not SIGBUS
         FaultContainment.removeTemporariesOnInterrupt()  // Ctrl-C leaves no staging folder beside --out
         let arguments = Array(CommandLine.arguments.dropFirst())

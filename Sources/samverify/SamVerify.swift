@@ -123,6 +123,7 @@ struct SamVerify: ParsableCommand {
 
     /// ArgumentParser's usage errors exit 64; samverify's contract is 2 for bad input or usage.
     static func main() {
+        Kernels.restartWithStrongerBLASKernelsIfNeeded()  // before anything else: OpenBLAS reads its kernel choice as it loads
         FaultContainment.install()  // a libhdf5 crash, or a model truncated while mapped, exits 2 naming the file
         FaultContainment.removeTemporariesOnInterrupt()  // Ctrl-C leaves no temporary beside a report
         var parsed: ParsableCommand

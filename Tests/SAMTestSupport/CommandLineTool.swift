@@ -48,11 +48,13 @@ public struct CommandLineTool: Sendable {
         return binary
     }
 
-    public func run(_ arguments: [String]) throws -> Run {
+    /// Runs the tool with `arguments`, in this process's environment or in `environment`.
+    public func run(_ arguments: [String], environment: [String: String]? = nil) throws -> Run {
         let binary = try path()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
