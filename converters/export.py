@@ -72,12 +72,16 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                         help="exports/: every export style, export_styles.py (auto: on for tiny only; "
                              "at full size it is hundreds of MB)")
     parser.add_argument("--no-onnx", action="store_true", help="skip every ONNX export (h5 + references only)")
+    parser.add_argument("--image", type=Path, default=None, metavar="PATH",
+                        help="a photo (PNG/JPEG) for the references instead of the synthetic image (export_reference.py --image)")
     args = parser.parse_args(argv)
     if args.model not in MODELS:
         parser.error(f"--model {args.model!r} is not supported: this exporter builds only "
                      f"{', '.join(MODELS)} (MobileSAM) for now")
     if args.checkpoint is not None and not args.checkpoint.is_file():
         parser.error(f"--checkpoint {args.checkpoint}: no such file")
+    if args.image is not None and not args.image.is_file():
+        parser.error(f"--image {args.image}: no such file")
     return args
 
 
@@ -89,6 +93,8 @@ def reference_argv(args: argparse.Namespace) -> List[str]:
         argv += ["--seed", str(args.seed)]
     if args.no_onnx:
         argv.append("--no-onnx")
+    if args.image is not None:
+        argv += ["--image", str(args.image)]
     return argv
 
 
