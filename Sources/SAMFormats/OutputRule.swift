@@ -73,8 +73,8 @@ public enum OutputRule {
         return kind(status.st_mode).map(Entry.other) ?? .regularFile
     }
 
-    /// nil for a regular file, else what the mode says it is.
-    static func kind(_ mode: mode_t) -> String? {
+    /// nil for a regular file, else what the mode says it is ("a FIFO", "a directory", ...).
+    public static func kind(_ mode: mode_t) -> String? {
         switch mode & S_IFMT {
         case S_IFREG: nil
         case S_IFDIR: "a directory"

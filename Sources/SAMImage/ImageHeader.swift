@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SAMFormats
 
 /// What a PNG or JPEG file declares about itself before its pixels: the format (from the signature)
 /// and the width and height (PNG's IHDR, JPEG's start-of-frame segment). Read without decoding, from
@@ -94,23 +95,11 @@ extension ImageIO {
             close(descriptor)
             throw ImageError(.unreadable, file: path, "cannot stat: \(reason)")
         }
-        if let kind = regularFileProblem(status.st_mode) {
+        if let kind = OutputRule.kind(status.st_mode) {
             close(descriptor)
             throw ImageError(.unreadable, file: path, "not a regular file (\(kind))")
         }
         return (descriptor, status)
-    }
-
-    static func regularFileProblem(_ mode: mode_t) -> String? {
-        switch mode & S_IFMT {
-        case S_IFREG: nil
-        case S_IFDIR: "a directory"
-        case S_IFCHR: "a character device"
-        case S_IFBLK: "a block device"
-        case S_IFIFO: "a FIFO"
-        case S_IFSOCK: "a socket"
-        default: "not a regular file"
-        }
     }
 }
 
