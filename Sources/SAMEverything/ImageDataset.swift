@@ -195,6 +195,10 @@ public struct DatasetShard: Sendable, Equatable, CustomStringConvertible {
         guard (0..<count).contains(index) else {
             throw .dataset("--shard \(index)/\(count): I must be in 0...\(count - 1) (shards are numbered from 0)")
         }
+        self.init(checkedIndex: index, count: count)
+    }
+
+    private init(checkedIndex index: Int, count: Int) {
         self.index = index
         self.count = count
     }
@@ -215,7 +219,7 @@ public struct DatasetShard: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The whole dataset in one process.
-    public static let whole = try! DatasetShard(index: 0, count: 1)
+    public static let whole = DatasetShard(checkedIndex: 0, count: 1)
 
     public func contains(_ position: Int) -> Bool { position % count == index }
 

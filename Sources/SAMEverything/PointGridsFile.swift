@@ -1,5 +1,5 @@
 import Foundation
-import SAMFormats
+import SAMModel
 
 /// Explicit point grids from a JSON file (`samrun --point-grids FILE`, the format
 /// converters/export_amg.py takes): a list holding one grid per crop layer, each a list of [x, y]
@@ -12,19 +12,8 @@ public enum PointGridsFile {
 
     public static func read(_ path: String) throws(EverythingError) -> [[[Double]]] {
         func failure(_ reason: String) -> EverythingError { .invalidSettings(["--point-grids \(path): \(reason)"]) }
-        do { try RegularFile.require(path) } catch { throw failure(error.message) }
         let data: Data
-        do {
-            let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
-            guard size <= maximumBytes else {
-                throw failure("\(size) bytes; point grids are read from files of at most \(maximumBytes) bytes")
-            }
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch let error as EverythingError {
-            throw error
-        } catch {
-            throw failure("cannot read: \(error.localizedDescription)")
-        }
+        do { data = try ConfigFile.contents(of: path, limit: maximumBytes, what: "a point-grid file") } catch { throw failure(error.message) }
         do {
             return try JSONDecoder().decode([[[Double]]].self, from: data)
         } catch {

@@ -2,6 +2,7 @@ import Foundation
 import SAMEverything
 import SAMFormats
 import SAMImage
+import SAMModel
 import SAMPipeline
 
 /// `samrun MODEL IMAGE --everything --out DIR`: the automatic mask generator on one photo. Writes
@@ -95,9 +96,8 @@ struct EverythingRun {
 
     /// The `<id>.png` names an earlier run's `metadata.csv` lists (none when it is absent or unreadable).
     static func listedMaskNames(csvAt path: String) -> [String] {
-        guard (try? RegularFile.require(path)) != nil,
-              let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue, size <= 64 << 20,
-              let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+        guard let data = try? ConfigFile.contents(of: path, limit: 64 << 20, what: "a metadata.csv"),
+              let text = String(data: data, encoding: .utf8) else { return [] }
         return text.split(separator: "\n").dropFirst().compactMap { line in
             line.split(separator: ",", maxSplits: 1).first.flatMap { Int($0) }.map { "\($0).png" }
         }

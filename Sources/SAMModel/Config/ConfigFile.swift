@@ -5,10 +5,12 @@ import Glibc
 import Darwin
 #endif
 
-/// Reads a small configuration file: opened without blocking (a FIFO cannot stall the open), checked
-/// to be a regular file of at most `limit` bytes, then read whole.
-enum ConfigFile {
-    static func contents(of path: String, limit: Int) throws(ConfigError) -> Data {
+/// Reads a small file (a configuration, a list of point grids, a CSV): opened without blocking (a
+/// FIFO cannot stall the open), checked on the open descriptor to be a regular file of at most
+/// `limit` bytes, then read whole. `what` names such a file in the size error.
+public enum ConfigFile {
+    public static func contents(of path: String, limit: Int,
+                                what: String = "a configuration file") throws(ConfigError) -> Data {
         // Looked at before the open too: opening a socket fails with a confusing "no such device".
         var named = stat()
         if stat(path, &named) == 0, named.st_mode & S_IFMT != S_IFREG {
@@ -25,7 +27,7 @@ enum ConfigFile {
             throw ConfigError(file: path, message: "not a regular file (\(kind(status.st_mode)))")
         }
         guard status.st_size <= limit else {
-            throw ConfigError(file: path, message: "\(status.st_size) bytes; a configuration file is at most \(limit)")
+            throw ConfigError(file: path, message: "\(status.st_size) bytes; \(what) is at most \(limit)")
         }
         var data = Data(count: Int(status.st_size))
         var filled = 0
