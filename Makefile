@@ -43,8 +43,8 @@ test-release-tools: build
 	    TMPDIR="$$scratch" SAM_TOOLS_DIR="$(abspath $(RELEASE_BIN))" $(SWIFT) test --filter 'HostileInputTests|CommandLine'
 
 # Builds Examples/DependentPackage against a tagged clone, as an app adds the package (see the script).
-check-dependency: setup
-	scripts/check-dependency.sh
+check-dependency: build
+	scripts/check-dependency.sh "$(RELEASE_BIN)/samconvert"
 
 # The numeric checks against a full-size reference set (DROP; CI has one beside the clone), in an
 # optimized build. A missing set is a failure here, never a skip. The kernel and image tests run

@@ -10,6 +10,11 @@ let package = Package(
         .executable(name: "samrun", targets: ["samrun"]),
         .executable(name: "samverify", targets: ["samverify"]),
         .executable(name: "sambench", targets: ["sambench"]),
+        // What an app links to segment with a .samw: no converter, HDF5, protobuf-c or crypto library.
+        .library(name: "SAMRuntime", targets: ["SAMPipeline", "SAMEverything", "SAMModelFile", "SAMModel", "SAMImage", "SAMKernels",
+                                               "SAMTensor", "SAMFiles"]),
+        // PNG and JPEG files in and out (libpng, libjpeg); an Apple app can hand pixels in instead.
+        .library(name: "SAMImageFiles", targets: ["SAMImageFiles"]),
         .library(name: "SAMModel", targets: ["SAMModel"]),
         .library(name: "SAMKernels", targets: ["SAMKernels"]),
         .library(name: "SAMFormats", targets: ["SAMFormats"]),
@@ -20,6 +25,7 @@ let package = Package(
         .library(name: "SAMConvert", targets: ["SAMConvert"]),
         .library(name: "SAMVerify", targets: ["SAMVerify"]),
         .library(name: "SAMEverything", targets: ["SAMEverything"]),
+        .library(name: "SAMEverythingFiles", targets: ["SAMEverythingFiles"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -35,7 +41,6 @@ let package = Package(
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
-        .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
 
         // protobuf-c code generated once from onnx.proto (see Sources/CONNXProto/GENERATED.md).
         .target(name: "CONNXProto", dependencies: ["CProtobufC"],
@@ -52,10 +57,16 @@ let package = Package(
         // CRC-32 folding with PCLMULQDQ (per-function target attributes; no build flags needed).
         .target(name: "CCRC32"),
 
+        // SHA-256 with the CPU's SHA instructions where it has them (no crypto library).
+        .target(name: "CSHA256"),
+
+        // The files the toolkit writes and reads itself, what the runtime needs: the .samw format,
+        // mapped and atomically replaced files, output rules, checksums and digests.
+        .target(name: "SAMFiles", dependencies: ["SAMTensor", "SAMParallel", "CZlib", "CCRC32", "CSHA256", "CFaultContainment"]),
+
         // Readers (and the .npy writer) for the files people export: ONNX, HDF5, .npy, raw blobs.
         .target(name: "SAMFormats",
-                dependencies: ["SAMTensor", "SAMParallel", "CONNXProto", "CProtobufC", "CHDF5", "CZlib", "CLibCrypto",
-                               "CFaultContainment", "CCRC32"]),
+                dependencies: ["SAMFiles", "SAMTensor", "SAMParallel", "CONNXProto", "CProtobufC", "CHDF5", "CZlib", "CFaultContainment"]),
 
         // The one place that picks the BLAS: Accelerate on Apple platforms, OpenBLAS elsewhere.
         .target(name: "SAMBLAS",
@@ -80,23 +91,28 @@ let package = Package(
 
         // The native model: image-encoder families, prompt encoder, mask decoder, weight loading.
         .target(name: "SAMModel", dependencies: ["SAMTensor", "SAMKernels", "SAMArchitecture"]),
-        .target(name: "SAMImport", dependencies: ["SAMFormats", "SAMTensor", "SAMArchitecture"]),
-        .target(name: "SAMImage", dependencies: ["SAMTensor", "SAMParallel", "SAMFormats", "CPNG", "CJPEG", "CVectorMath"]),
+        .target(name: "SAMImport", dependencies: ["SAMFiles", "SAMFormats", "SAMTensor", "SAMArchitecture"]),
+        // Pixels in memory: resizing and normalising for the encoder, masks back to the image's size.
+        .target(name: "SAMImage", dependencies: ["SAMTensor", "SAMParallel", "CVectorMath"]),
+        // PNG and JPEG decoding and encoding, with limits on what a file may declare.
+        .target(name: "SAMImageFiles", dependencies: ["SAMImage", "SAMFiles", "CPNG", "CJPEG"]),
 
         // The .samw model file: metadata schema, and a Sam written to / loaded from it.
-        .target(name: "SAMModelFile", dependencies: ["SAMModel", "SAMFormats", "SAMTensor"]),
+        .target(name: "SAMModelFile", dependencies: ["SAMModel", "SAMFiles", "SAMTensor"]),
 
         // Image in, masks out: the predictor API for apps (SegmentAnything) on top of the model and SAMImage.
-        .target(name: "SAMPipeline", dependencies: ["SAMModelFile", "SAMModel", "SAMImage", "SAMTensor", "SAMKernels"]),
+        .target(name: "SAMPipeline", dependencies: ["SAMModelFile", "SAMModel", "SAMImage", "SAMTensor", "SAMKernels", "SAMFiles"]),
 
         // The automatic mask generator's pure parts (grids, crops, NMS, RLE, small regions), no model.
-        .target(name: "SAMEverything", dependencies: ["SAMImage", "SAMModel", "SAMPipeline", "SAMTensor", "SAMFormats"]),
+        .target(name: "SAMEverything", dependencies: ["SAMImage", "SAMModel", "SAMPipeline", "SAMTensor"]),
+        // Segment everything over files: folders of photos (datasets, shards), reference sets' photos.
+        .target(name: "SAMEverythingFiles", dependencies: ["SAMEverything", "SAMFiles", "SAMImageFiles", "SAMImage", "SAMPipeline"]),
 
         // Command-line tools, one target each.
         // The command-line tools' shared exit-status contract.
         .target(name: "SAMCommandLine", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(name: "saminspect", dependencies: [
-            "SAMCommandLine", "SAMFormats", "SAMTensor",
+            "SAMFiles", "SAMCommandLine", "SAMFormats", "SAMTensor",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -104,41 +120,42 @@ let package = Package(
         .target(name: "SAMTestSupport", dependencies: ["SAMTensor", "SAMFormats", "SAMConvert", "CHDF5", "CZlib"], path: "Tests/SAMTestSupport"),
 
         // Conversion as a library (samconvert is its command line; tests drive it directly).
-        .target(name: "SAMConvert", dependencies: ["SAMImport", "SAMModel", "SAMModelFile", "SAMFormats", "SAMTensor", "SAMParallel"]),
+        .target(name: "SAMConvert", dependencies: ["SAMFiles", "SAMImport", "SAMModel", "SAMModelFile", "SAMFormats", "SAMTensor", "SAMParallel"]),
 
         .executableTarget(name: "samconvert", dependencies: [
-            "SAMCommandLine", "SAMConvert", "SAMKernels", "SAMImport", "SAMModel", "SAMModelFile", "SAMFormats", "SAMTensor",
+            "SAMFiles", "SAMCommandLine", "SAMConvert", "SAMKernels", "SAMImport", "SAMModel", "SAMModelFile", "SAMFormats", "SAMTensor",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
-        .target(name: "SAMVerify", dependencies: ["SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor", "SAMImage", "SAMParallel", "SAMBLAS", "SAMKernels"]),
-        .executableTarget(name: "samverify", dependencies: ["SAMVerify", "SAMEverything", "SAMPipeline", "SAMImage", "SAMFormats", "SAMModelFile", "SAMModel", "SAMKernels", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .target(name: "SAMVerify", dependencies: ["SAMFiles", "SAMImageFiles", "SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor", "SAMImage", "SAMParallel", "SAMBLAS", "SAMKernels"]),
+        .executableTarget(name: "samverify", dependencies: ["SAMEverythingFiles", "SAMFiles", "SAMImageFiles", "SAMVerify", "SAMEverything", "SAMPipeline", "SAMImage", "SAMFormats", "SAMModelFile", "SAMModel", "SAMKernels", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         .executableTarget(name: "sambench", dependencies: ["SAMModelFile", "SAMModel", "SAMImage", "SAMFormats", "SAMTensor", "SAMBLAS", "SAMPipeline", "SAMKernels", "CFMAPeak"]),
 
         .executableTarget(name: "samrun", dependencies: [
-            "SAMCommandLine", "SAMPipeline", "SAMEverything", "SAMModel", "SAMKernels", "SAMImage", "SAMFormats", "SAMTensor",
+            "SAMEverythingFiles", "SAMFiles", "SAMImageFiles", "SAMCommandLine", "SAMPipeline", "SAMEverything", "SAMModel", "SAMKernels", "SAMImage", "SAMFormats", "SAMTensor",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
-        .testTarget(name: "SAMFormatsTests", dependencies: ["SAMFormats", "SAMTensor", "SAMTestSupport"],
+        .testTarget(name: "SAMFormatsTests", dependencies: ["SAMFiles", "SAMFormats", "SAMTensor", "SAMTestSupport"],
                     exclude: ["Fixtures"]),
+        .testTarget(name: "SAMFilesTests", dependencies: ["SAMFiles", "SAMTensor", "SAMTestSupport"]),
         .testTarget(name: "SAMKernelsTests", dependencies: ["SAMKernels", "SAMBLAS", "SAMParallel", "SAMTestSupport", "CVectorMath", "CBFloat16"]),
-        .testTarget(name: "SAMImageTests", dependencies: ["SAMImage", "SAMTensor", "SAMFormats", "SAMTestSupport"],
+        .testTarget(name: "SAMImageTests", dependencies: ["SAMImage", "SAMImageFiles", "SAMTensor", "SAMFormats", "SAMTestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "SAMConvertTests", dependencies: [
-            "SAMConvert", "SAMModelFile", "SAMModel", "SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport",
+            "SAMFiles", "SAMConvert", "SAMModelFile", "SAMModel", "SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport",
         ]),
         .testTarget(name: "SAMPipelineTests", dependencies: [
-            "SAMPipeline", "SAMModel", "SAMConvert", "SAMImage", "SAMFormats", "SAMTensor", "SAMTestSupport", "SAMKernels",
+            "SAMImageFiles", "SAMModelFile", "SAMPipeline", "SAMModel", "SAMConvert", "SAMImage", "SAMFormats", "SAMTensor", "SAMTestSupport", "SAMKernels",
         ]),
         .testTarget(name: "SAMModelTests", dependencies: ["SAMModel", "SAMArchitecture", "SAMFormats", "SAMKernels", "SAMBLAS", "SAMTensor", "SAMTestSupport"]),
         .testTarget(name: "SAMImportTests", dependencies: ["SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport"],
                     exclude: ["Fixtures"]),
-        .testTarget(name: "HostileInputTests", dependencies: ["SAMFormats", "SAMTensor", "SAMImage", "SAMEverything", "SAMTestSupport", "CHDF5"], exclude: ["Corpus"]),
+        .testTarget(name: "HostileInputTests", dependencies: ["SAMFiles", "SAMImageFiles", "SAMFormats", "SAMTensor", "SAMImage", "SAMEverything", "SAMTestSupport", "CHDF5"], exclude: ["Corpus"]),
         .testTarget(name: "SAMEverythingTests", dependencies: [
-            "SAMEverything", "SAMPipeline", "SAMConvert", "SAMImage", "SAMModel", "SAMFormats", "SAMTensor", "SAMTestSupport",
+            "SAMEverythingFiles", "SAMFiles", "SAMImageFiles", "SAMEverything", "SAMPipeline", "SAMConvert", "SAMImage", "SAMModel", "SAMFormats", "SAMTensor", "SAMTestSupport",
         ], exclude: ["Fixtures"]),
-        .testTarget(name: "SAMVerifyTests", dependencies: ["SAMVerify", "SAMConvert", "SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor", "SAMImage", "SAMTestSupport", "SAMKernels", "SAMBLAS"]),
+        .testTarget(name: "SAMVerifyTests", dependencies: ["SAMFiles", "SAMImageFiles", "SAMVerify", "SAMConvert", "SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor", "SAMImage", "SAMTestSupport", "SAMKernels", "SAMBLAS"]),
     ]
 )

@@ -1,18 +1,33 @@
 #!/usr/bin/env bash
 # Builds Examples/DependentPackage against a tagged clone of this repository, through
-# `.package(url: "file://…", from: "0.1.0")` as an app adds the toolkit, and runs it on the
-# committed tiny model and the bundled photo. SwiftPM refuses a versioned dependency whose targets
-# carry unsafeFlags, so this fails if one creeps back. Only committed work is cloned.
+# `.package(url: "file://…", from: "0.1.0")` as an app adds the toolkit, and runs it on the committed
+# tiny model (converted first by this repository's release samconvert) and the bundled photo. SwiftPM
+# refuses a versioned dependency whose targets carry unsafeFlags, so this fails if one creeps back.
+# Then `ldd` of the app's binary must list none of the converters' libraries (libhdf5, libprotobuf-c,
+# OpenSSL's libcrypto): the runtime product links only what segmenting needs. Only committed work is
+# cloned.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+samconvert="${1:?usage: check-dependency.sh PATH/TO/samconvert}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 git clone -q "$root" "$work/SAMPort"
 git -C "$work/SAMPort" tag 0.1.0
 cp -R "$root/Examples/DependentPackage" "$work/app"
-SAM_PORT_URL="file://$work/SAMPort" swift build --package-path "$work/app" --product segment-photo
-"$(SAM_PORT_URL="file://$work/SAMPort" swift build --package-path "$work/app" --show-bin-path)/segment-photo" \
-    "$root/reference_outputs/tiny/mobile_sam.h5" "$root/reference_outputs/tiny/config.json" \
-    "$root/reference_outputs/demo/photo.png" 64 40
-echo "check-dependency: the package builds and runs as a versioned dependency"
+"$samconvert" "$root/reference_outputs/tiny/mobile_sam.h5" --config "$root/reference_outputs/tiny/config.json" \
+    --out "$work/tiny.samw" >/dev/null
+export SAM_PORT_URL="file://$work/SAMPort"
+swift build --package-path "$work/app" --product segment-photo
+app="$(swift build --package-path "$work/app" --show-bin-path)/segment-photo"
+"$app" "$work/tiny.samw" "$root/reference_outputs/demo/photo.png" 64 40
+
+if [ "$(uname)" = Linux ]; then
+    linked="$(ldd "$app")"
+    if echo "$linked" | grep -E 'libhdf5|libprotobuf-c|libcrypto|libssl'; then
+        echo "check-dependency: the app links a converter library (above); the runtime product must not" >&2
+        exit 1
+    fi
+    echo "$linked" | grep -q libopenblas || { echo "check-dependency: ldd shows no libopenblas: is this the app?" >&2; exit 1; }
+fi
+echo "check-dependency: the package builds and runs as a versioned dependency, linking no converter library"

@@ -1,8 +1,9 @@
 // swift-tools-version:6.0
-// An app that uses the toolkit the way apps add it: a versioned package dependency. SwiftPM refuses
-// such a dependency when one of its targets carries unsafeFlags, so building this package is the
-// check that the library stays adoptable. scripts/check-dependency.sh builds it against a tagged
-// clone of this repository (SAM_PORT_URL=file:///path/to/clone) and runs it.
+// An app that uses the toolkit the way apps add it: a versioned package dependency on the runtime
+// product alone (plus PNG/JPEG reading), with a model converted beforehand. SwiftPM refuses such a
+// dependency when one of its targets carries unsafeFlags, so building this package is also the check
+// that the library stays adoptable. scripts/check-dependency.sh builds it against a tagged clone of
+// this repository (SAM_PORT_URL=file:///path/to/clone), runs it, and checks what its binary links.
 import Foundation
 import PackageDescription
 
@@ -18,10 +19,8 @@ let package = Package(
     ],
     targets: [
         .executableTarget(name: "segment-photo", dependencies: [
-            .product(name: "SAMConvert", package: "SAMPort"),
-            .product(name: "SAMImage", package: "SAMPort"),
-            .product(name: "SAMKernels", package: "SAMPort"),
-            .product(name: "SAMPipeline", package: "SAMPort"),
+            .product(name: "SAMRuntime", package: "SAMPort"),
+            .product(name: "SAMImageFiles", package: "SAMPort"),
         ]),
     ]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import SAMFiles
 import SAMFormats
 import SAMModelFile
 

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SAMFiles
 import SAMFormats
 import SAMModelFile
 import Synchronization

@@ -106,18 +106,18 @@ public struct AutomaticMaskReferenceSet: Sendable {
         }
     }
 
-    struct WireAnnotation: Decodable {
-        struct Segmentation: Decodable {
-            var size: [Int]
-            var counts: String
+    package struct WireAnnotation: Decodable {
+        package struct Segmentation: Decodable {
+            package var size: [Int]
+            package var counts: String
         }
-        var segmentation: Segmentation
-        var area: Int
-        var bbox: [Int]
-        var predictedIoU: Double
-        var pointCoords: [[Double]]
-        var stabilityScore: Double
-        var cropBox: [Int]
+        package var segmentation: Segmentation
+        package var area: Int
+        package var bbox: [Int]
+        package var predictedIoU: Double
+        package var pointCoords: [[Double]]
+        package var stabilityScore: Double
+        package var cropBox: [Int]
 
         enum CodingKeys: String, CodingKey {
             case segmentation, area, bbox

@@ -38,7 +38,7 @@ public enum EverythingOverlay {
 
 extension UncompressedRLE {
     /// Calls `body(x, y)` for every set pixel (the counts run down the columns, zeros first).
-    func forEachSetPixel(_ body: (Int, Int) -> Void) {
+    package func forEachSetPixel(_ body: (Int, Int) -> Void) {
         guard height > 0 else { return }
         var position = 0
         for (index, count) in counts.enumerated() {

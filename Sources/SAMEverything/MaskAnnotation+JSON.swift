@@ -16,7 +16,7 @@ extension MaskAnnotation {
         switch format {
         case .cocoRLE:
             // Counts of a mask this generator made always encode; a hand-made annotation's may not.
-            counts = COCOInstances.jsonString((try? COCORLE(segmentation).counts) ?? "")
+            counts = JSONText.quoted((try? COCORLE(segmentation).counts) ?? "")
         case .uncompressedRLE:
             counts = Self.list(segmentation.counts)
         }
@@ -51,10 +51,10 @@ extension MaskAnnotation {
         return ([header] + rows).joined(separator: "\n")
     }
 
-    static func list(_ values: [Int]) -> String { "[" + values.map(String.init).joined(separator: ", ") + "]" }
+    package static func list(_ values: [Int]) -> String { "[" + values.map(String.init).joined(separator: ", ") + "]" }
 
     /// Python's float repr: shortest round-trip digits, `1.0` for integral values, NaN as Python's json writes it.
-    static func number(_ value: Double) -> String {
+    package static func number(_ value: Double) -> String {
         if value.isNaN { return "NaN" }
         if value.isInfinite { return value < 0 ? "-Infinity" : "Infinity" }
         let text = "\(value)"

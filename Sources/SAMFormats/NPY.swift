@@ -1,4 +1,5 @@
 import Foundation
+import SAMFiles
 import SAMTensor
 
 /// numpy's `.npy` format, versions 1, 2 and 3: little-endian, C order only.

@@ -1,3 +1,4 @@
+import SAMFiles
 import SAMTensor
 
 /// Headerless little-endian tensors such as `image_points_embeddings.bin` (f32 [1,256,64,64]):

@@ -10,7 +10,7 @@ public struct ImageError: Error, CustomStringConvertible, Equatable, Sendable {
         case corrupt
         /// Not a PNG or JPEG, or a variant of one this reader does not handle.
         case unsupported
-        /// Zero-sized, or wider or taller than `ImageIO.maxDimension`.
+        /// Zero-sized, or wider or taller than `RGBImage.maxDimension`.
         case badDimensions
         /// Over a decoding limit (`ImageLimits`: pixels, progressive scans, file size), from the header.
         case overLimit = "over_limit"

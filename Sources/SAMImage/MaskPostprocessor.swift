@@ -112,8 +112,8 @@ public struct MaskPostprocessor: Sendable, Equatable {
                 throw ImageError(.invalidArgument, file: "<memory>", "input size \(inputSize) must lie within the \(imageSize)x\(imageSize) input")
             }
             guard originalSize.height > 0, originalSize.width > 0,
-                  originalSize.height <= ImageIO.maxDimension, originalSize.width <= ImageIO.maxDimension else {
-                throw ImageError(.invalidArgument, file: "<memory>", "original size \(originalSize) is empty or larger than \(ImageIO.maxDimension) a side")
+                  originalSize.height <= RGBImage.maxDimension, originalSize.width <= RGBImage.maxDimension else {
+                throw ImageError(.invalidArgument, file: "<memory>", "original size \(originalSize) is empty or larger than \(RGBImage.maxDimension) a side")
             }
             planes = shape[0] * shape[1]
             lowRows = shape[2]

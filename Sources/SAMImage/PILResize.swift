@@ -85,9 +85,9 @@ public enum PILResize {
     /// Pillow (and torchvision before it) do.
     public static func resize(_ image: RGBImage, width: Int, height: Int) throws(ImageError) -> RGBImage {
         guard width > 0, height > 0, image.width > 0, image.height > 0,
-              width <= ImageIO.maxDimension, height <= ImageIO.maxDimension else {
+              width <= RGBImage.maxDimension, height <= RGBImage.maxDimension else {
             throw ImageError(.invalidArgument, file: "<memory>",
-                             "cannot resize \(image.width)x\(image.height) to \(width)x\(height) (1...\(ImageIO.maxDimension) a side)")
+                             "cannot resize \(image.width)x\(image.height) to \(width)x\(height) (1...\(RGBImage.maxDimension) a side)")
         }
         if width == image.width && height == image.height { return image }
         // ref: ImagingResampleInner: need_horizontal / need_vertical (a pass only when its size changes).

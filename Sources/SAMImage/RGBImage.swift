@@ -1,6 +1,9 @@
 /// An 8-bit RGB image, rows top to bottom, pixels interleaved (HWC): the layout of
 /// `np.array(Image.open(path).convert("RGB"))`, which is what `SamPredictor.set_image` takes.
 public struct RGBImage: Sendable, Equatable {
+    /// The widest or tallest image the toolkit resizes, decodes or writes (32768 pixels a side).
+    public static let maxDimension = 32768
+
     public let width: Int
     public let height: Int
     /// `height * width * 3` bytes: R, G, B of pixel (y, x) at `(y * width + x) * 3`.
@@ -18,7 +21,7 @@ public struct RGBImage: Sendable, Equatable {
     }
 
     /// Internal: callers that built `pixels` themselves with the right count.
-    init(checkedWidth width: Int, height: Int, pixels: [UInt8]) {
+    package init(checkedWidth width: Int, height: Int, pixels: [UInt8]) {
         precondition(pixels.count == width * height * 3, "internal: RGB buffer size")
         self.width = width
         self.height = height

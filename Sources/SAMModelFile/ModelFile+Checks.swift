@@ -1,4 +1,4 @@
-import SAMFormats
+import SAMFiles
 import SAMModel
 
 extension ModelFile {

@@ -1,5 +1,5 @@
 import Foundation
-import SAMFormats
+import SAMFiles
 import SAMModel
 import SAMTensor
 

@@ -1,4 +1,4 @@
-import SAMFormats
+import SAMFiles
 import SAMModel
 
 /// Why a .samw model file could not be written or loaded; always names the file.

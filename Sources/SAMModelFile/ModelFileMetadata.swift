@@ -1,5 +1,5 @@
 import Foundation
-import SAMFormats
+import SAMFiles
 import SAMModel
 
 /// What a .samw file says about the model it holds (the `metadata` object of its header;

@@ -1,5 +1,5 @@
 import Foundation
-import SAMFormats
+import SAMFiles
 import SAMImage
 import SAMModel
 import SAMModelFile

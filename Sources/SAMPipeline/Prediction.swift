@@ -19,5 +19,12 @@ public struct Prediction: Sendable {
     /// Seconds spent in each stage ("prompt_encoder+mask_decoder", "postprocess").
     public let timings: [String: Double]
 
+    /// The IoU predictions of the selected masks, in `masks` order.
     public var scores: [Float] { selected.map { iouPredictions[$0] } }
+    /// Where `best` stands among the selected masks: its position in `masks` and `scores`.
+    public var bestPosition: Int { selected.firstIndex(of: best) ?? 0 }
+    /// The best mask at the original image size, 0 or 1 per pixel, rows top to bottom.
+    public var bestMask: ArraySlice<UInt8> { masks.mask(bestPosition) }
+    /// The best mask's IoU prediction.
+    public var bestScore: Float { iouPredictions[best] }
 }

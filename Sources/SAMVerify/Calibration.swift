@@ -1,4 +1,5 @@
 import Foundation
+import SAMFiles
 import SAMFormats
 
 /// Tolerances from measurement: each output's and each dumped module's error envelope over a reference

@@ -1,5 +1,6 @@
 import SAMFormats
 import SAMImage
+import SAMImageFiles
 import SAMTensor
 
 /// The `preprocess` case: what `SamPredictor.set_image` does before the encoder, one stage at a time,

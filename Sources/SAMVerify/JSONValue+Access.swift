@@ -1,3 +1,4 @@
+import SAMFiles
 import SAMFormats
 
 /// Typed reads of a decoded manifest.json.

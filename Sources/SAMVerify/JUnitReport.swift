@@ -1,4 +1,5 @@
 import Foundation
+import SAMFiles
 import SAMFormats
 
 /// JUnit XML for CI: one testsuite per run, one testcase per case and output, one `task` testcase per

@@ -1,5 +1,6 @@
 import SAMFormats
 import SAMImage
+import SAMImageFiles
 
 /// The sizes a case's low-res masks are brought to, as `Sam.postprocess_masks` does: the original
 /// image (H, W) and the resized image inside the encoder's padded square.

@@ -1,5 +1,6 @@
 import Foundation
 import SAMBLAS
+import SAMFiles
 import SAMFormats
 import SAMParallel
 import SAMTensor

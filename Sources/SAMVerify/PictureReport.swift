@@ -1,6 +1,8 @@
 import Foundation
+import SAMFiles
 import SAMFormats
 import SAMImage
+import SAMImageFiles
 import SAMTensor
 
 /// `--report DIR`: pictures people look at, per case, and an `index.html` linking them.

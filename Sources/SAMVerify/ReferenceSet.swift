@@ -1,4 +1,5 @@
 import Foundation
+import SAMFiles
 import SAMFormats
 
 /// A folder of PyTorch reference outputs in the layout `converters/export_reference.py` writes and the

@@ -1,3 +1,4 @@
+import SAMFiles
 import SAMFormats
 
 /// Which of the decoder's four masks the task-level check holds to its thresholds, and among which the

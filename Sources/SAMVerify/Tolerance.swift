@@ -1,3 +1,4 @@
+import SAMFiles
 import SAMFormats
 
 /// Polygraphy's element rule: an element fails only where its absolute error exceeds both `atol`

@@ -1,4 +1,5 @@
 import Foundation
+import SAMFiles
 import SAMFormats
 
 /// Progress goes to standard error, so standard output carries only the summary.

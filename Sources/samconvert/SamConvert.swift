@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SAMCommandLine
 import SAMConvert
+import SAMFiles
 import SAMFormats
 import SAMKernels
 

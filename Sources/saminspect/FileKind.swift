@@ -1,3 +1,4 @@
+import SAMFiles
 import SAMFormats
 
 /// What a file is, from its magic bytes, else its extension.

@@ -1,3 +1,4 @@
+import SAMFiles
 import SAMFormats
 import SAMTensor
 

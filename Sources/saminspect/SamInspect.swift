@@ -1,6 +1,7 @@
 import Foundation
 import ArgumentParser
 import SAMCommandLine
+import SAMFiles
 import SAMFormats
 import SAMTensor
 

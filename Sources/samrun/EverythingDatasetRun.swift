@@ -1,7 +1,10 @@
 import Foundation
 import SAMEverything
+import SAMEverythingFiles
+import SAMFiles
 import SAMFormats
 import SAMImage
+import SAMImageFiles
 import SAMPipeline
 
 /// `samrun MODEL --everything --images DIR_OR_LIST --out DIR [--shard I/N] [--coco FILE]`: the

@@ -1,7 +1,9 @@
 import Foundation
 import SAMEverything
+import SAMFiles
 import SAMFormats
 import SAMImage
+import SAMImageFiles
 import SAMModel
 import SAMPipeline
 

@@ -1,6 +1,8 @@
 import Foundation
+import SAMFiles
 import SAMFormats
 import SAMImage
+import SAMImageFiles
 import SAMKernels
 import SAMPipeline
 import SAMTensor
@@ -60,7 +62,7 @@ struct RunOutputs {
             try ImageIO.writeGrayPNG(pixels: prediction.masks.grayPixels(position), width: photo.width, height: photo.height, to: staged.path(name))
             names.append(name)
         }
-        let bestPosition = prediction.selected.firstIndex(of: prediction.best) ?? 0
+        let bestPosition = prediction.bestPosition
         let overlay = try Overlay.render(photo, mask: prediction.masks.mask(bestPosition),
                                      points: prompt.points.map { Overlay.Point(x: Double($0.x), y: Double($0.y), label: $0.label) },
                                      box: prompt.box.map { Overlay.Box(x0: Double($0.x0), y0: Double($0.y0), x1: Double($0.x1), y1: Double($0.y1)) })

@@ -1,8 +1,10 @@
 import ArgumentParser
 import Foundation
 import SAMCommandLine
+import SAMFiles
 import SAMFormats
 import SAMImage
+import SAMImageFiles
 import SAMKernels
 import SAMModel
 import SAMPipeline

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SAMFiles
 import SAMFormats
 import SAMEverything
 import SAMKernels

@@ -1,6 +1,7 @@
 import Foundation
 import SAMEverything
 import SAMImage
+import SAMImageFiles
 import SAMTestSupport
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import SAMFiles
 import SAMFormats
 
 /// Hostile PNG and JPEG files written byte by byte (no image library, no Python): decompression

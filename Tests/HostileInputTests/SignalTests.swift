@@ -1,6 +1,7 @@
 import Foundation
 import SAMFormats
 import SAMImage
+import SAMImageFiles
 import SAMTestSupport
 import Testing
 #if canImport(Glibc)

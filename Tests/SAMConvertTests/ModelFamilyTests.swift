@@ -1,5 +1,6 @@
 import Foundation
 import SAMConvert
+import SAMFiles
 import SAMFormats
 import SAMModel
 import SAMModelFile

@@ -1,10 +1,13 @@
 import Foundation
+import SAMFiles
 import SAMFormats
 import SAMImage
+import SAMImageFiles
 import SAMPipeline
 import SAMTestSupport
 import Testing
 @testable import SAMEverything
+@testable import SAMEverythingFiles
 #if canImport(Glibc)
 import Glibc
 #endif

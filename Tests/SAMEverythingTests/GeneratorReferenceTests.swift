@@ -2,6 +2,7 @@ import Foundation
 import SAMConvert
 import SAMEverything
 import SAMImage
+import SAMImageFiles
 import SAMPipeline
 import SAMTestSupport
 import Testing

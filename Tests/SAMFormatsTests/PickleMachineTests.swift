@@ -1,4 +1,5 @@
 @testable import SAMFormats
+import SAMFiles
 import Testing
 
 /// Protocol 2 header, the body, STOP.

@@ -4,6 +4,7 @@ import SAMTensor
 import SAMTestSupport
 import Testing
 @testable import SAMImage
+@testable import SAMImageFiles
 
 /// The image side against the full-size drop's PyTorch references (`image.png`, 2048x1365).
 /// `make check-drops` runs it (and requires the drop); elsewhere it runs only when SAM_DROP_DIR

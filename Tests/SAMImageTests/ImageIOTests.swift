@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SAMImage
+@testable import SAMImageFiles
 
 /// Decoding matches `np.array(Image.open(f).convert("RGB"))`: make_fixtures.py asserts each
 /// closed form below against Pillow 13, these tests assert the same closed forms against ours.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SAMImage
+@testable import SAMImageFiles
 
 /// Scans counted from a JPEG's markers, before decoding: what the fixtures hold, byte stuffing and
 /// restart markers inside scans, fill bytes before a marker, and a damaged tail.

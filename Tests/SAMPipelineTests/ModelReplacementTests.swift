@@ -1,6 +1,7 @@
 import Foundation
 import SAMConvert
 import SAMImage
+import SAMImageFiles
 import SAMPipeline
 import SAMTestSupport
 import Testing

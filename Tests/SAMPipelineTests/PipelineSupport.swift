@@ -2,6 +2,7 @@ import Foundation
 import SAMConvert
 import SAMFormats
 import SAMImage
+import SAMImageFiles
 import SAMPipeline
 import SAMTensor
 import SAMTestSupport

@@ -1,5 +1,6 @@
 import Foundation
 import SAMImage
+import SAMImageFiles
 import SAMTestSupport
 import Testing
 @testable import SAMVerify

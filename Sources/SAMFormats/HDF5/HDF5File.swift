@@ -1,4 +1,5 @@
 import CHDF5
+import SAMFiles
 import SAMTensor
 
 /// An HDF5 file read through libhdf5: every dataset, flat or nested in groups, with its dtype, shape,

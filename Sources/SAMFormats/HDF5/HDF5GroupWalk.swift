@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import CHDF5
+import SAMFiles
 import SAMTensor
 
 /// Listing an HDF5 file: a walk from the root that opens each group once (however many links lead

@@ -1,4 +1,5 @@
 import CFaultContainment
+import SAMFiles
 
 /// Every entry into libhdf5, one thread at a time. A libhdf5 built without `--enable-threadsafe` must
 /// never be entered by two threads at once (two conversions in one app, parallel tests); Debian's is

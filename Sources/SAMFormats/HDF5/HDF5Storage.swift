@@ -1,4 +1,5 @@
 import CHDF5
+import SAMFiles
 import SAMTensor
 
 /// How a dataset's bytes are kept in its file, read from its creation properties while listing.

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SAMFiles
 
 /// The side files an ONNX model keeps large tensors in, mapped once each on first use.
 /// Locations are checked as the ONNX external-data spec requires: relative to the model's folder,

@@ -1,5 +1,6 @@
 import CONNXProto
 import CProtobufC
+import SAMFiles
 import SAMTensor
 
 /// An ONNX model file read with libprotobuf-c. The unpacked message stays alive as long as

@@ -1,5 +1,6 @@
 import CONNXProto
 import CProtobufC
+import SAMFiles
 import SAMTensor
 
 extension ONNXModel {

@@ -1,4 +1,5 @@
 import CZlib
+import SAMFiles
 import SAMTensor
 
 /// Deflated zip entries inflated with zlib into owned memory of exactly the size the archive declares.

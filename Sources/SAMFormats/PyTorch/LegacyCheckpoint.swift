@@ -1,3 +1,4 @@
+import SAMFiles
 /// `torch.save`'s formats before the zip one (torch < 1.6, or `_use_new_zipfile_serialization=False`):
 /// a pickle stream (it starts with a PROTO opcode and a magic number) or, older still, a tar file.
 /// Not read: they interleave pickles with raw storages, and a current torch re-saves them as a zip.

@@ -1,3 +1,4 @@
+import SAMFiles
 /// A restricted pickle interpreter: it executes only the opcodes `torch.save` writes for a state dict
 /// and accepts only the globals in `PickleGlobal`, so it builds dicts, lists, tuples, scalars, storage
 /// references and tensor views, and nothing else. It cannot call code. Every resource is bounded

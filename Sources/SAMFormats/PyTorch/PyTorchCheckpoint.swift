@@ -1,4 +1,5 @@
 import Foundation
+import SAMFiles
 import SAMTensor
 
 /// A PyTorch checkpoint as `torch.save` writes it since torch 1.6, read without Python: a zip holding

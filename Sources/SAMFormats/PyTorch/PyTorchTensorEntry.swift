@@ -1,3 +1,4 @@
+import SAMFiles
 import SAMTensor
 
 /// One tensor of a PyTorch state dict: a view (offset, shape, strides, all in elements) into a storage

@@ -1,3 +1,4 @@
+import SAMFiles
 /// Where the tensors are in an unpickled checkpoint: the top-level dict itself, or the dict under its
 /// "model" (SAM 2) or "state_dict" key when the top level wraps one beside other things (optimizer
 /// state, epoch counters), which are then left alone.

@@ -1,3 +1,4 @@
+import SAMFiles
 import SAMTensor
 
 /// The members of a zip file as `torch.save` writes it (stored or deflated entries, ZIP64 end

@@ -1,3 +1,4 @@
+import SAMFiles
 /// Little-endian fields of a mapped file, each read only after its bounds are checked.
 struct ZipBytes {
     let bytes: UnsafeRawBufferPointer

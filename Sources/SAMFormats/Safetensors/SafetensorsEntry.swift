@@ -1,3 +1,4 @@
+import SAMFiles
 import SAMTensor
 
 /// One tensor of a safetensors file, checked against the file when it is opened.

@@ -1,3 +1,4 @@
+import SAMFiles
 import SAMTensor
 
 /// A safetensors file: an 8-byte little-endian header length, a JSON header naming every tensor's

@@ -1,4 +1,5 @@
 import Foundation
+import SAMFiles
 
 /// The JSON header of a safetensors file, as written: `{"name": {"dtype", "shape", "data_offsets"}, ...}`
 /// plus an optional `"__metadata__"` map of strings. Values are checked by `SafetensorsFile`.

@@ -1,31 +1,24 @@
-// segment-photo WEIGHTS.h5 CONFIG.json PHOTO X Y: converts the weights, sets the photo, predicts
-// masks for one foreground point and prints the best one. Uses only the toolkit's public API.
+// segment-photo MODEL.samw PHOTO X Y: loads a converted model, sets the photo, predicts masks for one
+// foreground point and prints the best one. Uses only the runtime product's public API (and
+// SAMImageFiles to read the photo), so its binary links no converter library.
 import Foundation
-import SAMConvert
-import SAMImage
+import SAMImageFiles
 import SAMKernels
 import SAMPipeline
 
 let arguments = CommandLine.arguments
-guard arguments.count == 6, let x = Float(arguments[4]), let y = Float(arguments[5]) else {
-    FileHandle.standardError.write(Data("usage: segment-photo WEIGHTS.h5 CONFIG.json PHOTO X Y\n".utf8))
+guard arguments.count == 5, let x = Float(arguments[3]), let y = Float(arguments[4]) else {
+    FileHandle.standardError.write(Data("usage: segment-photo MODEL.samw PHOTO X Y\n".utf8))
     exit(2)
 }
 // This process is the app's own, so it opts into the process-wide settings.
 Kernels.tuneProcessForInference()
 do {
-    let model = FileManager.default.temporaryDirectory.appendingPathComponent("segment-photo-\(getpid()).samw").path
-    defer { try? FileManager.default.removeItem(atPath: model) }
-    var request = ConversionRequest(inputs: [arguments[1]], output: model)
-    request.configFile = arguments[2]
-    _ = try Converter.run(request)
-
-    let segmenter = try SegmentAnything(modelPath: model)
-    try segmenter.setImage(try ImageIO.read(arguments[3]))
+    let segmenter = try SegmentAnything(modelPath: arguments[1])
+    try segmenter.setImage(try ImageIO.read(arguments[2]))
     let prediction = try segmenter.predict(Prompt(points: [.init(x: x, y: y, label: 1)]))
-    let best = prediction.masks.mask(prediction.selected.firstIndex(of: prediction.best)!)
-    print("best mask \(prediction.best): score \(prediction.scores[prediction.selected.firstIndex(of: prediction.best)!]), "
-          + "\(best.reduce(0) { $0 + Int($1) }) of \(best.count) pixels")
+    let best = prediction.bestMask
+    print("best mask \(prediction.best): score \(prediction.bestScore), \(best.reduce(0) { $0 + Int($1) }) of \(best.count) pixels")
 } catch {
     FileHandle.standardError.write(Data("segment-photo: \(error)\n".utf8))
     exit(1)

@@ -1,3 +1,4 @@
+import SAMImage
 /// A JPEG's scans counted from its markers, before libjpeg decodes anything: each scan of a
 /// progressive file is a pass over every block of the image, so a small file that repeats a scan
 /// hundreds of times costs minutes of decoding. Counting walks the bytes once (a marker segment is

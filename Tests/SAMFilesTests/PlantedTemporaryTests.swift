@@ -1,5 +1,5 @@
 import Foundation
-@testable import SAMFormats
+@testable import SAMFiles
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
 import Foundation
-import SAMFormats
+@testable import SAMFiles
 import Testing
 
 /// The .samw header parser against Foundation's JSONDecoder: the same values where both accept,

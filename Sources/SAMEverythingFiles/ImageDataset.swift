@@ -1,6 +1,8 @@
 import Foundation
-import SAMFormats
+import SAMEverything
+import SAMFiles
 import SAMImage
+import SAMImageFiles
 
 /// The photos of a segment-everything dataset run, in the one order every process agrees on.
 ///

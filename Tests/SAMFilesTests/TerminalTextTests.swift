@@ -1,4 +1,4 @@
-import SAMFormats
+@testable import SAMFiles
 import Testing
 
 @Suite("Names printed escaped: controls and bidi overrides cannot reach the terminal")

@@ -1,5 +1,6 @@
 import Foundation
-import SAMFormats
+import SAMEverything
+import SAMFiles
 
 /// A dataset's per-image JSONs merged into one COCO instances file:
 ///
@@ -60,7 +61,7 @@ public enum COCOInstances {
         try emit("{\"images\": [\n")
         for (index, image) in images.enumerated() {
             let separator = index + 1 < images.count ? ",\n" : "\n"
-            try emit("  {\"id\": \(index + 1), \"file_name\": \(jsonString(image.name)), \"width\": \(image.header.width), "
+            try emit("  {\"id\": \(index + 1), \"file_name\": \(JSONText.quoted(image.name)), \"width\": \(image.header.width), "
                      + "\"height\": \(image.header.height)}" + separator)
         }
         try emit("], \"annotations\": [")
@@ -75,7 +76,7 @@ public enum COCOInstances {
                 }
                 try emit((next == 1 ? "\n" : ",\n") + "  {\"id\": \(next), \"image_id\": \(index + 1), \"category_id\": 1, "
                          + "\"segmentation\": {\"size\": \(MaskAnnotation.list(annotation.segmentation.size)), "
-                         + "\"counts\": \(jsonString(annotation.segmentation.counts))}, "
+                         + "\"counts\": \(JSONText.quoted(annotation.segmentation.counts))}, "
                          + "\"area\": \(annotation.area), \"bbox\": \(MaskAnnotation.list(annotation.bbox)), \"iscrowd\": 0, "
                          + "\"predicted_iou\": \(MaskAnnotation.number(annotation.predictedIoU)), "
                          + "\"stability_score\": \(MaskAnnotation.number(annotation.stabilityScore)), "
@@ -102,26 +103,4 @@ public enum COCOInstances {
             throw .dataset("\(path): not a list of mask annotations: \(error)")
         }
     }
-
-    /// A JSON string: quotes, backslashes and control characters escaped, other text as is (UTF-8).
-    public static func jsonString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                out += "\\u" + String(scalar.value, radix: 16).leftPaddedHex(4)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
-}
-
-private extension String {
-    func leftPaddedHex(_ length: Int) -> String { count >= length ? self : String(repeating: "0", count: length - count) + self }
 }

@@ -1,5 +1,7 @@
 import Foundation
+import SAMEverything
 import SAMImage
+import SAMImageFiles
 import SAMPipeline
 
 /// `samverify` on a segment-everything reference set: the native generator runs with the set's

@@ -41,8 +41,8 @@ public enum FaultContainment {
 
     /// Until the matching `leaveScope()`, this thread holds the libhdf5 lock (`HDF5Library`) and
     /// faults inside libhdf5 on it are blamed on `file`.
-    static func enterHDF5Scope(_ file: String) { sam_fault_scope_enter("libhdf5", file) }
-    static func leaveScope() { sam_fault_scope_leave() }
+    package static func enterHDF5Scope(_ file: String) { sam_fault_scope_enter("libhdf5", file) }
+    package static func leaveScope() { sam_fault_scope_leave() }
 
     /// An output temporary that a contained fault or an interrupt removes before the process ends.
     static func registerTemporary(_ path: String) { _ = sam_fault_register_temporary(path) }

@@ -3,10 +3,11 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CLibCrypto
+import CSHA256
 
-/// SHA-256 (FIPS 180-4) from OpenSSL's libcrypto, for provenance: a .samw records the digest of
-/// every file it was made from, comparable with `sha256sum` and the manifests exporters write.
+/// SHA-256 (FIPS 180-4), for provenance: a .samw records the digest of every file it was made from,
+/// comparable with `sha256sum` and the manifests exporters write. Computed by CSHA256 (the CPU's SHA
+/// instructions where it has them), so reading a model needs no crypto library.
 public enum SHA256 {
     /// Thrown by `hex(_:shouldStop:)` when asked to stop part-way.
     public struct Stopped: Error {}
@@ -17,21 +18,31 @@ public enum SHA256 {
         (try? hex(bytes, shouldStop: { false })) ?? ""
     }
 
+    /// The digest by the plain C rounds even on a CPU with SHA instructions (tests compare the two).
+    public static func hexByPortableRounds(_ bytes: UnsafeRawBufferPointer) -> String {
+        (try? hex(bytes, portableRounds: true, shouldStop: { false })) ?? ""
+    }
+
+    /// Whether this CPU's SHA instructions compute the digests (false: the plain C rounds do).
+    public static var accelerated: Bool { sam_sha256_accelerated() != 0 }
+
     /// The digest of `bytes`, in 16 MB steps that each first ask `shouldStop`, so a hash of a large
     /// file on another thread can be abandoned quickly.
     public static func hex(_ bytes: UnsafeRawBufferPointer, shouldStop: () -> Bool) throws(Stopped) -> String {
-        // EVP calls fail only when OpenSSL cannot allocate; that is not an input error.
-        guard let context = EVP_MD_CTX_new() else { preconditionFailure("libcrypto: cannot allocate a digest context") }
-        defer { EVP_MD_CTX_free(context) }
-        precondition(EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1, "libcrypto: SHA-256 unavailable")
+        try hex(bytes, portableRounds: false, shouldStop: shouldStop)
+    }
+
+    static func hex(_ bytes: UnsafeRawBufferPointer, portableRounds: Bool, shouldStop: () -> Bool) throws(Stopped) -> String {
+        var context = sam_sha256()
+        sam_sha256_init(&context, portableRounds ? 1 : 0)
         var offset = 0
         repeat {
             if shouldStop() { throw Stopped() }
             let length = min(bytes.count - offset, 16 << 20)
-            precondition(EVP_DigestUpdate(context, bytes.baseAddress.map { $0 + offset }, length) == 1, "libcrypto: SHA-256 failed")
+            if let base = bytes.baseAddress { sam_sha256_update(&context, base + offset, length) }
             offset += length
         } while offset < bytes.count
-        return finish(context)
+        return finish(&context)
     }
 
     /// The digest of a whole file (read in steps, never held whole).
@@ -53,9 +64,8 @@ public enum SHA256 {
             throw FormatError(.unreadable, file: path, "cannot stat: \(String(cString: strerror(errno)))")
         }
         if let kind = OutputRule.kind(status.st_mode) { throw FormatError(.unreadable, file: path, "not a regular file (\(kind))") }
-        guard let context = EVP_MD_CTX_new() else { preconditionFailure("libcrypto: cannot allocate a digest context") }
-        defer { EVP_MD_CTX_free(context) }
-        precondition(EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1, "libcrypto: SHA-256 unavailable")
+        var context = sam_sha256()
+        sam_sha256_init(&context, 0)
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: 16 << 20, alignment: 64)
         defer { buffer.deallocate() }
         var total = 0
@@ -65,17 +75,15 @@ public enum SHA256 {
             if count < 0 && errno == EINTR { continue }
             guard count >= 0 else { throw FormatError(.unreadable, file: path, "cannot read: \(String(cString: strerror(errno)))") }
             if count == 0 { break }
-            precondition(EVP_DigestUpdate(context, buffer, count) == 1, "libcrypto: SHA-256 failed")
+            sam_sha256_update(&context, buffer, count)
             total += count
         }
-        return (finish(context), total)
+        return (finish(&context), total)
     }
 
-    private static func finish(_ context: OpaquePointer) -> String {
+    private static func finish(_ context: inout sam_sha256) -> String {
         var digest = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        let finished = digest.withUnsafeMutableBufferPointer { EVP_DigestFinal_ex(context, $0.baseAddress, &length) }
-        precondition(finished == 1 && length == 32, "libcrypto: SHA-256 failed")
+        digest.withUnsafeMutableBufferPointer { sam_sha256_final(&context, $0.baseAddress) }
         let digits = Array("0123456789abcdef")
         return String(digest.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0xF)]] })
     }

@@ -1,6 +1,8 @@
 import Foundation
-import SAMFormats
+import SAMEverything
+import SAMFiles
 import SAMImage
+import SAMImageFiles
 import SAMPipeline
 
 /// Segment everything over an `ImageDataset`: each image of one shard gets `<stem>.json` in `folder`

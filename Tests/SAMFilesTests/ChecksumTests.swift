@@ -1,5 +1,5 @@
 import Foundation
-import SAMFormats
+@testable import SAMFiles
 import SAMTestSupport
 import SAMTensor
 import Testing

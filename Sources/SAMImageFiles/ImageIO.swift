@@ -5,7 +5,8 @@ import Darwin
 #endif
 import CJPEG
 import CPNG
-import SAMFormats
+import SAMFiles
+import SAMImage
 
 /// Reading photos (PNG, JPEG) to RGB the way `np.array(Image.open(path).convert("RGB"))` does
 /// with the Pillow SamPredictor users have, and writing 8-bit PNGs for masks and overlays.
@@ -21,7 +22,7 @@ import SAMFormats
 ///   inverted CMYK and converted with Pillow's integer formula.
 public enum ImageIO {
     /// Wider or taller images are refused before any pixel memory is allocated.
-    public static let maxDimension = 32768
+    public static let maxDimension = RGBImage.maxDimension
 
     public enum Format: String, Sendable {
         case png, jpeg

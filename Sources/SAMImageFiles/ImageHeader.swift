@@ -3,7 +3,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import SAMFormats
+import SAMFiles
+import SAMImage
 
 /// What a PNG or JPEG file declares about itself before its pixels: the format (from the signature)
 /// and the width and height (PNG's IHDR, JPEG's start-of-frame segment). Read without decoding, from
