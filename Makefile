@@ -2,7 +2,9 @@
 # Both install what is missing first (see scripts/setup.sh).
 
 SWIFT        ?= swift
-DROP         ?= ../shared/fixtures/mobilesam-seed0
+# A full-size reference set (DROP is its former name, still honoured).
+DROP          ?= ../shared/fixtures/mobilesam-seed0
+REFERENCE_SET ?= $(DROP)
 VENV         ?= .venv
 PYTHON       := $(VENV)/bin/python
 RELEASE_BIN   = $(shell $(SWIFT) build -c release --show-bin-path)
@@ -14,7 +16,7 @@ CPU_FLAGS    ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma 
                   && echo "-Xswiftc -target-cpu -Xswiftc haswell -Xswiftc -DSAM_FMA")
 RELEASE      := -c release $(CPU_FLAGS)
 
-.PHONY: setup build test test-blas-paths test-release-tools check-dependency check-drops verify verify-fuzz demo references venv \
+.PHONY: setup build test test-blas-paths test-release-tools check-dependency check-reference-set check-drops verify verify-fuzz demo references venv \
         regen-onnx-proto clean bench bench-venv bench-everything fuzz fuzz-explore test-asan sam2-references verify-sam2 bench-sam2
 
 setup:
@@ -46,24 +48,27 @@ test-release-tools: build
 check-dependency: build
 	scripts/check-dependency.sh "$(RELEASE_BIN)/samconvert"
 
-# The numeric checks against a full-size reference set (DROP; CI has one beside the clone), in an
+# The numeric checks against a full-size reference set (REFERENCE_SET; CI has one beside the clone), in an
 # optimized build. A missing set is a failure here, never a skip. The kernel and image tests run
 # here too, because this build has CPU_FLAGS (AVX2/FMA code paths) and `make test`'s does not:
 # once on the CPU's own OpenBLAS kernels, once more (kernels only) on Haswell's.
-check-drops: setup
-	@test -d "$(DROP)" || { echo "check-drops: drop folder $(DROP) is missing" >&2; exit 1; }
-	SAM_DROP_DIR="$(abspath $(DROP))" SAM_REQUIRE_DROP=1 env -u OPENBLAS_CORETYPE \
-	    $(SWIFT) test $(RELEASE) -Xswiftc -enable-testing --filter 'Drop|SAMKernelsTests|SAMImageTests'
+check-reference-set: setup
+	@test -d "$(REFERENCE_SET)" || { echo "check-reference-set: reference set folder $(REFERENCE_SET) is missing" >&2; exit 1; }
+	SAM_REFERENCE_SET_DIR="$(abspath $(REFERENCE_SET))" SAM_REQUIRE_REFERENCE_SET=1 env -u OPENBLAS_CORETYPE \
+	    $(SWIFT) test $(RELEASE) -Xswiftc -enable-testing --filter 'FullSizeSet|SAMKernelsTests|SAMImageTests'
 	OPENBLAS_CORETYPE=Haswell $(SWIFT) test $(RELEASE) -Xswiftc -enable-testing --filter SAMKernelsTests
+
+# The former name of check-reference-set.
+check-drops: check-reference-set
 
 # samverify on the committed tiny set, the committed tiny SAM 2.1 set and a full-size reference set as it
 # is, each model converted from the set's own weights into a temporary .samw; JSON and JUnit reports go
-# to out/verify/, the full-size set's pictures to out/verify/drop-report/. The full-size run also reruns
+# to out/verify/, the full-size set's pictures to out/verify/reference-set-report/. The full-size run also reruns
 # every case with 1, 2 and all worker threads and on OpenBLAS's other kernels (--determinism).
-# Both always run; the target fails if either does (or if the drop is missing).
+# Both always run; the target fails if either does (or if the full-size set is missing).
 verify: setup
 	$(SWIFT) build $(RELEASE)
-	@test -d "$(DROP)" || { echo "verify: drop folder $(DROP) is missing" >&2; exit 1; }
+	@test -d "$(REFERENCE_SET)" || { echo "verify: reference set folder $(REFERENCE_SET) is missing" >&2; exit 1; }
 	@mkdir -p out/verify
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && status=0; \
 	$(RELEASE_BIN)/samconvert reference_outputs/tiny/mobile_sam.h5 --config reference_outputs/tiny/config.json \
@@ -74,9 +79,9 @@ verify: setup
 	    --out "$$tmp/sam2_tiny.samw" >/dev/null || exit 2; \
 	$(RELEASE_BIN)/samverify "$$tmp/sam2_tiny.samw" --references reference_outputs/sam2_tiny --max-atol 1e-4 --max-rtol 1e-4 \
 	    --json out/verify/sam2_tiny.json --junit out/verify/sam2_tiny.xml || status=$$?; \
-	$(RELEASE_BIN)/samconvert "$(DROP)/mobile_sam.h5" --out "$$tmp/drop.samw" >/dev/null || exit 2; \
-	env -u OPENBLAS_CORETYPE $(RELEASE_BIN)/samverify "$$tmp/drop.samw" --references "$(DROP)" --max-atol 1e-4 --max-rtol 1e-4 \
-	    --determinism --report out/verify/drop-report --json out/verify/drop.json --junit out/verify/drop.xml || status=$$?; \
+	$(RELEASE_BIN)/samconvert "$(REFERENCE_SET)/mobile_sam.h5" --out "$$tmp/full-size.samw" >/dev/null || exit 2; \
+	env -u OPENBLAS_CORETYPE $(RELEASE_BIN)/samverify "$$tmp/full-size.samw" --references "$(REFERENCE_SET)" --max-atol 1e-4 --max-rtol 1e-4 \
+	    --determinism --report out/verify/reference-set-report --json out/verify/full-size.json --junit out/verify/full-size.xml || status=$$?; \
 	if [ $$status -ne 0 ]; then echo "verify: samverify failed (exit $$status); reports in out/verify/" >&2; fi; \
 	exit $$status
 
@@ -90,13 +95,13 @@ FUZZ_COUNT ?= 200
 FUZZ_SEED  ?= 0
 verify-fuzz: setup venv
 	$(SWIFT) build $(RELEASE)
-	@test -d "$(DROP)" || { echo "verify-fuzz: drop folder $(DROP) is missing" >&2; exit 1; }
+	@test -d "$(REFERENCE_SET)" || { echo "verify-fuzz: reference set folder $(REFERENCE_SET) is missing" >&2; exit 1; }
 	@mkdir -p out/verify
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT; \
-	$(PYTHON) converters/export_fuzz.py --source "$(DROP)" --config full --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) \
+	$(PYTHON) converters/export_fuzz.py --source "$(REFERENCE_SET)" --config full --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) \
 	    --out "$$tmp/fuzz" >/dev/null || exit 2; \
-	$(RELEASE_BIN)/samconvert "$(DROP)/mobile_sam.h5" --out "$$tmp/drop.samw" >/dev/null || exit 2; \
-	env -u OPENBLAS_CORETYPE $(RELEASE_BIN)/samverify "$$tmp/drop.samw" --references "$$tmp/fuzz" --max-atol 1e-4 --max-rtol 1e-4 \
+	$(RELEASE_BIN)/samconvert "$(REFERENCE_SET)/mobile_sam.h5" --out "$$tmp/full-size.samw" >/dev/null || exit 2; \
+	env -u OPENBLAS_CORETYPE $(RELEASE_BIN)/samverify "$$tmp/full-size.samw" --references "$$tmp/fuzz" --max-atol 1e-4 --max-rtol 1e-4 \
 	    --quiet --json out/verify/fuzz.json --junit out/verify/fuzz.xml > "$$tmp/table.txt"; status=$$?; \
 	tail -n 1 "$$tmp/table.txt"; exit $$status
 
@@ -158,12 +163,12 @@ AMG_SAM2_TINY = --model sam2.1_tiny --config tiny --weights reference_outputs/sa
                 --no-weights-copy --image reference_outputs/demo/photo.png --points-per-side 6 --pred-iou-thresh 0.6 \
                 --stability-score-offset 0.2 --stability-score-thresh 0.2 --box-nms-thresh 1.0 --min-masks 10
 
-# Native runtime vs onnxruntime on a full-size reference set (DROP), 2 threads each, interleaved
+# Native runtime vs onnxruntime on a full-size reference set (REFERENCE_SET), 2 threads each, interleaved
 # processes: writes BENCHMARKS.md and benchmarks/results.json (see benchmarks/run_bench.py). Takes
 # several minutes. SIZED_MODEL (a folder from converters/make_sized_model.py) adds samconvert on it.
 # BENCH_BUILD_FLAGS (e.g. --scratch-path .build-bench) go to the release build; BENCH_ARGS to run_bench.py.
 # On CPUs with AVX512_BF16 the native side also runs with the opt-in bfloat16 linear layers (--bf16:
-# a column of its own, and samverify --bf16's task-level accuracy on the drop).
+# a column of its own, and samverify --bf16's task-level accuracy on the full-size set).
 BENCH_BUILD_FLAGS ?=
 BENCH_ARGS        ?= --rounds 5 --encoder-runs 1 --decoder-runs 5 --alt-coretype auto
 SIZED_MODEL       ?=
@@ -171,12 +176,12 @@ SIZED_MODEL       ?=
 # encoders are also timed alone against onnxruntime, 10 interleaved rounds each.
 ENCODER_SETS      ?=
 bench: setup bench-venv
-	@test -d "$(DROP)" || { echo "bench: drop folder $(DROP) is missing" >&2; exit 1; }
+	@test -d "$(REFERENCE_SET)" || { echo "bench: reference set folder $(REFERENCE_SET) is missing" >&2; exit 1; }
 	$(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --product sambench
 	$(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --product samconvert
 	$(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --product samverify
 	$(PYTHON) benchmarks/run_bench.py --bin "$$($(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --show-bin-path)" \
-	    --drop "$(DROP)" --threads 2 --build-flags "$(CPU_FLAGS)" --bf16 $(if $(SIZED_MODEL),--sized-model "$(SIZED_MODEL)") \
+	    --reference-set "$(REFERENCE_SET)" --threads 2 --build-flags "$(CPU_FLAGS)" --bf16 $(if $(SIZED_MODEL),--sized-model "$(SIZED_MODEL)") \
 	    $(foreach set,$(ENCODER_SETS),--encoder-set "$(set)") $(BENCH_ARGS)
 
 # SAM 2.1's image encoder beside onnxruntime on samexporter's export of the same model (SAM2_SET, a
@@ -192,12 +197,12 @@ bench-sam2: setup bench-venv
 	env -u OPENBLAS_CORETYPE $(PYTHON) benchmarks/run_sam2_bench.py --bin "$$($(SWIFT) build $(RELEASE) --show-bin-path)" \
 	    --set "$(SAM2_SET)" --threads 2 --rounds 10 --bf16 --json out/bench-sam2.json
 
-# Full-size SAM 2.1 reference sets (seeded weights, the drop's photo, samexporter's ONNX pair) into
+# Full-size SAM 2.1 reference sets (seeded weights, the full-size set's photo, samexporter's ONNX pair) into
 # SAM2_SETS: several GB with the checkpoints, never committed. SAM2_CONFIGS picks the models.
 SAM2_CONFIGS ?= sam2.1_hiera_tiny sam2.1_hiera_small
 sam2-references: venv
 	@for config in $(SAM2_CONFIGS); do \
-	    $(PYTHON) converters/export_sam2.py --config $$config --seed 0 --image "$(DROP)/image.png" --onnx \
+	    $(PYTHON) converters/export_sam2.py --config $$config --seed 0 --image "$(REFERENCE_SET)/image.png" --onnx \
 	        --out "$(SAM2_SETS)/$$config" || exit 1; \
 	done
 
@@ -218,7 +223,7 @@ verify-sam2: setup
 	done; exit $$status
 
 # The benchmark's Python side only (numpy + onnxruntime), lighter than `venv` (which installs torch).
-# Segment everything on DROP's MobileSAM and photo (or EVERYTHING_IMAGE), 32x32 grid and upstream's
+# Segment everything on REFERENCE_SET's MobileSAM and photo (or EVERYTHING_IMAGE), 32x32 grid and upstream's
 # defaults, beside PyTorch's SamAutomaticMaskGenerator on the same weights, photo and 2 threads, as
 # separate processes (benchmarks/run_everything_bench.py): generator times and their ratio, decoded
 # masks per second, peak RSS, the two mask sets matched; out/bench-everything.json. A PyTorch run takes
@@ -226,7 +231,7 @@ verify-sam2: setup
 bench-everything: setup venv
 	$(SWIFT) build $(RELEASE) --product samrun
 	$(SWIFT) build $(RELEASE) --product samconvert
-	$(PYTHON) benchmarks/run_everything_bench.py --bin "$$($(SWIFT) build $(RELEASE) --show-bin-path)" --drop "$(DROP)" \
+	$(PYTHON) benchmarks/run_everything_bench.py --bin "$$($(SWIFT) build $(RELEASE) --show-bin-path)" --reference-set "$(REFERENCE_SET)" \
 	    --threads 2 $(if $(EVERYTHING_IMAGE),--image "$(EVERYTHING_IMAGE)") $(EVERYTHING_ARGS)
 
 bench-venv:

@@ -11,8 +11,9 @@ let package = Package(
         .executableTarget(name: "FuzzNPY", dependencies: ["FuzzSupport", .product(name: "SAMFormats", package: "SAMPort")]),
         .executableTarget(name: "FuzzONNX", dependencies: ["FuzzSupport", .product(name: "SAMFormats", package: "SAMPort"),
                                                            .product(name: "SAMImport", package: "SAMPort")]),
-        .executableTarget(name: "FuzzSAMW", dependencies: ["FuzzSupport", .product(name: "SAMFormats", package: "SAMPort")]),
-        .executableTarget(name: "FuzzHDF5", dependencies: ["FuzzSupport", .product(name: "SAMFormats", package: "SAMPort")]),
+        .executableTarget(name: "FuzzSAMW", dependencies: ["FuzzSupport", .product(name: "SAMRuntime", package: "SAMPort")]),
+        .executableTarget(name: "FuzzHDF5", dependencies: ["FuzzSupport", .product(name: "SAMFormats", package: "SAMPort"),
+                                                           .product(name: "SAMRuntime", package: "SAMPort")]),
         .executableTarget(name: "FuzzPTH", dependencies: ["FuzzSupport", .product(name: "SAMFormats", package: "SAMPort")]),
         .executableTarget(name: "FuzzSafetensors", dependencies: ["FuzzSupport", .product(name: "SAMFormats", package: "SAMPort")]),
     ]

@@ -1,13 +1,13 @@
-"""`make bench`: native runtime (sambench) vs onnxruntime (ort_bench.py) on the full-size drop.
+"""`make bench`: native runtime (sambench) vs onnxruntime (ort_bench.py) on the full-size set.
 
 Interleaves whole processes (native, onnxruntime, native, onnxruntime, ...), each measuring model
 load, one warm-up plus --encoder-runs timed image-encoder runs, decoder runs per point count, and
-its own peak RSS; times samconvert on the drop; times a large sgemm and the CPU's fused multiply-add
+its own peak RSS; times samconvert on the full-size set; times a large sgemm and the CPU's fused multiply-add
 ceiling (sambench fma-peak) for the achieved/peak figures;
 writes BENCHMARKS.md and benchmarks/results.json. With --alt-coretype the native side also runs
 (interleaved in the same rounds) with another OPENBLAS_CORETYPE (or none). With --bf16 (CPUs with
 AVX512_BF16) it also runs with the opt-in bfloat16 linear layers, and samverify --bf16 measures their
-accuracy at the task level on the drop's cases.
+accuracy at the task level on the full-size set's cases.
 """
 import argparse
 import datetime
@@ -95,7 +95,7 @@ def avx512():
 
 
 def bf16_accuracy(samverify, model, drop, env, tmp):
-    """samverify --bf16 on the drop: the task-level figures (against PyTorch's float32 references) and
+    """samverify --bf16 on the full-size set: the task-level figures (against PyTorch's float32 references) and
     the image embeddings' error."""
     report = os.path.join(tmp, "bf16-verify.json")
     subprocess.run([samverify, model, "--references", drop, "--bf16", "--quiet", "--json", report],
@@ -198,7 +198,7 @@ def bf16_rows(result, ort):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--bin", required=True, help="release bin folder holding sambench and samconvert")
-    p.add_argument("--drop", required=True)
+    p.add_argument("--reference-set", "--drop", dest="drop", required=True)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--rounds", type=int, default=5, help="process pairs (native, onnxruntime)")
     p.add_argument("--encoder-runs", type=int, default=1, help="timed encoder runs per process (after one warm-up)")
@@ -432,7 +432,7 @@ def main():
               "inputs rounded to bfloat16, float32 sums (AVX512_BF16); convolutions and attention products stay float32. "
               f"Image encoder {nb['encoder_s'] * 1000:.1f} ms ({ratio(nb['encoder_s'], o['encoder_s']):.2f}x onnxruntime, "
               f"{ratio(nb['encoder_s'], n['encoder_s']):.2f}x the float32 path, {gflops['encoder_bf16']:.1f} GFLOP/s). "
-              "Accuracy against PyTorch's float32 references on the drop (samverify --bf16, task level: thresholded full-size masks):",
+              "Accuracy against PyTorch's float32 references on the full-size set (samverify --bf16, task level: thresholded full-size masks):",
               "",
               f"- lowest mask IoU over every case's four masks: {accuracy['min_mask_iou']:.4f} "
               f"(end to end, bfloat16 encoder and decoder on the photo: {accuracy['min_mask_iou_end_to_end']:.4f})",

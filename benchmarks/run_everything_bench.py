@@ -9,7 +9,7 @@ throughput (masks decoded per second, three per grid point: the time beyond a on
 same command, which holds the encoder and fixed costs), each side's peak RSS, and how the two
 sides' masks match (one to one at IoU >= 0.95). Writes a JSON file with every figure.
 
-    benchmarks/run_everything_bench.py --bin .build/release --drop DROP --threads 2 [--image PHOTO] [--rounds 1]
+    benchmarks/run_everything_bench.py --bin .build/release --reference-set DIR --threads 2 [--image PHOTO] [--rounds 1]
 """
 import argparse
 import json
@@ -50,7 +50,7 @@ def cpu_name():
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin", required=True, type=Path, help="folder of the release samconvert and samrun")
-    parser.add_argument("--drop", required=True, type=Path, help="a full-size MobileSAM set (mobile_sam.h5, image.png)")
+    parser.add_argument("--reference-set", "--drop", dest="drop", required=True, type=Path, help="a full-size MobileSAM set (mobile_sam.h5, image.png)")
     parser.add_argument("--image", type=Path, help="the photo (default: the set's image.png)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=1)

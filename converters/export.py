@@ -9,7 +9,7 @@ Usage (what ``make references`` runs)::
     venv/bin/python converters/export.py --model vit_t --seed 0 --config full --out /tmp/full
     venv/bin/python converters/export.py --model vit_t --checkpoint mobile_sam.pt --config full --out /tmp/full
 
-Runs, into ``--out`` (the layout of the full-size drop ``fixtures/mobilesam-seed0``):
+Runs, into ``--out`` (the layout of the full-size set ``fixtures/mobilesam-seed0``):
 
 1. ``export_reference.py``: config.json, mobile_sam.h5 (flat) and mobile_sam_nested.h5,
    image_points_embeddings.bin (dense PE), TorchScript ImageEncoder.onnx, the official

@@ -6,7 +6,7 @@ Usage::
     # from a committed tiny set (its config.json and weights):
     venv/bin/python converters/export_fuzz.py --source reference_outputs/tiny --count 200 --seed 0 \
         --out reference_outputs/tiny_fuzz
-    # from a full-size drop (no config.json: --config names it):
+    # from a full-size set (no config.json: --config names it):
     venv/bin/python converters/export_fuzz.py --source ../shared/fixtures/mobilesam-seed0 --config full \
         --count 200 --seed 0 --out /tmp/mobilesam-fuzz
     # regenerate the group of one failing case (same seed, same prompt, same outputs):
@@ -85,7 +85,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--source", type=Path, required=True,
                         help="a reference set: weights (mobile_sam.h5 or sam.h5), manifest.json, references/image_embeddings.npy")
     parser.add_argument("--config", choices=sorted(sam_configs.CONFIGS), default=None,
-                        help="the model's configuration when the source has no config.json (a drop: full)")
+                        help="the model's configuration when the source has no config.json (a full-size set: full)")
     parser.add_argument("--count", type=int, default=200, help="cases to write (chain steps count one each)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", action="append", default=[],

@@ -16,7 +16,7 @@ Usage (what a ``make references`` target runs)::
 first, then adds the split PromptEncoder.onnx / MaskDecoder.onnx pair and the dynamo
 exports and completes manifest.json; this script alone still writes the set below.
 
-The output directory mirrors the full-size drop in
+The output directory mirrors the full-size set in
 ``fixtures/mobilesam-seed0`` (see its README.md) so one verifier reads both:
 
     config.json                  every hyperparameter (the Swift runtime reads it)

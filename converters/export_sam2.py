@@ -4,7 +4,7 @@
 Usage::
 
     venv/bin/python converters/export_sam2.py --config tiny --seed 0 --out reference_outputs/sam2_tiny
-    # full size, seeded (the published checkpoints cannot be downloaded here), on the drop's photo:
+    # full size, seeded (the published checkpoints cannot be downloaded here), on the full-size set's photo:
     venv/bin/python converters/export_sam2.py --config sam2.1_hiera_tiny --seed 0 \
         --image ../shared/fixtures/mobilesam-seed0/image.png --out /tmp/sam2.1-tiny
     # or from a checkpoint as published:

@@ -7,7 +7,7 @@ reference set that ``export.py``/``export_reference.py`` wrote)::
     venv/bin/python converters/export_split.py --weights reference_outputs/tiny/mobile_sam.h5 \
         --config tiny --references reference_outputs/tiny --out /tmp/split
 
-What the full-size drop ``fixtures/mobilesam-seed0`` ships (see its README.md), made
+What the full-size set ``fixtures/mobilesam-seed0`` ships (see its README.md), made
 the same way: TorchScript-based ``torch.onnx.export(dynamo=False)``, opset 17,
 constant folding on, the point count N dynamic (``num_points``):
 
@@ -18,11 +18,11 @@ constant folding on, the point count N dynamic (``num_points``):
                         -> masks [1,4,m,m] (all four, logits), iouPredictions [1,4]
 
 The wrappers hold the upstream modules as ``self.pe`` / ``self.md``, so the
-initializers that keep their PyTorch names are ``pe.*`` / ``md.*`` as in the drop.
+initializers that keep their PyTorch names are ``pe.*`` / ``md.*`` as in the full-size set.
 The prompt encoder is ``_embed_points(pad=False)`` (no padding point, no boxes, no
-mask input) written with ``torch.where`` as the drop's graph has it, plus the
+mask input) written with ``torch.where`` as the full-size set's graph has it, plus the
 box-corner labels 2 and 3 (``point_embeddings[2]`` / ``[3]`` added, as
-``_embed_boxes`` does), which the drop's file also embeds; for labels -1/0/1 it is
+``_embed_boxes`` does), which the full-size set's file also embeds; for labels -1/0/1 it is
 bit for bit ``_embed_points``. The dense output is ``no_mask_embed`` broadcast.
 The mask decoder is ``predict_masks``.
 """

@@ -4,10 +4,11 @@
 set -euo pipefail
 
 packages=(pkg-config libprotobuf-c-dev protobuf-c-compiler libhdf5-dev libopenblas-dev libpng-dev libjpeg62-turbo-dev
-          zlib1g-dev libssl-dev)
+          zlib1g-dev)
 
 if [ "$(uname -s)" != "Linux" ]; then
-    echo "setup: not Linux; install protobuf-c, hdf5 and pkg-config yourself (brew install protobuf-c hdf5 pkg-config)."
+    # Accelerate is the BLAS on Apple platforms; the rest comes from Homebrew.
+    echo "setup: not Linux; install the libraries yourself: brew install pkg-config protobuf-c hdf5 libpng jpeg-turbo zlib"
     exit 0
 fi
 

@@ -10,7 +10,7 @@ import SAMTensor
 ///
 /// The float path reproduces torch's CPU `F.interpolate(mode="bilinear", align_corners=False)`
 /// bit for bit whenever torch runs its generic kernel, i.e. for any original image with
-/// H + W > 128 (see `TorchBilinear`; verified on the drop's 3 x 1365 x 2048 logits), so the
+/// H + W > 128 (see `TorchBilinear`; verified on the full-size set's 3 x 1365 x 2048 logits), so the
 /// thresholded masks agree everywhere, logits within an ulp of zero included. Output rows are
 /// computed in parallel bands through precomputed tap tables, each band making the rows of
 /// the intermediate resize it reads as it goes.
@@ -261,7 +261,7 @@ public struct BinaryMasks: Sendable, Equatable {
 }
 
 /// torch's CPU `upsample_bilinear2d` (align_corners=False, no antialias) on float32, ported
-/// to give the same bits as torch 2.15 on x86-64 (verified against it on the drop's masks).
+/// to give the same bits as torch 2.15 on x86-64 (verified against it on the full-size set's masks).
 ///
 /// ref: aten/src/ATen/native/UpSample.h area_pixel_compute_scale,
 /// area_pixel_compute_source_index, guard_index_and_lambda; cpu/UpSampleKernel.cpp

@@ -7,7 +7,7 @@ import SAMTensor
 
 /// Every native output of a run written to a folder, for a determinism run to compare bit for bit:
 /// `dump.json` (the cases, how this process ran: worker threads, BLAS kernels) and
-/// `cases/<index>/<output>.npy`. Full-size masks are recorded as SHA-256 digests only (a drop's are
+/// `cases/<index>/<output>.npy`. Full-size masks are recorded as SHA-256 digests only (a full-size set's are
 /// megabytes a case).
 public final class OutputDump {
     public let folder: String

@@ -3,7 +3,7 @@ import SAMFiles
 import SAMFormats
 
 /// A folder of PyTorch reference outputs in the layout `converters/export_reference.py` writes and the
-/// `mobilesam-seed0` drop ships (and any other drop of that layout):
+/// `mobilesam-seed0` set ships (and any other set of that layout):
 ///
 ///     manifest.json                          optional: case order, module dumps, tolerances
 ///     references/input_image.npy             image encoder input   -> case "image_encoder"
@@ -15,7 +15,7 @@ import SAMFormats
 ///                                            the photo and its preprocessing stages -> case "preprocess"
 ///     references/<case>/modules/<path>.npy   per-module dumps of a case's official decoder run
 ///
-/// Cases are recognised from the files, so a drop needs nothing added; `--references` may name the
+/// Cases are recognised from the files, so a full-size set needs nothing added; `--references` may name the
 /// set's folder or its `references/` folder.
 public struct ReferenceSet: Sendable {
     public static let imageEncoderCase = "image_encoder"
@@ -144,7 +144,7 @@ public struct ReferenceSet: Sendable {
         } else {
             throw VerifyError(.unreadableReferences, """
                 references: \(path) is not a reference set: it has no references/ folder and no image_embeddings.npy \
-                (expected the layout of converters/export_reference.py and the mobilesam-seed0 drop: manifest.json, \
+                (expected the layout of converters/export_reference.py and the mobilesam-seed0 set: manifest.json, \
                 references/input_image.npy, references/image_embeddings.npy, references/<case>/onnx_*.npy)
                 """)
         }

@@ -13,7 +13,7 @@ public struct Tolerance: Codable, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The defaults, justified in README.md § Verification by measured figures: the native port lands
-    /// within ~5e-6 of PyTorch on every output of the tiny set and the full-size drop, onnxruntime within
+    /// within ~5e-6 of PyTorch on every output of the tiny set and the full-size set, onnxruntime within
     /// ~5e-6 as well, so 1e-4 keeps a 20x margin over both while a one-weight mutation is far outside it.
     public static let defaults = Tolerance(atol: 1e-4, rtol: 1e-4)
 

@@ -1,4 +1,4 @@
-// sambench: measures the native runtime on the full-size drop and prints one JSON object.
+// sambench: measures the native runtime on the full-size set and prints one JSON object.
 //
 //   sambench run MODEL.samw DROP_DIR [--encoder-runs N] [--decoder-runs N] [--threads T]
 //   sambench sgemm [--size N] [--runs N] [--threads T]
@@ -19,7 +19,7 @@
 // points16 and points100 cases, the BLAS backend that ran, and peak RSS (VmHWM) at the end.
 // `encoder`: model load and the image encoder alone (every feature map, `Sam.encodeFeatures`) on a
 // preprocessed [1,3,S,S] input (IMAGE.npy, or a set's references/input_image.npy), one untimed
-// warm-up first, then peak RSS: any family, for sets without the drop's decoder cases
+// warm-up first, then peak RSS: any family, for sets without the full-size set's decoder cases
 // (`make bench ENCODER_SETS=...`, `make bench-sam2`).
 // `sgemm`: a large square BLAS.sgemm timing, for the achieved-vs-peak GFLOP/s figure.
 // `fma-peak`: the CPU's arithmetic ceiling: register-only fused multiply-add chains at the widest
@@ -80,9 +80,9 @@ func load(_ path: String) -> FloatTensor {
     do { return FloatTensor(try NPY.read(path)) } catch { fail("\(path): \(error)") }
 }
 
-/// One of the drop's decoder cases (references/<name>/onnx_*.npy), as the official ONNX decoder takes it.
+/// One of the full-size set's decoder cases (references/<name>/onnx_*.npy), as the official ONNX decoder takes it.
 struct DecoderCase {
-    /// The drop's photo is 1365x2048 (HxW), the official decoder's orig_im_size; the input size is
+    /// The full-size set's photo is 1365x2048 (HxW), the official decoder's orig_im_size; the input size is
     /// ResizeLongestSide's.
     static let originalSize = ImageSize(height: 1365, width: 2048)
     static let inputSize = ResizeLongestSide(targetLength: 1024).targetSize(originalSize)
@@ -258,7 +258,7 @@ case "load":
 
 case "profile-decoder":
     // Where one decoder call's time goes, per module (observed, so kernels run unfused), for
-    // the drop's point1 / points16 / points100 cases, on the reference embeddings.
+    // the full-size set's point1 / points16 / points100 cases, on the reference embeddings.
     guard args.count >= 3 else { fail("profile-decoder needs MODEL.samw DROP_DIR") }
     let runs = option(args, "--runs", 10), depth = option(args, "--depth", 3)
     let sam: Sam
@@ -282,7 +282,7 @@ case "profile-decoder":
     }
 
 case "profile-encoder":
-    // Where a warm image-encoder call's time goes, per module, on the drop's input image. Unlike
+    // Where a warm image-encoder call's time goes, per module, on the full-size set's input image. Unlike
     // `samrun --profile` (one cold call: first-touch page faults included) this times what
     // `run` times: calls after an untimed warm-up.
     guard args.count >= 3 else { fail("profile-encoder needs MODEL.samw DROP_DIR") }
@@ -343,7 +343,7 @@ case "run":
                 out = try prompt.decode(sam, imageState: imageState)
             } catch { fail("decode \(name): \(error)") }
             let d = now()
-            // The drop's official decoder (return_single_mask=False) upscales all four masks: so does this.
+            // The full-size set's official decoder (return_single_mask=False) upscales all four masks: so does this.
             do {
                 let up = try post.upscale(out.masks, inputSize: DecoderCase.inputSize, originalSize: DecoderCase.originalSize)
                 maskCount = up.shape[1]

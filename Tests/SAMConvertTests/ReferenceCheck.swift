@@ -4,7 +4,7 @@ import SAMModel
 import SAMTensor
 import SAMTestSupport
 
-/// Runs a model on a reference set laid out like the drop (references/input_image.npy,
+/// Runs a model on a reference set laid out like the full-size set (references/input_image.npy,
 /// references/<case>/onnx_*.npy) and returns the worst errors, for conversion tests.
 struct ReferenceCheck {
     let root: String

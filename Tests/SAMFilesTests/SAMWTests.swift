@@ -100,13 +100,13 @@ struct SAMWTests {
     }
 }
 
-/// `make check-drops` runs this (the filter matches the `Drop` type name).
-@Suite("Drop checksums", .enabled(if: TestPaths.dropIsPresent))
-struct DropChecksumTests {
-    @Test("A file's SHA-256 matches the drop manifest's")
-    func dropFile() throws {
-        // manifest.json of the drop lists image_points_embeddings.bin with this sha256.
-        #expect(try SHA256.hex(ofFile: TestPaths.drop + "/image_points_embeddings.bin")
+/// `make check-reference-set` runs this (the filter matches the `FullSizeSet` type name).
+@Suite("Full-size set: checksums", .enabled(if: TestPaths.fullSizeSetIsPresent))
+struct FullSizeSetChecksumTests {
+    @Test("A file's SHA-256 matches the full-size set manifest's")
+    func fullSizeSetFile() throws {
+        // manifest.json of the full-size set lists image_points_embeddings.bin with this sha256.
+        #expect(try SHA256.hex(ofFile: TestPaths.fullSizeSet + "/image_points_embeddings.bin")
                 == "5ff23179a3c9310bef03ba357ac9ea3afe0ff2d73a6c42fcc74bf60e7f2b5739")
     }
 }

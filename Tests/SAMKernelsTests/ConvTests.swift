@@ -105,7 +105,7 @@ struct ConvTests {
 
     @Test("the tolerances still catch one missing term in the longest sum")
     func toleranceCatchesOneTerm() {
-        // The 18,433-term case: drop the centre tap of input channel 0 from output channel 0's
+        // The 18,433-term case: fullSet the centre tap of input channel 0 from output channel 0's
         // reference, a term of 0.25 in magnitude on average, and the correct kernel must fail it.
         let c = Self.cases.last!
         var rng = SplitMix64(seed: UInt64(c.name.utf8.count) &* 7919 &+ UInt64(c.input.reduce(0, +)))

@@ -5,7 +5,7 @@ import Testing
 
 @Suite("Max pooling and resizes")
 struct PoolingTests {
-    /// (batch, height, width, row width, channels pooled, stride): odd sides drop the last row and
+    /// (batch, height, width, row width, channels pooled, stride): odd sides fullSet the last row and
     /// column (floor mode), a channel range inside packed rows, stride 1 (a copy), 19 channels
     /// (two eight-channel vectors and three left over).
     static let poolShapes: [(Int, Int, Int, Int, Range<Int>, Int)] = [

@@ -8,7 +8,7 @@ import Testing
 
 /// The TinyViT image encoder: upstream index tables and window layout, the committed `tiny`
 /// reference set (end to end and module by module), and load-time errors.
-/// The full-size drop is in DropImageEncoderTests.swift.
+/// The full-size set is in FullSizeSetImageEncoderTests.swift.
 @Suite("ImageEncoder")
 struct ImageEncoderTests {
     static let tolerance: Float = 1e-4

@@ -6,8 +6,8 @@ import SAMTestSupport
 import Testing
 @testable import SAMModel
 
-/// A reference set laid out like the drop (`mobile_sam.h5`, `references/<case>/*.npy`,
-/// `references/image_embeddings.npy`), shared by the drop tests and the committed tiny set.
+/// A reference set laid out like the full-size set (`mobile_sam.h5`, `references/<case>/*.npy`,
+/// `references/image_embeddings.npy`), shared by the full-size set tests and the committed tiny set.
 struct DecoderReferences: Sendable {
     let root: String
     let config: SAMConfig
@@ -220,7 +220,7 @@ enum SyntheticDecoder {
 }
 
 /// The mask decoder's contracts on small seeded weights; its numbers against PyTorch are checked
-/// on the tiny reference set (below) and the full-size drop (DropDecoderTests).
+/// on the tiny reference set (below) and the full-size set (FullSizeSetDecoderTests).
 @Suite("MaskDecoder")
 struct MaskDecoderTests {
     let tensors = SyntheticDecoder.tensors()
@@ -360,7 +360,7 @@ struct MaskDecoderTests {
     /// rows are equal; OpenBLAS may round a product differently by its row count: measured 0 on its
     /// Cooperlake, SkylakeX and Sandybridge kernels, at most 2.4e-7 on Haswell and Prescott (values
     /// of magnitude ~1 after the final LayerNorm). The bound is four times that; a wrong row is O(1)
-    /// off. The drop's verify covers the folded route.
+    /// off. The full-size set's verify covers the folded route.
     @Test("the final attention on the output tokens alone gives the full run's rows for them",
           arguments: [Kernels.Float32LinearKernel.blas] + (Kernels.panelKernelAvailable ? [.panels] : []))
     func outputTokensOnly(kernel: Kernels.Float32LinearKernel) throws {
@@ -418,7 +418,7 @@ struct MaskDecoderTests {
 }
 
 /// The committed tiny reference set (`reference_outputs/tiny`, transformer dim 32, 8x8 grid):
-/// the same architecture and case layout as the full-size drop, from upstream PyTorch.
+/// the same architecture and case layout as the full-size set, from upstream PyTorch.
 @Suite("Decoder tiny references")
 struct MaskDecoderTinyReferenceTests {
     static let tiny: DecoderReferences = {
@@ -426,7 +426,7 @@ struct MaskDecoderTinyReferenceTests {
         let config = (try? JSONDecoder().decode(SAMConfig.self, from: data)) ?? .mobileSAM
         return DecoderReferences(root: TestPaths.tinyReferences, config: config, weightsSource: "tiny/mobile_sam.h5")
     }()
-    /// Same bar as the drop; the tiny set lands ~1e-7 from PyTorch.
+    /// Same bar as the full-size set; the tiny set lands ~1e-7 from PyTorch.
     static let tolerance: Float = 1e-4
 
     @Test("config.json decodes as SAMConfig with the tiny decoder sizes")

@@ -5,7 +5,7 @@ import Testing
 @testable import SAMModel
 
 /// The prompt encoder's contracts on small seeded weights (C = 16, g = 4, 32-pixel input); its
-/// numbers against PyTorch are checked on the tiny reference set and the full-size drop.
+/// numbers against PyTorch are checked on the tiny reference set and the full-size set.
 @Suite("PromptEncoder")
 struct PromptEncoderTests {
     let tensors = SyntheticDecoder.tensors()

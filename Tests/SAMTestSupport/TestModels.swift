@@ -19,10 +19,10 @@ public enum TestModels {
         return request.output
     }
 
-    /// The drop's `mobile_sam.h5` (full-size MobileSAM), optionally with its dense-PE blob -> `folder/drop.samw`.
-    public static func drop(in folder: String, withImagePE: Bool = false) throws -> String {
-        var request = ConversionRequest(inputs: [TestPaths.drop + "/mobile_sam.h5"], output: folder + "/drop.samw")
-        if withImagePE { request.imagePE = TestPaths.drop + "/image_points_embeddings.bin" }
+    /// The full-size set's `mobile_sam.h5` (full-size MobileSAM), optionally with its dense-PE blob -> `folder/fullSet.samw`.
+    public static func fullSizeSet(in folder: String, withImagePE: Bool = false) throws -> String {
+        var request = ConversionRequest(inputs: [TestPaths.fullSizeSet + "/mobile_sam.h5"], output: folder + "/fullSet.samw")
+        if withImagePE { request.imagePE = TestPaths.fullSizeSet + "/image_points_embeddings.bin" }
         _ = try Converter.run(request)
         return request.output
     }

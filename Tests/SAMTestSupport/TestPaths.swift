@@ -20,22 +20,29 @@ public enum TestPaths {
     /// Its checkpoint, as the published .pt files are laid out.
     public static let sam2TinyCheckpoint = sam2TinyReferences + "/sam2.1_hiera_tiny_widths.pt"
 
-    /// A full-size reference set (the drop): `SAM_DROP_DIR` when set, else `../shared/fixtures/mobilesam-seed0`
-    /// beside the clone, as CI lays it out.
-    public static let drop: String = {
-        if let path = ProcessInfo.processInfo.environment["SAM_DROP_DIR"], !path.isEmpty { return path }
+    /// A full-size reference set: `SAM_REFERENCE_SET_DIR` when set (`SAM_DROP_DIR`, its former name, still
+    /// works), else `../shared/fixtures/mobilesam-seed0` beside the clone, as CI lays it out.
+    public static let fullSizeSet: String = {
+        if let path = environment("SAM_REFERENCE_SET_DIR", formerly: "SAM_DROP_DIR"), !path.isEmpty { return path }
         return URL(fileURLWithPath: packageRoot).deletingLastPathComponent()
             .appendingPathComponent("shared/fixtures/mobilesam-seed0").standardized.path
     }()
 
-    /// Drop tests run in `make check-drops` (an optimized build, SAM_DROP_DIR set); `make test` stays on the
-    /// committed fixtures. `make check-drops` fails before the tests when the drop is missing, and sets
-    /// SAM_REQUIRE_DROP=1 so a drop test that would disable itself fails instead: missing is never a skip there.
-    public static var dropIsPresent: Bool {
-        ProcessInfo.processInfo.environment["SAM_DROP_DIR"] != nil && FileManager.default.fileExists(atPath: drop + "/mobile_sam.h5")
+    /// Full-size set tests run in `make check-reference-set` (an optimized build, SAM_REFERENCE_SET_DIR
+    /// set); `make test` stays on the committed fixtures. `make check-reference-set` fails before the tests
+    /// when the set is missing, and sets SAM_REQUIRE_REFERENCE_SET=1 so a full-size set test that would
+    /// disable itself fails instead: missing is never a skip there.
+    public static var fullSizeSetIsPresent: Bool {
+        environment("SAM_REFERENCE_SET_DIR", formerly: "SAM_DROP_DIR") != nil
+            && FileManager.default.fileExists(atPath: fullSizeSet + "/mobile_sam.h5")
     }
 
-    public static var dropIsRequired: Bool {
-        ProcessInfo.processInfo.environment["SAM_REQUIRE_DROP"] == "1"
+    public static var fullSizeSetIsRequired: Bool {
+        environment("SAM_REQUIRE_REFERENCE_SET", formerly: "SAM_REQUIRE_DROP") == "1"
+    }
+
+    /// A variable's value, or its former name's while scripts that set the old name remain.
+    private static func environment(_ name: String, formerly former: String) -> String? {
+        ProcessInfo.processInfo.environment[name] ?? ProcessInfo.processInfo.environment[former]
     }
 }

@@ -16,8 +16,8 @@ enum ModelUnderTest {
     /// `reference_outputs/tiny/mobile_sam.h5` + its config.json -> `folder/tiny.samw`.
     static func tiny(in folder: String) throws -> String { try TestModels.tiny(in: folder) }
 
-    /// The drop's `mobile_sam.h5` (full-size MobileSAM) -> `folder/drop.samw`.
-    static func drop(in folder: String) throws -> String { try TestModels.drop(in: folder) }
+    /// The full-size set's `mobile_sam.h5` (full-size MobileSAM) -> `folder/fullSet.samw`.
+    static func fullSizeSet(in folder: String) throws -> String { try TestModels.fullSizeSet(in: folder) }
 
     /// A copy of the .samw at `path` with `edit` applied to its tensor table (same metadata, same order).
     static func edited(_ path: String, to output: String,

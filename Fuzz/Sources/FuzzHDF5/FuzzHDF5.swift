@@ -1,4 +1,5 @@
 import FuzzSupport
+import SAMFiles
 import SAMFormats
 
 /// libFuzzer entry: the bytes as a .h5 file, read as the CLIs read it; any throw is fine, a trap is a finding.

@@ -1,5 +1,5 @@
 import FuzzSupport
-import SAMFormats
+import SAMFiles
 
 /// libFuzzer entry: the bytes as a .samw file, read as the CLIs read it; any throw is fine, a trap is a finding.
 @_cdecl("LLVMFuzzerTestOneInput")

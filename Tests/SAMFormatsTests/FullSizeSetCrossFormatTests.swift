@@ -5,13 +5,13 @@ import SAMTestSupport
 import Testing
 
 /// Cross-format checks on a full-size reference set (a MobileSAM export made with the upstream
-/// Python package, see its README.md): `TestPaths.drop`, i.e. `SAM_DROP_DIR` or
+/// Python package, see its README.md): `TestPaths.fullSizeSet`, i.e. `SAM_REFERENCE_SET_DIR` or
 /// ../shared/fixtures/mobilesam-seed0 beside the clone (/work/shared/fixtures/mobilesam-seed0 here).
-/// Runs only where the drop exists; `make check-drops` runs it (and requires the drop).
-@Suite("Drop cross-format: mobilesam-seed0",
-       .enabled(if: TestPaths.dropIsPresent, "no full-size reference set (SAM_DROP_DIR)"))
-struct DropCrossFormatTests {
-    static let folder = TestPaths.drop
+/// Runs only where the full-size set exists; `make check-reference-set` runs it (and requires the full-size set).
+@Suite("Full-size set: cross-format: mobilesam-seed0",
+       .enabled(if: TestPaths.fullSizeSetIsPresent, "no full-size reference set (SAM_REFERENCE_SET_DIR)"))
+struct FullSizeSetCrossFormatTests {
+    static let folder = TestPaths.fullSizeSet
 
     /// Wrappers exporters put around the state-dict names (`SamOnnxModel` keeps `self.model`).
     static let prefixes = ["", "model.", "md.", "pe."]

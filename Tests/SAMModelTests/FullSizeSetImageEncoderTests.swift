@@ -5,11 +5,11 @@ import SAMTestSupport
 import Testing
 @testable import SAMModel
 
-/// Full-size MobileSAM image encoder against PyTorch, on the `mobilesam-seed0` drop (seeded random
-/// weights, real architecture). Enabled only where the drop exists, so the default suite stays
-/// self-contained; `make check-drops` runs it, and CI always has the drop.
-@Suite("ImageEncoder drop: mobilesam-seed0", .serialized, .enabled(if: TestPaths.dropIsPresent))
-struct DropImageEncoderTests {
+/// Full-size MobileSAM image encoder against PyTorch, on the `mobilesam-seed0` fullSet (seeded random
+/// weights, real architecture). Enabled only where the full-size set exists, so the default suite stays
+/// self-contained; `make check-reference-set` runs it, and CI always has the full-size set.
+@Suite("Full-size set: ImageEncoder, mobilesam-seed0", .serialized, .enabled(if: TestPaths.fullSizeSetIsPresent))
+struct FullSizeSetImageEncoderTests {
     /// PyTorch float32 on CPU vs this port, both float32: measured ~1e-5 on these weights.
     static let tolerance: Float = 1e-4
 
@@ -29,7 +29,7 @@ struct DropImageEncoderTests {
         let elapsed = try clock.measure { embeddings = try encoder(image) }
         #expect(embeddings.shape == expected.shape)
         let difference = Difference(embeddings.data, expected.data)
-        print("ImageEncoder drop: \(difference), one forward pass \(elapsed)")
+        print("ImageEncoder fullSet: \(difference), one forward pass \(elapsed)")
         #expect(difference.within(Self.tolerance), "\(difference)")
     }
 
@@ -51,13 +51,13 @@ struct DropImageEncoderTests {
         let image = FloatTensor(try NPY.read(ImageEncoderDrop.path("references/input_image.npy")))
         let expected = FloatTensor(try NPY.read(ImageEncoderDrop.path("references/image_embeddings.npy")))
         let difference = Difference(try encoder(image).data, expected.data)
-        print("ImageEncoder drop: \(key)[0] + 0.5 -> \(difference)")
+        print("ImageEncoder fullSet: \(key)[0] + 0.5 -> \(difference)")
         #expect(!difference.within(Self.tolerance))
     }
 }
 
 enum ImageEncoderDrop {
-    static func path(_ relative: String) -> String { TestPaths.drop + "/" + relative }
+    static func path(_ relative: String) -> String { TestPaths.fullSizeSet + "/" + relative }
 
     /// The `image_encoder.*` tensors of mobile_sam.h5.
     static func encoderWeights() throws -> [String: Tensor] {

@@ -4,13 +4,13 @@ import SAMTensor
 import SAMTestSupport
 import Testing
 
-/// The full-size reference set (../shared/fixtures/mobilesam-seed0, or SAM_DROP_DIR): every way
+/// The full-size reference set (../shared/fixtures/mobilesam-seed0, or SAM_REFERENCE_SET_DIR): every way
 /// a user can hand over MobileSAM must give the same canonical weights as its state dict.
-/// Runs only where the drop exists; `make check-drops` runs it (and requires the drop).
-@Suite("Drop import: mobilesam-seed0",
-       .enabled(if: TestPaths.dropIsPresent, "no full-size reference set (SAM_DROP_DIR)"))
-struct DropImportTests {
-    static func path(_ name: String) -> String { TestPaths.drop + "/" + name }
+/// Runs only where the full-size set exists; `make check-reference-set` runs it (and requires the full-size set).
+@Suite("Full-size set: import: mobilesam-seed0",
+       .enabled(if: TestPaths.fullSizeSetIsPresent, "no full-size reference set (SAM_REFERENCE_SET_DIR)"))
+struct FullSizeSetImportTests {
+    static func path(_ name: String) -> String { TestPaths.fullSizeSet + "/" + name }
 
     /// (c) the state dict, the reference for every other set.
     static let stateDict: ImportedWeights = try! StateDictImport.importHDF5(path("mobile_sam.h5"))
@@ -25,7 +25,7 @@ struct DropImportTests {
         #expect(weights.components == [.imageEncoder, .promptEncoder, .maskDecoder])
         #expect(weights.tensors.values.filter { $0.origin.rule == .foldBatchNorm }.count == 54)
         #expect(weights.dropped.count == 27 + 4)
-        print("drop (c) mobile_sam.h5:\n\(weights.summary)")
+        print("fullSet (c) mobile_sam.h5:\n\(weights.summary)")
     }
 
     @Test("(a) ImageEncoder + PromptEncoder + MaskDecoder ONNX + image_points_embeddings.bin")
@@ -34,7 +34,7 @@ struct DropImportTests {
             ["ImageEncoder.onnx", "PromptEncoder.onnx", "MaskDecoder.onnx", "image_points_embeddings.bin"].map(Self.path))
         let comparison = WeightComparison(weights, against: Self.stateDict) { !$0.hasPrefix(Self.maskDownscaling) }
         comparison.expectMatches()
-        print("drop (a) split ONNX + blob vs h5 (without \(Self.maskDownscaling)*): \(comparison)")
+        print("fullSet (a) split ONNX + blob vs h5 (without \(Self.maskDownscaling)*): \(comparison)")
         #expect(Self.stateDict.names.filter { $0.hasPrefix(Self.maskDownscaling) }.count == 10)
         #expect(weights.denseImagePE?.tensor.shape == [1, 256, 64, 64])
         #expect(weights.tensors["prompt_encoder.no_mask_embed.weight"]?.origin.sources == ["onnx::Expand_199"])
@@ -47,9 +47,9 @@ struct DropImportTests {
         let weights = try SAMImporter.importFiles(["ImageEncoder.onnx", "mobile_sam_decoder.onnx"].map(Self.path))
         let comparison = WeightComparison(weights, against: Self.stateDict)
         comparison.expectMatches()
-        print("drop (b) ImageEncoder.onnx + mobile_sam_decoder.onnx vs h5: \(comparison)")
+        print("fullSet (b) ImageEncoder.onnx + mobile_sam_decoder.onnx vs h5: \(comparison)")
         let folded = comparison.differing.map(\.name)
-        print("drop (b) BN-folded convs that differ: \(folded.count) of 54; largest abs \(comparison.worst.map { "\($0.maxAbs) at \($0.name)" } ?? "none"), "
+        print("fullSet (b) BN-folded convs that differ: \(folded.count) of 54; largest abs \(comparison.worst.map { "\($0.maxAbs) at \($0.name)" } ?? "none"), "
               + "largest rel \(comparison.worstRelative.map { "\($0.maxRel) at \($0.name)" } ?? "none")")
         // neck.1 and neck.3 share one deduplicated initializer (onnx::Mul_3208, via Identity).
         #expect(weights.tensors["image_encoder.neck.3.weight"]?.origin.sources == ["onnx::Mul_3208"])
@@ -74,7 +74,7 @@ struct DropImportTests {
              "image_points_embeddings.bin"].map(Self.path))
         #expect(weights.names.count == 327)
         let worst = try #require(weights.worstAgreement)
-        print("drop, all inputs merged: \(weights.agreements.count) overlaps, \(weights.agreements.filter(\.bitExact).count) bit-exact; worst \(worst)")
+        print("fullSet, all inputs merged: \(weights.agreements.count) overlaps, \(weights.agreements.filter(\.bitExact).count) bit-exact; worst \(worst)")
         print(weights.summary)
     }
 

@@ -6,22 +6,22 @@ import Testing
 @testable import SAMImage
 @testable import SAMImageFiles
 
-/// The image side against the full-size drop's PyTorch references (`image.png`, 2048x1365).
-/// `make check-drops` runs it (and requires the drop); elsewhere it runs only when SAM_DROP_DIR
-/// points at the drop.
+/// The image side against the full-size set's PyTorch references (`image.png`, 2048x1365).
+/// `make check-reference-set` runs it (and requires the full-size set); elsewhere it runs only when SAM_REFERENCE_SET_DIR
+/// points at the full-size set.
 ///
 /// Every threshold here is exact equality, because every step is reproduced bit for bit: the
 /// resize is Pillow's integer algorithm (same coefficients, same rounding, same pass order), the
 /// normalisation is the same float32 subtract and divide, the post-processing performs torch's
 /// float operations in torch's order (generic kernel), and the coordinate mapping is the same
 /// float64 arithmetic. A single differing value means a semantic change, not noise.
-@Suite("Drop image pre- and post-processing: mobilesam-seed0", .enabled(if: TestPaths.dropIsPresent))
-struct DropImageTests {
-    static var references: String { TestPaths.drop + "/references" }
+@Suite("Full-size set: image pre- and post-processing: mobilesam-seed0", .enabled(if: TestPaths.fullSizeSetIsPresent))
+struct FullSizeSetImageTests {
+    static var references: String { TestPaths.fullSizeSet + "/references" }
 
     @Test("image.png resized to 1024x683 equals PIL's resized_image.npy bit for bit")
     func resizedImage() throws {
-        let image = try ImageIO.read(TestPaths.drop + "/image.png")
+        let image = try ImageIO.read(TestPaths.fullSizeSet + "/image.png")
         #expect(image.width == 2048 && image.height == 1365)
         let resized = try ResizeLongestSide(targetLength: 1024).apply(image)
         let reference = try NPY.read(Self.references + "/resized_image.npy")
@@ -33,19 +33,19 @@ struct DropImageTests {
             differing += 1
             worst = max(worst, abs(Int(expected[index]) - Int(resized.pixels[index])))
         }
-        print("drop resized_image: \(differing) of \(expected.count) values differ, max \(worst) levels")
+        print("fullSet resized_image: \(differing) of \(expected.count) values differ, max \(worst) levels")
         #expect(differing == 0)
     }
 
     @Test("normalised, padded input equals input_image.npy exactly")
     func inputImage() throws {
-        let image = try ImageIO.read(TestPaths.drop + "/image.png")
+        let image = try ImageIO.read(TestPaths.fullSizeSet + "/image.png")
         let (input, inputSize) = try SamPreprocessor().prepare(image)
         #expect(inputSize == ImageSize(height: 683, width: 1024))
         let reference = FloatTensor(try NPY.read(Self.references + "/input_image.npy"))
         #expect(input.shape == reference.shape)
         let difference = Difference(input.data, reference.data)
-        print("drop input_image: \(difference)")
+        print("fullSet input_image: \(difference)")
         #expect(difference.within(0))
     }
 
@@ -68,7 +68,7 @@ struct DropImageTests {
         var disagreeing = 0
         for index in 0..<masks.values.count where (masks.values[index] != 0) != (expected[index] != 0) { disagreeing += 1 }
         let share = Double(disagreeing) / Double(masks.values.count)
-        print("drop masks_binary: \(disagreeing) of \(masks.values.count) pixels disagree (\(share * 100)%); 3 masks in \(best)")
+        print("fullSet masks_binary: \(disagreeing) of \(masks.values.count) pixels disagree (\(share * 100)%); 3 masks in \(best)")
         #expect(disagreeing == 0)
         // The float path thresholds to the same masks.
         let logits = try postprocessor.upscale(lowRes, inputSize: inputSize, originalSize: originalSize)

@@ -1,0 +1,53 @@
+import Foundation
+import SAMConvert
+import SAMFormats
+import SAMImage
+import SAMImageFiles
+import SAMTensor
+import SAMTestSupport
+import Testing
+@testable import SAMPipeline
+
+/// From the full-size set's photo and each case's prompt (original pixels) to masks, against PyTorch:
+/// all four low-res logits vs the official decoder's, and case point1's full-size binary masks.
+/// `make check-reference-set` runs this suite.
+@Suite("Full-size set: pipeline: mobilesam-seed0", .enabled(if: TestPaths.fullSizeSetIsPresent))
+struct FullSizeSetPipelineTests {
+    static let tolerance: Float = 1e-4
+
+    @Test("image.png and every case's prompt to masks within 1e-4; point1's full-size masks agree")
+    func photoToMasks() throws {
+        let fullSet = TestPaths.fullSizeSet
+        let folder = try TinyPipeline.folder()
+        let segmenter = try SegmentAnything(modelPath: try TestModels.fullSizeSet(in: folder, withImagePE: true))
+        try segmenter.setImage(try ImageIO.read(fullSet + "/image.png"))
+        let embeddings = try #require(segmenter.embeddings)
+        let embeddingError = Difference(embeddings.data, FloatTensor(try NPY.read(fullSet + "/references/image_embeddings.npy")).data)
+        print("fullSet pipeline embeddings: \(embeddingError)")
+        #expect(embeddingError.within(Self.tolerance))
+
+        let cases = try FileManager.default.contentsOfDirectory(atPath: fullSet + "/references")
+            .filter { FileManager.default.fileExists(atPath: "\(fullSet)/references/\($0)/onnx_low_res_masks.npy") }.sorted()
+        #expect(cases.count == 8)
+        for caseName in cases {
+            let prompt = try TinyPipeline.prompt(root: fullSet, caseName: caseName)
+            let prediction = try segmenter.predict(prompt)
+            let masks = Difference(prediction.lowResLogits.data,
+                                   FloatTensor(try NPY.read("\(fullSet)/references/\(caseName)/onnx_low_res_masks.npy")).data)
+            let iou = Difference(prediction.iouPredictions,
+                                 FloatTensor(try NPY.read("\(fullSet)/references/\(caseName)/onnx_iou_predictions.npy")).data)
+            print("fullSet pipeline \(caseName): masks \(masks); iou \(iou)")
+            #expect(masks.within(Self.tolerance), "\(caseName): \(masks)")
+            #expect(iou.within(Self.tolerance), "\(caseName): \(iou)")
+            if caseName == "point1" {
+                let reference = try NPY.read("\(fullSet)/references/point1/masks_binary.npy")
+                #expect(reference.shape == [1, 3, 1365, 2048])
+                let expected = Array(reference.storage.bytes)
+                let disagreeing = zip(prediction.masks.values, expected).filter { ($0 != 0) != ($1 != 0) }.count
+                let share = Double(disagreeing) / Double(expected.count)
+                print("fullSet pipeline point1 full-size masks: \(disagreeing) of \(expected.count) pixels disagree (\(share * 100)%)")
+                #expect(share <= 0.001)
+            }
+        }
+    }
+}
