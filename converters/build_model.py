@@ -4,7 +4,7 @@ Weights come either from a checkpoint (a PyTorch state dict or a flat HDF5
 file as written by ``export_reference.py``) or from ``seeded_init_``, which
 draws every parameter and buffer from a seeded generator so that nothing is
 left at an identity value (BatchNorm statistics, norm affines, biases, TinyViT
-attention biases): an importer that full-size sets or mis-folds one of them is caught.
+attention biases): an importer that drops or mis-folds one of them is caught.
 """
 
 from __future__ import annotations
