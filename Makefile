@@ -54,7 +54,7 @@ check-dependency: build
 # once on the CPU's own OpenBLAS kernels, once more (kernels only) on Haswell's.
 check-reference-set: setup
 	@test -d "$(REFERENCE_SET)" || { echo "check-reference-set: reference set folder $(REFERENCE_SET) is missing" >&2; exit 1; }
-	SAM_REFERENCE_SET_DIR="$(abspath $(REFERENCE_SET))" SAM_REQUIRE_REFERENCE_SET=1 env -u OPENBLAS_CORETYPE \
+	SAM_REFERENCE_SET_DIR="$(abspath $(REFERENCE_SET))" SAM_REQUIRE_REFERENCE_SET=1 OPENBLAS_NUM_THREADS=1 env -u OPENBLAS_CORETYPE \
 	    $(SWIFT) test $(RELEASE) -Xswiftc -enable-testing --filter 'FullSizeSet|SAMKernelsTests|SAMImageTests'
 	OPENBLAS_CORETYPE=Haswell $(SWIFT) test $(RELEASE) -Xswiftc -enable-testing --filter SAMKernelsTests
 

@@ -101,7 +101,7 @@ let package = Package(
         .target(name: "SAMModelFile", dependencies: ["SAMModel", "SAMFiles", "SAMTensor"]),
 
         // Image in, masks out: the predictor API for apps (SegmentAnything) on top of the model and SAMImage.
-        .target(name: "SAMPipeline", dependencies: ["SAMModelFile", "SAMModel", "SAMImage", "SAMTensor", "SAMKernels", "SAMFiles"]),
+        .target(name: "SAMPipeline", dependencies: ["SAMModelFile", "SAMModel", "SAMImage", "SAMTensor", "SAMKernels", "SAMFiles", "SAMParallel"]),
 
         // The automatic mask generator's pure parts (grids, crops, NMS, RLE, small regions), no model.
         .target(name: "SAMEverything", dependencies: ["SAMImage", "SAMModel", "SAMPipeline", "SAMTensor"]),
@@ -147,7 +147,7 @@ let package = Package(
             "SAMFiles", "SAMConvert", "SAMModelFile", "SAMModel", "SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport",
         ]),
         .testTarget(name: "SAMPipelineTests", dependencies: [
-            "SAMImageFiles", "SAMModelFile", "SAMPipeline", "SAMModel", "SAMConvert", "SAMImage", "SAMFormats", "SAMTensor", "SAMTestSupport", "SAMKernels",
+            "SAMBLAS", "SAMImageFiles", "SAMModelFile", "SAMParallel", "SAMPipeline", "SAMModel", "SAMConvert", "SAMImage", "SAMFormats", "SAMTensor", "SAMTestSupport", "SAMKernels",
         ]),
         .testTarget(name: "SAMModelTests", dependencies: ["SAMModel", "SAMArchitecture", "SAMFormats", "SAMKernels", "SAMBLAS", "SAMTensor", "SAMTestSupport"]),
         .testTarget(name: "SAMImportTests", dependencies: ["SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport"],

@@ -54,6 +54,19 @@ public enum Workers {
         try $runsSerially.withValue(true) { try body() }
     }
 
+    /// Set inside `stoppable`: the signal that, once raised, makes this thread's loops skip the work
+    /// they have not started.
+    @TaskLocal private static var stopSignal: StopSignal?
+
+    /// Runs `body` so that raising `signal` (from any thread) stops it soon: every parallel loop it
+    /// starts on this thread then skips the ranges no worker has taken yet, and a loop started after
+    /// that does nothing. What `body` computes after the signal is garbage: the caller checks
+    /// `signal.isRaised` when `body` returns and discards the result (an encoder cancelled part-way).
+    public static func stoppable<R, E: Error>(by signal: StopSignal, _ body: () throws(E) -> R) throws(E) -> R {
+        let result = $stopSignal.withValue(signal) { Result { () throws(E) -> R in try body() } }
+        return try result.get()
+    }
+
     /// Runs `body(i)` for every `i` in `0..<count`, spread across the workers.
     ///
     /// Indices are grouped into contiguous chunks so per-index overhead stays small; each index
@@ -68,7 +81,8 @@ public enum Workers {
     /// Like `forEach`, but hands each task a contiguous range of indices, so a task can set up
     /// scratch memory once and reuse it for every index in its range.
     public static func forEachChunk(_ count: Int, _ body: (Range<Int>) -> Void) {
-        guard count > 0 else { return }
+        let signal = stopSignal
+        guard count > 0, signal?.isRaised != true else { return }
         if count == 1 || available == 1 {
             body(0..<count)
             return
@@ -76,14 +90,16 @@ public enum Workers {
         // Ranges shrink as the loop runs (`GuidedRanges`): a core that a neighbour on a shared
         // machine slows, or a worker that wakes late, no longer leaves the other waiting for a
         // whole fixed chunk (SAM 2.1 tiny: 2 threads 1.87 -> 1.93 CPUs busy).
-        let ranges = GuidedRanges(count: count, workers: Self.count)
+        // A stoppable loop hands out ranges a quarter the size, so the work left running when the
+        // signal is raised is a sixteenth of the loop at most instead of a quarter.
+        let ranges = GuidedRanges(count: count, workers: Self.count, finer: signal != nil)
         // concurrentPerform wants a @Sendable closure, but `body` is an ordinary closure that
         // writes through captured pointers. It only runs until concurrentPerform returns, and the
         // contract above (disjoint writes) is what makes sharing it safe.
         withoutActuallyEscaping(body) { body in
             let shared = UncheckedSendable(body)
             DispatchQueue.concurrentPerform(iterations: min(Self.count, count)) { _ in
-                while let range = ranges.take() { shared.value(range) }
+                while signal?.isRaised != true, let range = ranges.take() { shared.value(range) }
             }
         }
     }
@@ -103,16 +119,27 @@ public enum Workers {
     }
 }
 
-/// The ranges of one loop, handed out in turn: each a 1/(2 x workers) share of the indices not yet
-/// taken, so the first are large (few hand-outs) and the last single indices (a worker that is
-/// behind, or started late, leaves the other at most one index to wait for).
+/// A flag one thread raises and others poll: asks the loops run inside `Workers.stoppable` to stop.
+public final class StopSignal: Sendable {
+    private let raised = Atomic<Bool>(false)
+
+    public init() {}
+
+    public var isRaised: Bool { raised.load(ordering: .relaxed) }
+    public func raise() { raised.store(true, ordering: .relaxed) }
+}
+
+/// The ranges of one loop, handed out in turn: each a 1/(2 x workers) share (1/(8 x workers) when
+/// `finer`) of the indices not yet taken, so the first are large (few hand-outs) and the last
+/// single indices (a worker that is behind, or started late, leaves the other at most one index to
+/// wait for).
 final class GuidedRanges: Sendable {
     private let next = Atomic<Int>(0)
     private let count: Int, divisor: Int
 
-    init(count: Int, workers: Int) {
+    init(count: Int, workers: Int, finer: Bool = false) {
         self.count = count
-        divisor = 2 * workers
+        divisor = (finer ? 8 : 2) * workers
     }
 
     func take() -> Range<Int>? {

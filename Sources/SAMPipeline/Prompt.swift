@@ -12,6 +12,11 @@ public struct Prompt: Sendable, Equatable {
             self.y = y
             self.label = label
         }
+
+        /// A point that marks the object (`.foreground`) or what is not it (`.background`).
+        public init(x: Float, y: Float, _ kind: PointLabel) {
+            self.init(x: x, y: y, label: kind.rawValue)
+        }
     }
 
     public struct Box: Sendable, Equatable {
@@ -35,6 +40,12 @@ public struct Prompt: Sendable, Equatable {
         self.box = box
         self.maskInput = maskInput
     }
+}
+
+/// What a point says about the object: SamPredictor's labels 1 and 0.
+public enum PointLabel: Int, Sendable, CaseIterable {
+    case background = 0
+    case foreground = 1
 }
 
 /// Which masks a prediction returns.

@@ -23,13 +23,7 @@ extension SegmentAnything {
     /// `originalSize` (`InputTransform.masksWithStability`).
     /// ref: mobile_sam/predictor.py SamPredictor.predict_torch (return_logits); sam2_image_predictor.py _predict
     public func predictLowResolution(_ prompt: Prompt, selection: MaskSelection = .multimask) throws(PipelineError) -> LowResolutionPrediction {
-        let (prediction, tokenCount) = try decodeCurrentImage(prompt)
-        guard let decoder = model.sam.maskDecoder else { throw .run(.missingComponent("mask_decoder")) }
-        let iou = prediction.iou.data
-        let selected = Self.select(selection, iou: iou, pointCount: tokenCount) { decoder.singleMaskIndex(prediction, tokenCount: $0) }
-        let all = Array(0..<iou.count)
-        let returned = decoder.lowResolutionClamp.map { prediction.selecting(all, clampedTo: $0).masks } ?? prediction.masks
-        return LowResolutionPrediction(logits: prediction.masks, iouPredictions: iou, selected: selected, returnedLogits: returned)
+        try segmenter.predictLowResolution(prompt, on: try currentImage(), selection: selection)
     }
 
     /// `predictLowResolution` for a batch of prompts on the current image: every prompt decoded on
@@ -40,15 +34,6 @@ extension SegmentAnything {
     /// ref: automatic_mask_generator.py _process_batch — predictor.predict_torch on points_per_batch prompts
     public func predictLowResolution(_ prompts: [Prompt],
                                      selection: MaskSelection = .multimask) throws(PipelineError) -> [LowResolutionPrediction] {
-        var results = [Result<LowResolutionPrediction, PipelineError>?](repeating: nil, count: prompts.count)
-        results.withUnsafeMutableBufferPointer { slots in
-            Kernels.parallelForSerialItems(prompts.count) { index in
-                slots[index] = Result { () throws(PipelineError) in try predictLowResolution(prompts[index], selection: selection) }
-            }
-        }
-        return try results.map { (result) throws(PipelineError) in
-            guard let result else { throw .invalidState("a prompt of the batch was not decoded") }
-            return try result.get()
-        }
+        try segmenter.predictLowResolution(prompts, on: try currentImage(), selection: selection)
     }
 }

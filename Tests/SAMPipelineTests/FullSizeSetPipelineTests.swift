@@ -1,4 +1,5 @@
 import Foundation
+import SAMBLAS
 import SAMConvert
 import SAMFormats
 import SAMImage
@@ -49,5 +50,36 @@ struct FullSizeSetPipelineTests {
                 #expect(share <= 0.001)
             }
         }
+    }
+
+    /// As an app runs it: OpenBLAS on one thread (`Kernels.tuneProcessForInference`; the Makefile sets
+    /// OPENBLAS_NUM_THREADS=1 for this suite's process). With OpenBLAS's own threads competing, every
+    /// product in flight runs about 2.5x longer, and so does the wait for it.
+    @Test("Cancelling an encode of the full-size photo stops it within 100 ms; the next encode is whole")
+    func cancellationStopsTheEncoder() async throws {
+        #expect(BLAS.threadCount == 1, "OpenBLAS runs \(BLAS.threadCount) threads: set OPENBLAS_NUM_THREADS=1, as make check-reference-set does")
+        let folder = try TinyPipeline.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let segmenter = try Segmenter(modelPath: try TestModels.fullSizeSet(in: folder))
+        let photo = try ImageIO.read(TestPaths.fullSizeSet + "/image.png")
+        let started = ContinuousClock.now
+        let whole = try segmenter.encodeSynchronously(photo)
+        let encodeTime = started.duration(to: .now)
+        var latencies: [Duration] = []
+        // Cancelled early, midway and late in the encoder (MobileSAM: about 0.5 s on two cores).
+        for share in [0.1, 0.4, 0.7] {
+            let task = Task { try await segmenter.encode(photo) }
+            try await Task.sleep(for: encodeTime * share)
+            let cancelled = ContinuousClock.now
+            task.cancel()
+            let result = await task.result
+            latencies.append(cancelled.duration(to: .now))
+            #expect(throws: CancellationError.self, "cancelled at \(share) of the encode") { _ = try result.get() }
+        }
+        let restarted = ContinuousClock.now
+        let again = try await segmenter.encode(photo)
+        print("encode \(encodeTime), async (finer ranges) \(restarted.duration(to: .now)); from cancel to CancellationError: \(latencies)")
+        #expect(latencies.allSatisfy { $0 <= .milliseconds(100) }, "\(latencies)")
+        #expect(again.features == whole.features)
     }
 }

@@ -1,0 +1,221 @@
+import Foundation
+import SAMImage
+import SAMKernels
+import SAMModel
+import SAMModelFile
+import SAMParallel
+import SAMTensor
+
+/// A loaded model that serves any number of requests at once: it holds no per-image state, so one
+/// `Segmenter` is shared by every task of an app. Encode an image once (`encode`), then ask for
+/// masks on the `EncodedImage` from as many tasks as you like:
+///
+///     let segmenter = try Segmenter(contentsOf: modelURL)
+///     let image = try await segmenter.encode(photo)          // cancellable
+///     let prediction = try segmenter.predict(Prompt(points: [.init(x: 60, y: 40, .foreground)]), on: image)
+///     let mask = prediction.bestMask
+///
+/// `SegmentAnything` is the same model with one current image, as upstream's predictors hold it.
+public struct Segmenter: Sendable {
+    public let model: LoadedModel
+    /// The model family's image and prompt transform (SAM: longest side; SAM 2: square).
+    public let transform: InputTransform
+    /// `ModelFileMetadata.identity` of this model.
+    public let modelIdentity: String
+
+    public init(model: LoadedModel) {
+        self.model = model
+        modelIdentity = model.metadata.identity
+        transform = SegmentAnything.transform(for: model.metadata.config.imageEncoder)
+    }
+
+    /// Loads the `.samw` model at `modelPath`; `verifyingChecksums: false` skips the CRC-32 check of
+    /// its weights (`ModelFile.load`).
+    public init(modelPath: String, verifyingChecksums: Bool = true) throws(PipelineError) {
+        do { self.init(model: try ModelFile.load(modelPath, verifyingChecksums: verifyingChecksums)) } catch { throw .model(error) }
+    }
+
+    /// Loads the `.samw` model at a file URL.
+    public init(contentsOf url: URL, verifyingChecksums: Bool = true) throws(PipelineError) {
+        guard url.isFileURL else { throw .invalidState("\(url) is not a file URL: a model is read from a local file") }
+        try self.init(modelPath: url.path, verifyingChecksums: verifyingChecksums)
+    }
+
+    /// The feature maps' names, in `ImageFeatures.maps` order (the names `EncodedImage.provenance` keys).
+    public var featureNames: [String] { model.metadata.config.imageEncoder.featureNames }
+
+    // MARK: - Images
+
+    /// Resizes, normalises and pads `image` and runs the image encoder, on the calling task. Honours
+    /// cancellation: a cancelled task's encode stops part-way (the loops not yet started are skipped)
+    /// and throws `CancellationError`.
+    /// ref: mobile_sam/predictor.py SamPredictor.set_image; sam2/sam2_image_predictor.py SAM2ImagePredictor.set_image
+    public func encode(_ image: RGBImage) async throws -> EncodedImage {
+        try Task.checkCancellation()
+        let signal = StopSignal()
+        return try await withTaskCancellationHandler {
+            let encoded = try encodeSynchronously(image, stoppedBy: signal)
+            try Task.checkCancellation()
+            return encoded
+        } onCancel: {
+            signal.raise()
+        }
+    }
+
+    /// `encode` on the calling thread, without cancellation.
+    public func encodeSynchronously(_ image: RGBImage) throws(PipelineError) -> EncodedImage {
+        try encodeSynchronously(image, stoppedBy: nil)
+    }
+
+    /// The encode; with a `signal`, raising it stops the encoder part-way (its loops hand out finer
+    /// ranges, `Workers.stoppable`), and what comes back is to be discarded.
+    func encodeSynchronously(_ image: RGBImage, stoppedBy signal: StopSignal?) throws(PipelineError) -> EncodedImage {
+        let started = Date()
+        let prepared: (input: FloatTensor, inputSize: ImageSize)
+        do { prepared = try transform.prepare(image) } catch { throw .image(error) }
+        let encoding = Date()
+        let encoded: ImageFeatures
+        do {
+            if let signal {
+                encoded = try Workers.stoppable(by: signal) { () throws(SamError) in try model.sam.encodeFeatures(prepared.input) }
+            } else {
+                encoded = try model.sam.encodeFeatures(prepared.input)
+            }
+        } catch {
+            throw .run(error)
+        }
+        // A stopped encoder's maps are unfinished: the caller throws CancellationError, never uses them.
+        if signal?.isRaised == true { return EncodedImage(features: encoded, originalSize: image.size, inputSize: prepared.inputSize,
+                                                 timings: [:], decoderState: nil, record: nil) }
+        for map in encoded.maps { try SegmentAnything.requireFinite(map, stage: "image_encoder") }
+        let state = try decoderState(for: encoded)
+        let timings = ["preprocess": encoding.timeIntervalSince(started), "image_encoder": Date().timeIntervalSince(encoding)]
+        return EncodedImage(features: encoded, originalSize: image.size, inputSize: prepared.inputSize, timings: timings,
+                            decoderState: state, record: provenance(forOriginalSize: image.size))
+    }
+
+    /// The record of features this model computes for an image of `originalSize`.
+    public func provenance(forOriginalSize originalSize: ImageSize) -> EmbeddingsProvenance {
+        EmbeddingsProvenance(originalSize: originalSize, inputSize: transform.inputSize(for: originalSize), modelIdentity: modelIdentity,
+                             linearPrecision: Kernels.linearPrecision == .bfloat16 ? Kernels.LinearPrecision.bfloat16.rawValue : nil)
+    }
+
+    /// Features computed earlier (encode once, decode many) for the image of `originalSize`, checked
+    /// as `SegmentAnything.setFeatures` checks them: features of another image size or model, maps
+    /// other than those `provenance`'s digests bind, or features with no record, are refused unless
+    /// `allowMismatch`.
+    public func image(reusing features: ImageFeatures, originalSize: ImageSize, provenance: EmbeddingsProvenance?,
+                      allowMismatch: Bool = false) throws(PipelineError) -> EncodedImage {
+        let record = self.provenance(forOriginalSize: originalSize)
+        let encoder = model.metadata.config.imageEncoder
+        let names = encoder.featureNames, shapes = encoder.featureShapes
+        guard features.maps.count == names.count else {
+            throw .invalidState("\(features.maps.count) image feature map(s) given, this model's are \(names.joined(separator: ", "))")
+        }
+        if !allowMismatch {
+            guard let provenance else {
+                throw .embeddingsMismatch("the embeddings carry no record of the image and model they were computed from")
+            }
+            let differences = provenance.differences(from: record) + provenance.featureDifferences(features, names: names)
+            guard differences.isEmpty else {
+                throw .embeddingsMismatch("the embeddings do not belong to this image and model: " + differences.joined(separator: "; "))
+            }
+        }
+        for (map, (name, shape)) in zip(features.maps, zip(names, shapes)) {
+            guard map.shape == shape else {
+                throw .invalidState("\(name) has shape \(Shape.text(map.shape)), this model's is \(Shape.text(shape))")
+            }
+            guard map.data.allSatisfy(\.isFinite) else { throw .invalidState("\(name) contains NaN or infinite values") }
+        }
+        // Forced: the record of what they were really computed from, if known.
+        return EncodedImage(features: features, originalSize: originalSize, inputSize: transform.inputSize(for: originalSize),
+                            timings: [:], decoderState: try decoderState(for: features),
+                            record: allowMismatch ? provenance : record)
+    }
+
+    /// The decoder's per-image state for `features` (nil for a model without a decoder).
+    private func decoderState(for features: ImageFeatures) throws(PipelineError) -> DecoderImageState? {
+        guard model.sam.promptEncoder != nil, model.sam.maskDecoder != nil else { return nil }
+        do { return try model.sam.decoderImageState(features: features) } catch { throw .run(error) }
+    }
+
+    // MARK: - Prompts
+
+    /// Masks for `prompt` on `image`, at the image's size.
+    /// ref: mobile_sam/predictor.py SamPredictor.predict / predict_torch; sam2_image_predictor.py predict / _predict
+    public func predict(_ prompt: Prompt, on image: EncodedImage, selection: MaskSelection = .multimask) throws(PipelineError) -> Prediction {
+        guard let decoder = model.sam.maskDecoder else { throw .run(.missingComponent("mask_decoder")) }
+        let started = Date()
+        let (prediction, tokenCount) = try decode(prompt, on: image)
+        let (masks, iou) = (prediction.masks, prediction.iou)
+        let decoded = Date()
+        let selected = SegmentAnything.select(selection, iou: iou.data, pointCount: tokenCount) {
+            decoder.singleMaskIndex(prediction, tokenCount: $0)
+        }
+        // The masks come from the logits as decoded; the returned logits are clamped where the family's predictor clamps them.
+        let binary: BinaryMasks
+        do {
+            binary = try transform.masks(SegmentAnything.gather(masks, selected), inputSize: image.inputSize, originalSize: image.originalSize)
+        } catch {
+            throw .image(error)
+        }
+        let best = selected.max { iou.data[$0] < iou.data[$1] } ?? 0
+        let all = Array(0..<iou.count)
+        let returned = decoder.lowResolutionClamp.map { prediction.selecting(all, clampedTo: $0).masks } ?? masks
+        return Prediction(lowResLogits: returned, iouPredictions: iou.data, selected: selected, masks: binary, best: best,
+                          objectScoreLogit: prediction.objectScoreLogits?.data.first,
+                          timings: ["prompt_encoder+mask_decoder": decoded.timeIntervalSince(started),
+                                    "postprocess": Date().timeIntervalSince(decoded)])
+    }
+
+    /// `predict`'s decoding without its postprocessing: `prompt` checked and mapped as `predict` does,
+    /// decoded on `image`. Upscale the masks kept with `transform` (`InputTransform.masksWithStability`).
+    /// ref: mobile_sam/predictor.py SamPredictor.predict_torch (return_logits); sam2_image_predictor.py _predict
+    public func predictLowResolution(_ prompt: Prompt, on image: EncodedImage,
+                                     selection: MaskSelection = .multimask) throws(PipelineError) -> LowResolutionPrediction {
+        let (prediction, tokenCount) = try decode(prompt, on: image)
+        guard let decoder = model.sam.maskDecoder else { throw .run(.missingComponent("mask_decoder")) }
+        let iou = prediction.iou.data
+        let selected = SegmentAnything.select(selection, iou: iou, pointCount: tokenCount) { decoder.singleMaskIndex(prediction, tokenCount: $0) }
+        let all = Array(0..<iou.count)
+        let returned = decoder.lowResolutionClamp.map { prediction.selecting(all, clampedTo: $0).masks } ?? prediction.masks
+        return LowResolutionPrediction(logits: prediction.masks, iouPredictions: iou, selected: selected, returnedLogits: returned)
+    }
+
+    /// `predictLowResolution` for a batch of prompts on `image`, spread over the workers one prompt
+    /// per core, each decoded on its core alone: the same outputs, bit for bit, as one call per
+    /// prompt, in the prompts' order; the first failing prompt's error (by position) is thrown.
+    /// ref: automatic_mask_generator.py _process_batch — predictor.predict_torch on points_per_batch prompts
+    public func predictLowResolution(_ prompts: [Prompt], on image: EncodedImage,
+                                     selection: MaskSelection = .multimask) throws(PipelineError) -> [LowResolutionPrediction] {
+        var results = [Result<LowResolutionPrediction, PipelineError>?](repeating: nil, count: prompts.count)
+        results.withUnsafeMutableBufferPointer { slots in
+            Kernels.parallelForSerialItems(prompts.count) { index in
+                slots[index] = Result { () throws(PipelineError) in try predictLowResolution(prompts[index], on: image, selection: selection) }
+            }
+        }
+        return try results.map { (result) throws(PipelineError) in
+            guard let result else { throw .invalidState("a prompt of the batch was not decoded") }
+            return try result.get()
+        }
+    }
+
+    /// `prompt` checked, mapped and decoded on `image`: every mask's logits and scores, finite, and
+    /// the token count the single-mask rule needs.
+    func decode(_ prompt: Prompt, on image: EncodedImage) throws(PipelineError) -> (MaskPrediction, tokenCount: Int) {
+        let inputs = try PromptInputs(prompt, originalSize: image.originalSize, transform: transform, layout: model.sam.promptLayout,
+                                      config: model.metadata.config)
+        let prediction: MaskPrediction
+        do {
+            prediction = try model.sam.decode(imageState: image.decoderState ?? DecoderImageState(features: image.features),
+                                              points: inputs.points, labels: inputs.labels,
+                                              appendPaddingPoint: inputs.appendPaddingPoint, maskInput: inputs.maskInput,
+                                              hasMaskInput: inputs.maskInput == nil ? 0 : 1)
+        } catch {
+            throw .run(error)
+        }
+        try SegmentAnything.requireFinite(prediction.masks, stage: "mask_decoder (mask logits)")
+        try SegmentAnything.requireFinite(prediction.iou, stage: "mask_decoder (IoU predictions)")
+        return (prediction, inputs.tokenCount)
+    }
+}
