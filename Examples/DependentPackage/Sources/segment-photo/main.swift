@@ -14,9 +14,9 @@ guard arguments.count == 5, let x = Float(arguments[3]), let y = Float(arguments
 // This process is the app's own, so it opts into the process-wide settings.
 Kernels.tuneProcessForInference()
 do {
-    let segmenter = try SegmentAnything(modelPath: arguments[1])
-    try segmenter.setImage(try ImageIO.read(arguments[2]))
-    let prediction = try segmenter.predict(Prompt(points: [.init(x: x, y: y, label: 1)]))
+    let segmenter = try Segmenter(contentsOf: URL(fileURLWithPath: arguments[1]))
+    let image = try await segmenter.encode(try ImageIO.read(arguments[2]))
+    let prediction = try segmenter.predict(Prompt(points: [.init(x: x, y: y, .foreground)]), on: image)
     let best = prediction.bestMask
     print("best mask \(prediction.best): score \(prediction.bestScore), \(best.reduce(0) { $0 + Int($1) }) of \(best.count) pixels")
 } catch {
