@@ -16,7 +16,7 @@ CPU_FLAGS    ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma 
                   && echo "-Xswiftc -target-cpu -Xswiftc haswell -Xswiftc -DSAM_FMA")
 RELEASE      := -c release $(CPU_FLAGS)
 
-.PHONY: setup build test test-blas-paths test-release-tools check-dependency check-reference-set check-drops verify verify-fuzz demo references venv \
+.PHONY: setup build test test-blas-paths test-release-tools check-dependency check-reference-set check-drops docs verify verify-fuzz demo references venv \
         regen-onnx-proto clean bench bench-venv bench-everything fuzz fuzz-explore test-asan sam2-references verify-sam2 bench-sam2
 
 setup:
@@ -45,6 +45,11 @@ test-release-tools: build
 	    TMPDIR="$$scratch" SAM_TOOLS_DIR="$(abspath $(RELEASE_BIN))" $(SWIFT) test --filter 'HostileInputTests|CommandLine'
 
 # Builds Examples/DependentPackage against a tagged clone, as an app adds the package (see the script).
+# The runtime's API reference (DocC, Sources/SAMPipeline/SAMPipeline.docc) into
+# .build/plugins/Swift-DocC/outputs/; a broken symbol link or article reference fails it.
+docs: setup
+	$(SWIFT) package generate-documentation --target SAMPipeline --warnings-as-errors
+
 check-dependency: build
 	scripts/check-dependency.sh "$(RELEASE_BIN)/samconvert"
 

@@ -9,7 +9,9 @@ import SAMModelFile
 /// `image_embeddings.npy` (in `result.json` and in `image_embeddings.json`); `setEmbeddings` refuses
 /// embeddings whose record does not match the image and model at hand.
 public struct EmbeddingsProvenance: Codable, Sendable, Equatable {
+    /// The photo's size as given.
     public var originalSize: ImageSize
+    /// The resized photo's size inside the model's padded square.
     public var inputSize: ImageSize
     /// `ModelFileMetadata.identity` of the model that computed them.
     public var modelIdentity: String
@@ -20,6 +22,7 @@ public struct EmbeddingsProvenance: Codable, Sendable, Equatable {
     /// others (SAM 2's `high_res_feats_*.npy`) is refused. nil in a record made before the maps exist.
     public var featureDigests: [String: String]?
 
+    /// A record of features computed for a photo of `originalSize` by the model `modelIdentity`.
     public init(originalSize: ImageSize, inputSize: ImageSize, modelIdentity: String, linearPrecision: String? = nil,
                 featureDigests: [String: String]? = nil) {
         self.originalSize = originalSize
@@ -91,6 +94,7 @@ public struct EmbeddingsProvenance: Codable, Sendable, Equatable {
         (path.hasSuffix(".npy") ? String(path.dropLast(4)) : path) + ".json"
     }
 
+    /// The sidecar file's bytes (pretty-printed JSON, a newline at the end).
     public func encoded() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

@@ -10,13 +10,18 @@ import SAMModel
 /// their parent at that depth. Time after the last callback is charged to "(after last module)".
 /// The observer only reads the clock: the model's outputs and numerics are unchanged.
 public final class ModuleProfile {
+    /// How many dot-separated parts of a module path a row keeps.
     public let depth: Int
+    /// Seconds charged to each row's key.
     public private(set) var seconds: [String: Double] = [:]
+    /// The keys in the order they were first charged (execution order).
     public private(set) var order: [String] = []
     private var last: UInt64 = 0
     private var started: UInt64 = 0
+    /// Seconds from `start()` to `finish()`, summed over every pair.
     public private(set) var total: Double = 0
 
+    /// A profile whose rows are module paths cut to `depth` parts.
     public init(depth: Int) { self.depth = depth }
 
     /// The key a module path is charged to: ":keys"-style output suffixes dropped, cut to `depth` parts.
@@ -25,11 +30,13 @@ public final class ModuleProfile {
         return base.split(separator: ".").prefix(depth).joined(separator: ".")
     }
 
+    /// Starts the clock for one model call.
     public func start() {
         started = DispatchTime.now().uptimeNanoseconds
         last = started
     }
 
+    /// The observer to hand the model call: charges each interval to the module that just finished.
     public var observer: ModuleObserver {
         { [unowned self] path, _ in
             let t = DispatchTime.now().uptimeNanoseconds
@@ -37,6 +44,7 @@ public final class ModuleProfile {
         }
     }
 
+    /// Stops the clock: what ran after the last module is charged to "(after last module)".
     public func finish() {
         let t = DispatchTime.now().uptimeNanoseconds
         if t > last { charge("(after last module)", t) }
@@ -55,6 +63,7 @@ public final class ModuleProfile {
         return seconds.map { ($0.key, $0.value, $0.value / sum) }.sorted { $0.1 > $1.1 }
     }
 
+    /// The rows as a text table (milliseconds and share), the `top` largest or all, then the total.
     public func table(top: Int? = nil) -> String {
         let shown = top.map { Array(rows.prefix($0)) } ?? rows
         let width = max(6, shown.map(\.module.count).max() ?? 6)

@@ -4,8 +4,11 @@ import SAMModelFile
 
 /// Why a segmentation request was refused; the message says what to fix.
 public enum PipelineError: Error, CustomStringConvertible {
+    /// The model file could not be loaded (`ModelFile.load`'s error, naming the file).
     case model(ModelFileError)
+    /// The image could not be prepared, or masks not brought to its size.
     case image(ImageError)
+    /// The model refused to run (a component missing, an input of the wrong shape).
     case run(SamError)
     /// A prompt outside the image, a malformed box, a point count the model does not accept ...
     case invalidPrompt(String)
@@ -16,6 +19,7 @@ public enum PipelineError: Error, CustomStringConvertible {
     /// A stage ("image_encoder", "mask_decoder") produced NaN or infinite values.
     case nonFinite(stage: String, String)
 
+    /// The message for a person: what went wrong and, where it can, what to do.
     public var description: String {
         switch self {
         case .model(let error): "\(error)"

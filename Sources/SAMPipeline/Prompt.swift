@@ -2,11 +2,15 @@ import SAMTensor
 
 /// What the user asks about, in original-image pixels (as `SamPredictor.predict` takes it).
 public struct Prompt: Sendable, Equatable {
+    /// A point in the photo's own pixels (x to the right, y down), with what it says about the object.
     public struct Point: Sendable, Equatable {
+        /// Pixels from the photo's left edge.
         public var x: Float
+        /// Pixels from the photo's top edge.
         public var y: Float
         /// 1 foreground, 0 background.
         public var label: Int
+        /// A point with SamPredictor's integer label (1 foreground, 0 background).
         public init(x: Float, y: Float, label: Int = 1) {
             self.x = x
             self.y = y
@@ -19,8 +23,11 @@ public struct Prompt: Sendable, Equatable {
         }
     }
 
+    /// A box in the photo's own pixels: top-left corner (x0, y0), bottom-right corner (x1, y1).
     public struct Box: Sendable, Equatable {
+        /// The corners, as SamPredictor's XYXY box.
         public var x0: Float, y0: Float, x1: Float, y1: Float
+        /// A box from its top-left and bottom-right corners.
         public init(x0: Float, y0: Float, x1: Float, y1: Float) {
             self.x0 = x0
             self.y0 = y0
@@ -29,12 +36,14 @@ public struct Prompt: Sendable, Equatable {
         }
     }
 
+    /// The points, in any number (the model pads them as its predictor does).
     public var points: [Point]
     /// At most one box, as SamPredictor.predict.
     public var box: Box?
     /// Low-res mask logits [1, 1, 4g, 4g] of an earlier prediction (e.g. its best mask).
     public var maskInput: FloatTensor?
 
+    /// A prompt of points, a box and a mask, any of them left out.
     public init(points: [Point] = [], box: Box? = nil, maskInput: FloatTensor? = nil) {
         self.points = points
         self.box = box
@@ -44,7 +53,9 @@ public struct Prompt: Sendable, Equatable {
 
 /// What a point says about the object: SamPredictor's labels 1 and 0.
 public enum PointLabel: Int, Sendable, CaseIterable {
+    /// Not part of the object (label 0).
     case background = 0
+    /// Part of the object (label 1).
     case foreground = 1
 }
 

@@ -12,6 +12,7 @@ import SAMTensor
 public final class SegmentAnything {
     /// The model and its transforms, with no image of its own.
     public let segmenter: Segmenter
+    /// The loaded `.samw`: the model and its metadata.
     public var model: LoadedModel { segmenter.model }
     /// The model family's image and prompt transform (SAM: longest side; SAM 2: square).
     public var transform: InputTransform { segmenter.transform }
@@ -26,6 +27,7 @@ public final class SegmentAnything {
     public var features: ImageFeatures? { current?.features }
     /// The image embedding [1, C, g, g] (the features' first map).
     public var embeddings: FloatTensor? { current?.features.embedding }
+    /// The current image's size as given.
     public var originalSize: ImageSize? { current?.originalSize }
     /// The resized image's size inside the padded square (upstream's `input_size`).
     public var inputSize: ImageSize? { current?.inputSize }
@@ -47,10 +49,12 @@ public final class SegmentAnything {
         self.init(segmenter: try Segmenter(modelPath: modelPath, verifyingChecksums: verifyingChecksums))
     }
 
+    /// A predictor over a model already loaded (`ModelFile.load`).
     public convenience init(model: LoadedModel) {
         self.init(segmenter: Segmenter(model: model))
     }
 
+    /// A predictor over `segmenter`'s model, with no image yet.
     public init(segmenter: Segmenter) {
         self.segmenter = segmenter
     }

@@ -17,12 +17,14 @@ import SAMTensor
 ///
 /// `SegmentAnything` is the same model with one current image, as upstream's predictors hold it.
 public struct Segmenter: Sendable {
+    /// The loaded `.samw`: the model and its metadata.
     public let model: LoadedModel
     /// The model family's image and prompt transform (SAM: longest side; SAM 2: square).
     public let transform: InputTransform
     /// `ModelFileMetadata.identity` of this model.
     public let modelIdentity: String
 
+    /// A segmenter over a model already loaded (`ModelFile.load`).
     public init(model: LoadedModel) {
         self.model = model
         modelIdentity = model.metadata.identity
