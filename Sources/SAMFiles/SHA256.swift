@@ -23,9 +23,6 @@ public enum SHA256 {
         (try? hex(bytes, portableRounds: true, shouldStop: { false })) ?? ""
     }
 
-    /// Whether this CPU's SHA instructions compute the digests (false: the plain C rounds do).
-    public static var accelerated: Bool { sam_sha256_accelerated() != 0 }
-
     /// The digest of `bytes`, in 16 MB steps that each first ask `shouldStop`, so a hash of a large
     /// file on another thread can be abandoned quickly.
     public static func hex(_ bytes: UnsafeRawBufferPointer, shouldStop: () -> Bool) throws(Stopped) -> String {

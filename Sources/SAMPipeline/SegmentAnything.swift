@@ -1,6 +1,5 @@
 import Foundation
 import SAMImage
-import SAMKernels
 import SAMModel
 import SAMModelFile
 import SAMTensor
@@ -59,17 +58,9 @@ public final class SegmentAnything {
         self.segmenter = segmenter
     }
 
-    /// The predictor transform of an image-encoder configuration's family.
+    /// The predictor transform of an image-encoder configuration's family (`Segmenter.transform(for:)`).
     public static func transform(for encoder: AnyImageEncoderConfig) -> InputTransform {
-        let side = encoder.imageSize, preprocessing = encoder.preprocessing
-        switch preprocessing.resize {
-        case .longestSide:
-            return .longestSide(SamPreprocessor(pixelMean: preprocessing.pixelMean.map(Float.init),
-                                                pixelStd: preprocessing.pixelStd.map(Float.init), imageSize: side))
-        case .square:
-            return .square(SquarePreprocessor(side: side, pixelMean: preprocessing.pixelMean.map(Float.init),
-                                              pixelStd: preprocessing.pixelStd.map(Float.init)))
-        }
+        Segmenter.transform(for: encoder)
     }
 
     /// Resizes, normalises and pads `image`, and runs the image encoder.
@@ -112,38 +103,5 @@ public final class SegmentAnything {
     func currentImage() throws(PipelineError) -> EncodedImage {
         guard let current else { throw .invalidState("no image: call setImage or setEmbeddings first") }
         return current
-    }
-
-    /// Throws `.nonFinite` naming `stage` when `tensor` holds NaN or infinity.
-    static func requireFinite(_ tensor: FloatTensor, stage: String) throws(PipelineError) {
-        var nan = 0, infinite = 0
-        for value in tensor.data where !value.isFinite {
-            if value.isNaN { nan += 1 } else { infinite += 1 }
-        }
-        guard nan + infinite == 0 else {
-            throw .nonFinite(stage: stage, "\(nan) NaN and \(infinite) infinite of \(tensor.data.count) values \(Shape.text(tensor.shape))")
-        }
-    }
-
-    /// ref: mask_decoder.py MaskDecoder.forward (mask_slice); utils/onnx.py SamOnnxModel.select_masks.
-    /// `.single` asks `singleMask` (the decoder family's rule: SAM's official-export rule, SAM 2's
-    /// stability fallback) with the token count; without one, SAM's rule.
-    static func select(_ selection: MaskSelection, iou: [Float], pointCount: Int,
-                       singleMask: ((Int) -> Int)? = nil) -> [Int] {
-        switch selection {
-        case .multimask: return Array(1..<iou.count)
-        case .all: return Array(0..<iou.count)
-        case .single:
-            return [singleMask?(pointCount) ?? MaskDecoder.officialSingleMaskIndex(iou: iou, tokenCount: pointCount)]
-        }
-    }
-
-    /// Masks `indices` of [1, K, h, w] as [1, indices.count, h, w].
-    static func gather(_ masks: FloatTensor, _ indices: [Int]) -> FloatTensor {
-        let plane = masks.shape[2] * masks.shape[3]
-        var data: [Float] = []
-        data.reserveCapacity(indices.count * plane)
-        for index in indices { data += masks.data[(index * plane)..<((index + 1) * plane)] }
-        return FloatTensor(shape: [1, indices.count, masks.shape[2], masks.shape[3]], data: data)
     }
 }

@@ -28,7 +28,7 @@ public struct Segmenter: Sendable {
     public init(model: LoadedModel) {
         self.model = model
         modelIdentity = model.metadata.identity
-        transform = SegmentAnything.transform(for: model.metadata.config.imageEncoder)
+        transform = Self.transform(for: model.metadata.config.imageEncoder)
     }
 
     /// Loads the `.samw` model at `modelPath`; `verifyingChecksums: false` skips the CRC-32 check of
@@ -89,7 +89,7 @@ public struct Segmenter: Sendable {
         // A stopped encoder's maps are unfinished: the caller throws CancellationError, never uses them.
         if signal?.isRaised == true { return EncodedImage(features: encoded, originalSize: image.size, inputSize: prepared.inputSize,
                                                  timings: [:], decoderState: nil, record: nil) }
-        for map in encoded.maps { try SegmentAnything.requireFinite(map, stage: "image_encoder") }
+        for map in encoded.maps { try Self.requireFinite(map, stage: "image_encoder") }
         let state = try decoderState(for: encoded)
         let timings = ["preprocess": encoding.timeIntervalSince(started), "image_encoder": Date().timeIntervalSince(encoding)]
         return EncodedImage(features: encoded, originalSize: image.size, inputSize: prepared.inputSize, timings: timings,
@@ -146,24 +146,21 @@ public struct Segmenter: Sendable {
     /// Masks for `prompt` on `image`, at the image's size.
     /// ref: mobile_sam/predictor.py SamPredictor.predict / predict_torch; sam2_image_predictor.py predict / _predict
     public func predict(_ prompt: Prompt, on image: EncodedImage, selection: MaskSelection = .multimask) throws(PipelineError) -> Prediction {
-        guard let decoder = model.sam.maskDecoder else { throw .run(.missingComponent("mask_decoder")) }
+        guard model.sam.maskDecoder != nil else { throw .run(.missingComponent("mask_decoder")) }
         let started = Date()
         let (prediction, tokenCount) = try decode(prompt, on: image)
-        let (masks, iou) = (prediction.masks, prediction.iou)
         let decoded = Date()
-        let selected = SegmentAnything.select(selection, iou: iou.data, pointCount: tokenCount) {
-            decoder.singleMaskIndex(prediction, tokenCount: $0)
-        }
+        let (selected, returned) = try selecting(selection, from: prediction, tokenCount: tokenCount)
+        let iou = prediction.iou
         // The masks come from the logits as decoded; the returned logits are clamped where the family's predictor clamps them.
         let binary: BinaryMasks
         do {
-            binary = try transform.masks(SegmentAnything.gather(masks, selected), inputSize: image.inputSize, originalSize: image.originalSize)
+            binary = try transform.masks(Self.gather(prediction.masks, selected), inputSize: image.inputSize,
+                                         originalSize: image.originalSize)
         } catch {
             throw .image(error)
         }
         let best = selected.max { iou.data[$0] < iou.data[$1] } ?? 0
-        let all = Array(0..<iou.count)
-        let returned = decoder.lowResolutionClamp.map { prediction.selecting(all, clampedTo: $0).masks } ?? masks
         return Prediction(lowResLogits: returned, iouPredictions: iou.data, selected: selected, masks: binary, best: best,
                           objectScoreLogit: prediction.objectScoreLogits?.data.first,
                           timings: ["prompt_encoder+mask_decoder": decoded.timeIntervalSince(started),
@@ -176,12 +173,9 @@ public struct Segmenter: Sendable {
     public func predictLowResolution(_ prompt: Prompt, on image: EncodedImage,
                                      selection: MaskSelection = .multimask) throws(PipelineError) -> LowResolutionPrediction {
         let (prediction, tokenCount) = try decode(prompt, on: image)
-        guard let decoder = model.sam.maskDecoder else { throw .run(.missingComponent("mask_decoder")) }
-        let iou = prediction.iou.data
-        let selected = SegmentAnything.select(selection, iou: iou, pointCount: tokenCount) { decoder.singleMaskIndex(prediction, tokenCount: $0) }
-        let all = Array(0..<iou.count)
-        let returned = decoder.lowResolutionClamp.map { prediction.selecting(all, clampedTo: $0).masks } ?? prediction.masks
-        return LowResolutionPrediction(logits: prediction.masks, iouPredictions: iou, selected: selected, returnedLogits: returned)
+        let (selected, returned) = try selecting(selection, from: prediction, tokenCount: tokenCount)
+        return LowResolutionPrediction(logits: prediction.masks, iouPredictions: prediction.iou.data, selected: selected,
+                                       returnedLogits: returned)
     }
 
     /// `predictLowResolution` for a batch of prompts on `image`, spread over the workers one prompt
@@ -202,6 +196,19 @@ public struct Segmenter: Sendable {
         }
     }
 
+    /// The masks `selection` picks from a decoded prediction, and all its logits as the family's
+    /// predictor returns them (SAM 2 clamps them to ±32; SAM returns them as decoded).
+    private func selecting(_ selection: MaskSelection, from prediction: MaskPrediction,
+                           tokenCount: Int) throws(PipelineError) -> (selected: [Int], returned: FloatTensor) {
+        guard let decoder = model.sam.maskDecoder else { throw .run(.missingComponent("mask_decoder")) }
+        let selected = Self.select(selection, iou: prediction.iou.data, pointCount: tokenCount) {
+            decoder.singleMaskIndex(prediction, tokenCount: $0)
+        }
+        let all = Array(0..<prediction.iou.count)
+        let returned = decoder.lowResolutionClamp.map { prediction.selecting(all, clampedTo: $0).masks } ?? prediction.masks
+        return (selected, returned)
+    }
+
     /// `prompt` checked, mapped and decoded on `image`: every mask's logits and scores, finite, and
     /// the token count the single-mask rule needs.
     func decode(_ prompt: Prompt, on image: EncodedImage) throws(PipelineError) -> (MaskPrediction, tokenCount: Int) {
@@ -216,8 +223,56 @@ public struct Segmenter: Sendable {
         } catch {
             throw .run(error)
         }
-        try SegmentAnything.requireFinite(prediction.masks, stage: "mask_decoder (mask logits)")
-        try SegmentAnything.requireFinite(prediction.iou, stage: "mask_decoder (IoU predictions)")
+        try Self.requireFinite(prediction.masks, stage: "mask_decoder (mask logits)")
+        try Self.requireFinite(prediction.iou, stage: "mask_decoder (IoU predictions)")
         return (prediction, inputs.tokenCount)
+    }
+
+    // MARK: - Shared steps
+
+    /// The predictor transform of an image-encoder configuration's family.
+    public static func transform(for encoder: AnyImageEncoderConfig) -> InputTransform {
+        let side = encoder.imageSize, preprocessing = encoder.preprocessing
+        switch preprocessing.resize {
+        case .longestSide:
+            return .longestSide(SamPreprocessor(pixelMean: preprocessing.pixelMean.map(Float.init),
+                                                pixelStd: preprocessing.pixelStd.map(Float.init), imageSize: side))
+        case .square:
+            return .square(SquarePreprocessor(side: side, pixelMean: preprocessing.pixelMean.map(Float.init),
+                                              pixelStd: preprocessing.pixelStd.map(Float.init)))
+        }
+    }
+
+    /// Throws `.nonFinite` naming `stage` when `tensor` holds NaN or infinity.
+    static func requireFinite(_ tensor: FloatTensor, stage: String) throws(PipelineError) {
+        var nan = 0, infinite = 0
+        for value in tensor.data where !value.isFinite {
+            if value.isNaN { nan += 1 } else { infinite += 1 }
+        }
+        guard nan + infinite == 0 else {
+            throw .nonFinite(stage: stage, "\(nan) NaN and \(infinite) infinite of \(tensor.data.count) values \(Shape.text(tensor.shape))")
+        }
+    }
+
+    /// ref: mask_decoder.py MaskDecoder.forward (mask_slice); utils/onnx.py SamOnnxModel.select_masks.
+    /// `.single` asks `singleMask` (the decoder family's rule: SAM's official-export rule, SAM 2's
+    /// stability fallback) with the token count; without one, SAM's rule.
+    static func select(_ selection: MaskSelection, iou: [Float], pointCount: Int,
+                       singleMask: ((Int) -> Int)? = nil) -> [Int] {
+        switch selection {
+        case .multimask: return Array(1..<iou.count)
+        case .all: return Array(0..<iou.count)
+        case .single:
+            return [singleMask?(pointCount) ?? MaskDecoder.officialSingleMaskIndex(iou: iou, tokenCount: pointCount)]
+        }
+    }
+
+    /// Masks `indices` of [1, K, h, w] as [1, indices.count, h, w].
+    static func gather(_ masks: FloatTensor, _ indices: [Int]) -> FloatTensor {
+        let plane = masks.shape[2] * masks.shape[3]
+        var data: [Float] = []
+        data.reserveCapacity(indices.count * plane)
+        for index in indices { data += masks.data[(index * plane)..<((index + 1) * plane)] }
+        return FloatTensor(shape: [1, indices.count, masks.shape[2], masks.shape[3]], data: data)
     }
 }

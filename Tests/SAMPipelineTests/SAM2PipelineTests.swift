@@ -70,7 +70,7 @@ struct SAM2PipelineTests {
             let multimask = try Self.tensor("\(name)/multimask_output.npy").data[0] == 1
             let prediction = try segmenter.predict(prompt, selection: multimask ? .multimask : .single)
             if !multimask { singleChoices[name] = prediction.selected }
-            let low = SegmentAnything.gather(prediction.lowResLogits, prediction.selected)
+            let low = Segmenter.gather(prediction.lowResLogits, prediction.selected)
             let maskError = Difference(low.data, try Self.tensor("\(name)/low_res_masks.npy").data)
             let iouError = Difference(prediction.scores, try Self.tensor("\(name)/iou_predictions.npy").data)
             #expect(maskError.within(Self.tolerance), "\(name): \(maskError)")

@@ -120,13 +120,13 @@ struct TinyPipelineTests {
 /// Test access to the selection rule and slicing (internal to SAMPipeline).
 enum SegmentAnythingSelection {
     static func select(_ selection: MaskSelection, iou: [Float], pointCount: Int) -> [Int] {
-        SegmentAnything.select(selection, iou: iou, pointCount: pointCount)
+        Segmenter.select(selection, iou: iou, pointCount: pointCount)
     }
 }
 
 enum SegmentAnythingSlices {
     static func masks(_ masks: FloatTensor, _ range: ClosedRange<Int>) -> FloatTensor {
-        SegmentAnything.gather(masks, Array(range))
+        Segmenter.gather(masks, Array(range))
     }
 }
 
