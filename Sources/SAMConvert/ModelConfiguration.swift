@@ -25,8 +25,12 @@ public enum ModelConfiguration {
             let stages = facts.mergeStrides.keys.max().map { $0 + 1 } ?? 0
             let strides: [Int]? = stages > 0 && (0..<stages).allSatisfy { facts.mergeStrides[$0] != nil }
                 ? (0..<stages).map { facts.mergeStrides[$0]! } : nil
-            config = SAMConfig.inferred(fromShapes: imported.tensors.mapValues(\.tensor.shape), imageSize: facts.imageSize,
-                                        mergeStrides: strides, imageEmbeddingSize: facts.imageEmbeddingSize)
+            do {
+                config = try SAMConfig.inferred(fromShapes: imported.tensors.mapValues(\.tensor.shape), imageSize: facts.imageSize,
+                                                mergeStrides: strides, imageEmbeddingSize: facts.imageEmbeddingSize)
+            } catch {
+                throw ConversionFailure("\(error)")
+            }
         }
         if let maxPoints { config.maxPoints = maxPoints }
         try InGraphPreprocessing.reconcile(imported.facts.inGraphNormalization, with: &config,

@@ -79,6 +79,10 @@ public enum ModelFile {
         do { try metadata.config.validate(file: file.path, components: Set(metadata.components)) } catch {
             throw .metadata(file: file.path, error.message)
         }
+        guard metadata.modelFamily == metadata.config.modelFamily else {
+            throw .metadata(file: file.path, "names model family '\(metadata.modelFamily)' but its configuration is "
+                + "'\(metadata.config.modelFamily)'s")
+        }
         guard metadata.imageEncoder == metadata.config.imageEncoder.family else {
             throw .metadata(file: file.path, "names image encoder '\(metadata.imageEncoder)' but its configuration is "
                 + "'\(metadata.config.imageEncoder.family)'s")

@@ -7,7 +7,7 @@ import SAMModel
 public struct ModelFileMetadata: Codable, Sendable, Equatable {
     /// The metadata layout this file follows; files without it are version 1 (MobileSAM only).
     public var schemaVersion: Int?
-    /// "mobile_sam" (TinyViT encoder) or "sam" (ViT-B/L/H); from the encoder family.
+    /// The model family (`ModelFamilies`: "mobile_sam", "sam", "sam2"); the config's.
     public var modelFamily: String
     /// The image encoder's family (`ImageEncoderFamilies`: "tiny_vit", "vit"); must equal the config's.
     public var imageEncoder: String
@@ -21,14 +21,21 @@ public struct ModelFileMetadata: Codable, Sendable, Equatable {
     public var densePositionalEncoding: String?
     public var provenance: Provenance
 
-    /// The schema version this code writes and the newest it reads.
-    public static let currentSchemaVersion = 2
+    /// The newest schema version this code reads and writes. Version 3 names a model family that is
+    /// not its image encoder's plain one (SAM-HQ), which version-2 readers would build as that one:
+    /// only such files are written as 3, so the rest still load in earlier readers.
+    public static let currentSchemaVersion = 3
 
-    /// Model family and encoder name come from the config's image-encoder family.
+    /// The version a file of `config` is written with.
+    public static func schemaVersion(for config: SAMConfig) -> Int {
+        config.modelFamilyName == nil ? 2 : currentSchemaVersion
+    }
+
+    /// Model family and encoder name come from the config.
     public init(config: SAMConfig, components: [String], weightDType: String, densePositionalEncoding: String?,
                 provenance: Provenance) {
-        schemaVersion = Self.currentSchemaVersion
-        modelFamily = ImageEncoderFamilies.named(config.imageEncoder.family)?.modelFamily ?? config.imageEncoder.family
+        schemaVersion = Self.schemaVersion(for: config)
+        modelFamily = config.modelFamily
         imageEncoder = config.imageEncoder.family
         self.config = config
         self.components = components

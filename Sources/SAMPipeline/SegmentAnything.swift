@@ -10,7 +10,12 @@ import SAMTensor
 /// a current image, shared by any number of tasks (`EncodedImage` values instead).
 public final class SegmentAnything {
     /// The model and its transforms, with no image of its own.
-    public let segmenter: Segmenter
+    public private(set) var segmenter: Segmenter
+    /// Switches of the model family's predictor for every prediction (`Segmenter.predictorOptions`).
+    public var predictorOptions: PredictorOptions {
+        get { segmenter.predictorOptions }
+        set { segmenter.predictorOptions = newValue }
+    }
     /// The loaded `.samw`: the model and its metadata.
     public var model: LoadedModel { segmenter.model }
     /// The model family's image and prompt transform (SAM: longest side; SAM 2: square).
@@ -83,7 +88,7 @@ public final class SegmentAnything {
     }
 
     /// Reuses image features computed earlier for the image of `originalSize` (SAM 2: the embedding
-    /// and both high-resolution maps, `config.imageEncoder.featureNames`). `provenance` is what they
+    /// and both high-resolution maps, `config.featureNames`). `provenance` is what they
     /// were computed from (`embeddingsProvenance` after `setImage`, or samrun's sidecar): features of
     /// another image size or another model, maps other than those the record's digests bind, or
     /// features with no record, are refused unless `allowMismatch`, since the masks would be computed

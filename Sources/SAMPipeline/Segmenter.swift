@@ -23,6 +23,9 @@ public struct Segmenter: Sendable {
     public let transform: InputTransform
     /// `ModelFileMetadata.identity` of this model.
     public let modelIdentity: String
+    /// Switches of the model family's predictor for every prediction (SAM-HQ's `hq_token_only`);
+    /// a flag the model's decoder does not take (`PromptMaskDecoder.predictorFlags`) makes predict throw.
+    public var predictorOptions = PredictorOptions()
 
     /// A segmenter over a model already loaded (`ModelFile.load`).
     public init(model: LoadedModel) {
@@ -43,8 +46,18 @@ public struct Segmenter: Sendable {
         try self.init(modelPath: url.path, verifyingChecksums: verifyingChecksums)
     }
 
+    /// Why `predictorOptions` cannot be used with this model (a switch its decoder does not take), or nil.
+    public var predictorOptionsProblem: String? {
+        guard let decoder = model.sam.maskDecoder else { return nil }
+        let unknown = predictorOptions.unknownFlags(for: decoder)
+        guard !unknown.isEmpty else { return nil }
+        let taken = decoder.predictorFlags.keys.sorted()
+        return "this \(model.metadata.modelFamily) model's predictor takes no option \(unknown.joined(separator: ", ")) "
+            + "(it takes: \(taken.isEmpty ? "none" : taken.joined(separator: ", ")))"
+    }
+
     /// The feature maps' names, in `ImageFeatures.maps` order (the names `EncodedImage.provenance` keys).
-    public var featureNames: [String] { model.metadata.config.imageEncoder.featureNames }
+    public var featureNames: [String] { model.metadata.config.featureNames }
 
     // MARK: - Images
 
@@ -109,8 +122,8 @@ public struct Segmenter: Sendable {
     public func image(reusing features: ImageFeatures, originalSize: ImageSize, provenance: EmbeddingsProvenance?,
                       allowMismatch: Bool = false) throws(PipelineError) -> EncodedImage {
         let record = self.provenance(forOriginalSize: originalSize)
-        let encoder = model.metadata.config.imageEncoder
-        let names = encoder.featureNames, shapes = encoder.featureShapes
+        let config = model.metadata.config
+        let names = config.featureNames, shapes = config.featureShapes
         guard features.maps.count == names.count else {
             throw .invalidState("\(features.maps.count) image feature map(s) given, this model's are \(names.joined(separator: ", "))")
         }
@@ -201,20 +214,24 @@ public struct Segmenter: Sendable {
     private func selecting(_ selection: MaskSelection, from prediction: MaskPrediction,
                            tokenCount: Int) throws(PipelineError) -> (selected: [Int], returned: FloatTensor) {
         guard let decoder = model.sam.maskDecoder else { throw .run(.missingComponent("mask_decoder")) }
-        let selected = Self.select(selection, iou: prediction.iou.data, pointCount: tokenCount) {
-            decoder.singleMaskIndex(prediction, tokenCount: $0)
+        let selected = switch selection {
+        case .all: Array(0..<prediction.iou.count)
+        case .multimask, .single: decoder.predictorSelection(prediction, multimask: selection == .multimask, tokenCount: tokenCount)
         }
         let all = Array(0..<prediction.iou.count)
         let returned = decoder.lowResolutionClamp.map { prediction.selecting(all, clampedTo: $0).masks } ?? prediction.masks
         return (selected, returned)
     }
 
-    /// `prompt` checked, mapped and decoded on `image`: every mask's logits and scores, finite, and
-    /// the token count the single-mask rule needs.
+    /// `prompt` checked, mapped and decoded on `image`: every mask's logits as the family's predictor
+    /// makes them (`PromptMaskDecoder.predictorMasks` with `predictorOptions`) and scores, finite,
+    /// and the token count the single-mask rule needs.
     func decode(_ prompt: Prompt, on image: EncodedImage) throws(PipelineError) -> (MaskPrediction, tokenCount: Int) {
+        guard let decoder = model.sam.maskDecoder else { throw .run(.missingComponent("mask_decoder")) }
+        if let problem = predictorOptionsProblem { throw .invalidState(problem) }
         let inputs = try PromptInputs(prompt, originalSize: image.originalSize, transform: transform, layout: model.sam.promptLayout,
                                       config: model.metadata.config)
-        let prediction: MaskPrediction
+        var prediction: MaskPrediction
         do {
             prediction = try model.sam.decode(imageState: image.decoderState ?? DecoderImageState(features: image.features),
                                               points: inputs.points, labels: inputs.labels,
@@ -223,6 +240,7 @@ public struct Segmenter: Sendable {
         } catch {
             throw .run(error)
         }
+        prediction = decoder.predictorMasks(prediction, options: predictorOptions)
         try Self.requireFinite(prediction.masks, stage: "mask_decoder (mask logits)")
         try Self.requireFinite(prediction.iou, stage: "mask_decoder (IoU predictions)")
         return (prediction, inputs.tokenCount)

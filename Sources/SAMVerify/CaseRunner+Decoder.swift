@@ -29,6 +29,8 @@ extension CaseRunner {
                                        tokenCount: official.tokenCount)
             if referenceCase.has(Self.multimaskFlag) {
                 inputs.append(referenceCase.file(Self.multimaskFlag))
+                let flags = (sam.maskDecoder?.predictorFlags.keys).map { Array($0).sorted() } ?? []
+                inputs += flags.filter(referenceCase.has).map(referenceCase.file)
                 outputs += runPredictorSelection(referenceCase)
             }
         }

@@ -1,4 +1,5 @@
 import SAMFormats
+import SAMModel
 import SAMTensor
 
 /// The task-level check of a decoder case's official path: the masks a user would get, native against
@@ -12,7 +13,7 @@ extension CaseRunner {
     func officialTask(_ referenceCase: ReferenceCase, checks: [OutputCheck], native: TaskComparison.DecoderOutputs?,
                       tokenCount: Int) -> TaskParity {
         let thresholds = references.taskThresholds
-        guard let native, checks.allSatisfy({ $0.figures != nil }),
+        guard let decoded = native, checks.allSatisfy({ $0.figures != nil }),
               let masks = comparedReferences["low_res_masks"], let iou = comparedReferences["iou_predictions"] else {
             let reason = checks.first { $0.figures == nil }?.problem ?? "the official outputs could not be compared"
             return TaskParity(run: Self.officialRun, thresholds: thresholds, status: .notApplicable, problem: reason)
@@ -23,7 +24,14 @@ extension CaseRunner {
             return TaskParity(run: Self.officialRun, thresholds: thresholds, status: .badInput, problem: problem.message)
         case .success(let value): frame = value
         }
-        let reference = TaskComparison.DecoderOutputs(masks: masks, iou: iou)
+        // Masks as the family's predictor makes them from all tokens (SAM-HQ adds its HQ mask to each).
+        func predictorView(_ outputs: TaskComparison.DecoderOutputs) -> TaskComparison.DecoderOutputs {
+            guard let decoder = sam.maskDecoder else { return outputs }
+            let view = decoder.predictorMasks(MaskPrediction(masks: outputs.masks, iou: outputs.iou), options: PredictorOptions())
+            return TaskComparison.DecoderOutputs(masks: view.masks, iou: view.iou)
+        }
+        let reference = predictorView(TaskComparison.DecoderOutputs(masks: masks, iou: iou))
+        let native = predictorView(decoded)
         guard native.masks.shape.count == 4, native.masks.shape[0] == 1, native.masks.shape[1] == native.iou.count else {
             return TaskParity(run: Self.officialRun, thresholds: thresholds, status: .notApplicable,
                               problem: "low_res_masks \(Shape.text(native.masks.shape)) do not pair with \(native.iou.count) IoU predictions")

@@ -31,7 +31,7 @@ final class CaseRunner {
 
     /// The expected outputs of each path: (reported name, reference file base name). The encoder's
     /// are its configuration's feature names (SAM: image_embeddings).
-    var encoderOutputs: [(String, String)] { sam.config.imageEncoder.featureNames.map { ($0, $0) } }
+    var encoderOutputs: [(String, String)] { sam.config.featureNames.map { ($0, $0) } }
     static let officialOutputs = [("low_res_masks", "onnx_low_res_masks"), ("iou_predictions", "onnx_iou_predictions")]
     /// SAM 2's decoder also predicts whether the object is there.
     static let objectScoreOutput = ("object_score_logits", "onnx_object_score_logits")

@@ -9,11 +9,11 @@ extension ReferenceSet {
 extension CaseRunner {
     /// The files of the image features the model's decoder takes, in `featureNames` order
     /// (SAM: image_embeddings; SAM 2: image_embed, high_res_feats_0, high_res_feats_1).
-    var featureFiles: [String] { sam.config.imageEncoder.featureNames.map(references.featureFile) }
+    var featureFiles: [String] { sam.config.featureNames.map(references.featureFile) }
 
     /// Every feature file, each of the shape the configuration gives it.
     func loadImageFeatures() -> Result<ImageFeatures, InputProblem> {
-        let shapes = sam.config.imageEncoder.featureShapes
+        let shapes = sam.config.featureShapes
         var maps: [FloatTensor] = []
         for (file, shape) in zip(featureFiles, shapes) {
             switch loadInput(file).flatMap({ tensor in Self.shape(tensor, of: file, is: shape).map { tensor } }) {
@@ -70,10 +70,26 @@ extension CaseRunner {
             features = loaded
             multimask = flag.data[0] == 1
         }
+        // The family's own predictor switches (SAM-HQ's hq_token_only), each `<case>/<name>.npy` like
+        // multimask_output.npy; a switch without its file is off, as upstream's defaults are.
+        var options = PredictorOptions()
+        for name in maskDecoder.predictorFlags.keys.sorted() where referenceCase.has(name) {
+            let file = referenceCase.file(name)
+            switch loadInput(file) {
+            case .failure(let problem):
+                return outputs.map { check(referenceCase, $0, "predictor", status: .badInput, problem: problem.message) }
+            case .success(let flag):
+                guard flag.count == 1, flag.data[0] == 0 || flag.data[0] == 1 else {
+                    let problem = "input \(file) is \(flag.data) of shape \(Shape.text(flag.shape)), expected [1] holding 0 or 1"
+                    return outputs.map { check(referenceCase, $0, "predictor", status: .badInput, problem: problem) }
+                }
+                if flag.data[0] == 1 { options.flags.insert(name) }
+            }
+        }
         let started = ContinuousClock.now
         let run: Result<MaskPrediction, RunError>
         do {
-            let prediction = try runOfficialModel(inputs, features: features)
+            let prediction = maskDecoder.predictorMasks(try runOfficialModel(inputs, features: features), options: options)
             let tokens = inputs.points.shape[1] + (inputs.appendPaddingPoint ? 1 : 0)
             let selected = maskDecoder.predictorSelection(prediction, multimask: multimask, tokenCount: tokens)
             run = .success(prediction.selecting(selected, clampedTo: maskDecoder.lowResolutionClamp))

@@ -12,7 +12,14 @@ import SAMTensor
 /// its name, earlier outputs this run does not make are taken away, and a failure part-way puts back
 /// what was there, so the folder never holds a mix of two runs.
 struct RunOutputs {
-    /// Every name samrun writes into its folder (SAM's features or SAM 2's).
+    /// The names samrun writes into its folder for a model whose features are `featureNames`
+    /// (each as `.npy`, the first with its `.json` record): `ownedNames` and those.
+    static func ownedNames(featureNames: [String]) -> [String] {
+        let features = featureNames.map { $0 + ".npy" } + featureNames.prefix(1).map { $0 + ".json" }
+        return ownedNames + features.filter { !ownedNames.contains($0) }
+    }
+
+    /// Every name samrun writes into its folder for the plain families (SAM's features or SAM 2's).
     static let ownedNames = ["image_embeddings.npy", "image_embeddings.json", "image_embed.npy", "image_embed.json",
                              "high_res_feats_0.npy", "high_res_feats_1.npy", "low_res_masks.npy", "iou_predictions.npy",
                              "mask_0.png", "mask_1.png", "mask_2.png", "mask_3.png", "overlay.png", "result.json"]
@@ -35,7 +42,8 @@ struct RunOutputs {
     var profile: [String: Any]? = nil
 
     func write() throws(RunFailure) {
-        let staged = try RunFailure.wrap { try StagedFolder(folder: folder, ownedNames: Self.ownedNames, policy: policy) }
+        let owned = Self.ownedNames(featureNames: predictor.model.metadata.config.featureNames)
+        let staged = try RunFailure.wrap { try StagedFolder(folder: folder, ownedNames: owned, policy: policy) }
         let names = try RunFailure.wrap { try stage(in: staged) }
         try RunFailure.wrap { try staged.publish(names) }
     }
@@ -44,7 +52,7 @@ struct RunOutputs {
     private func stage(in staged: StagedFolder) throws -> [String] {
         var names: [String] = []
         if let features = predictor.features {
-            let featureNames = predictor.model.metadata.config.imageEncoder.featureNames
+            let featureNames = predictor.model.metadata.config.featureNames
             for (map, name) in zip(features.maps, featureNames) {
                 try NPY.write(map.tensor, to: staged.path(name + ".npy"))
                 names.append(name + ".npy")
@@ -101,6 +109,8 @@ struct RunOutputs {
             object["embeddings_computed_from"] = NSNull()
         }
         if let profile { object["profile"] = profile }
+        let options = predictor.predictorOptions.flags.sorted()
+        if !options.isEmpty { object["predictor_options"] = options }
         if let logit = prediction.objectScoreLogit { object["object_score_logit"] = Double(logit) }
         // Every number here is finite: the pipeline refuses NaN or infinite outputs at the stage that made them.
         return try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])

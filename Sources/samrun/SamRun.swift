@@ -52,6 +52,9 @@ struct SamRun: ParsableCommand {
     var force = false
     @Option(help: "Masks to return: multimask (1-3), all (0-3) or single (SAM: the official ONNX rule; SAM 2: mask 0 unless unstable).")
     var masks: String = "multimask"
+    @Option(name: .customLong("predictor-option"),
+            help: "A switch of the model family's predictor, by upstream's argument name (repeatable; SAM-HQ: hq_token_only).")
+    var predictorOptions: [String] = []
     @Option(name: .customLong("max-pixels"), help: "Largest image (width x height) to decode; larger ones are refused from the header.")
     var maxPixels: Int = ImageLimits.default.maxPixels
     @Option(help: "Output folder.") var out: String = "samrun-out"
@@ -143,9 +146,11 @@ struct SamRun: ParsableCommand {
         guard profileDepth >= 1 else { throw RunFailure("--profile-depth must be at least 1") }
         let started = Date()
         let predictor = try RunFailure.wrap { try SegmentAnything(modelPath: model, verifyingChecksums: !skipChecksums) }
+        predictor.predictorOptions = PredictorOptions(flags: Set(predictorOptions))
+        if let problem = predictor.segmenter.predictorOptionsProblem { throw RunFailure("--predictor-option: \(problem)") }
         let loaded = Date()
         // The cached features: the file given, and the model's other maps beside it (SAM 2's high_res_feats_*).
-        let featureFiles = embeddings.map { RunOutputs.featureFiles(given: $0, names: predictor.model.metadata.config.imageEncoder.featureNames) }
+        let featureFiles = embeddings.map { RunOutputs.featureFiles(given: $0, names: predictor.model.metadata.config.featureNames) }
         let cached = try featureFiles.map { files throws(RunFailure) in
             try RunFailure.wrap { try ImageFeatures(maps: files.map { FloatTensor(try NPY.read($0)) })! }
         }
@@ -155,7 +160,7 @@ struct SamRun: ParsableCommand {
         // The output folder: nothing there may be a directory, link, device or one of this run's inputs.
         let inputs = [model, image] + [maskInput, sidecar].compactMap { $0 } + (featureFiles ?? [])
         let policy = OutputPolicy(existing: .replace, inputs: inputs, option: "--out")
-        _ = try RunFailure.wrap { try StagedFolder.check(folder: out, ownedNames: RunOutputs.ownedNames, policy: policy) }
+        _ = try RunFailure.wrap { try StagedFolder.check(folder: out, ownedNames: RunOutputs.ownedNames(featureNames: predictor.model.metadata.config.featureNames), policy: policy) }
 
         let photo = try RunFailure.wrap { try ImageIO.read(image, limits: ImageLimits(maxPixels: maxPixels)) }
         let decodedImage = Date()
@@ -185,7 +190,7 @@ struct SamRun: ParsableCommand {
                 throw RunFailure("\(PipelineError.nonFinite(stage: "image_encoder", "on \(image)"))")
             }
             try RunFailure.wrap {
-                let names = predictor.model.metadata.config.imageEncoder.featureNames
+                let names = predictor.model.metadata.config.featureNames
                 try predictor.setFeatures(encoded, originalSize: photo.size,
                                           provenance: predictor.provenance(forOriginalSize: photo.size).binding(encoded, names: names))
             }

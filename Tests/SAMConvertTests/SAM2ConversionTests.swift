@@ -185,10 +185,10 @@ struct SAM2ConversionTests {
         let shapes = imported.tensors.mapValues(\.tensor.shape)
         // With the written config as the base (what no shape holds: heads, windows, global blocks), every
         // size read from the shapes agrees with it.
-        let inferred = SAMConfig.inferred(fromShapes: shapes, imageSize: 96, base: written)
+        let inferred = try SAMConfig.inferred(fromShapes: shapes, imageSize: 96, base: written)
         #expect(inferred == written, "\(inferred.imageEncoder.summary) vs \(written.imageEncoder.summary)")
         // Without one, the shapes alone make a SAM 2 model of the same widths and stages.
-        let alone = SAMConfig.inferred(fromShapes: shapes, imageSize: 96)
+        let alone = try SAMConfig.inferred(fromShapes: shapes, imageSize: 96)
         let hiera = try #require(alone.imageEncoder.as(HieraConfig.self))
         #expect(hiera.stages == [1, 2, 3, 2] && hiera.embedDim == 8 && hiera.neckDim == 16 && hiera.positionEmbeddingSize == [5, 5])
         #expect(hiera.windowSpec[0] == 8)

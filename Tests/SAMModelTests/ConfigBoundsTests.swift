@@ -63,17 +63,17 @@ struct ConfigBoundsTests {
     }
 
     @Test("shape inference never indexes a weight of unexpected rank")
-    func inferenceRanks() {
+    func inferenceRanks() throws {
         let shapes: [String: [Int]] = [
             "mask_decoder.iou_token.weight": [256], "prompt_encoder.not_a_point_embed.weight": [],
             "mask_decoder.transformer.layers.0.mlp.lin1.weight": [], "image_encoder.layers.0.blocks.0.conv1.c.weight": [3],
             "image_encoder.neck.0.weight": [], "image_encoder.patch_embed.seq.2.c.weight": [1],
         ]
-        let config = SAMConfig.inferred(fromShapes: shapes)
+        let config = try SAMConfig.inferred(fromShapes: shapes)
         #expect(config.maskDecoder.transformerDim == SAMConfig.mobileSAM.maskDecoder.transformerDim)
         // A decoder-only input's grid sizes the image as 16x the grid: an overflowing product is left
         // for validate to refuse, not trapped on.
-        let decoderOnly = SAMConfig.inferred(fromShapes: ["mask_decoder.iou_token.weight": [1, 256]], imageEmbeddingSize: Int.max / 8)
+        let decoderOnly = try SAMConfig.inferred(fromShapes: ["mask_decoder.iou_token.weight": [1, 256]], imageEmbeddingSize: Int.max / 8)
         #expect(decoderOnly.problems.contains { $0.hasPrefix("imageEncoder.imageSize") }, "\(decoderOnly.problems)")
     }
 }

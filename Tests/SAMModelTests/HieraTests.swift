@@ -88,21 +88,21 @@ struct HieraInferenceTests {
     func published(index: Int) throws {
         let expected = HieraConfig.published[index]
         for base in [SAMConfig.mobileSAM, .sam2(.tiny), .sam2(.large)] {
-            let inferred = SAMConfig.inferred(fromShapes: Self.shapes(expected), base: base)
+            let inferred = try SAMConfig.inferred(fromShapes: Self.shapes(expected), base: base)
             #expect(inferred.imageEncoder.as(HieraConfig.self) == expected, "base \(base.imageEncoder.summary)")
             #expect(inferred.promptEncoder.imageEmbeddingSize == 64 && inferred.maskDecoder.sam2 != nil)
         }
     }
 
     @Test("a decoder with the object-score token but not its head keeps the model's head kind")
-    func objectScoreHeadDropped() {
+    func objectScoreHeadDropped() throws {
         var shapes = Self.shapes(.tiny)
         shapes["mask_decoder.iou_token.weight"] = [1, 256]
-        #expect(SAMConfig.inferred(fromShapes: shapes).maskDecoder.sam2?.objectScoreHead == SAM2DecoderOptions.ObjectScoreHead.none)
+        #expect(try SAMConfig.inferred(fromShapes: shapes).maskDecoder.sam2?.objectScoreHead == SAM2DecoderOptions.ObjectScoreHead.none)
         shapes["mask_decoder.obj_score_token.weight"] = [1, 256]
-        #expect(SAMConfig.inferred(fromShapes: shapes).maskDecoder.sam2?.objectScoreHead == .mlp)
+        #expect(try SAMConfig.inferred(fromShapes: shapes).maskDecoder.sam2?.objectScoreHead == .mlp)
         shapes["mask_decoder.pred_obj_score_head.weight"] = [1, 256]
-        #expect(SAMConfig.inferred(fromShapes: shapes).maskDecoder.sam2?.objectScoreHead == .linear)
+        #expect(try SAMConfig.inferred(fromShapes: shapes).maskDecoder.sam2?.objectScoreHead == .linear)
     }
 }
 

@@ -54,7 +54,7 @@ struct ViTTests {
     @Test("the configuration read from the weights' shapes is config.json's")
     func inferredConfiguration() throws {
         let shapes = try Self.set.allWeights().mapValues(\.shape)
-        let inferred = SAMConfig.inferred(fromShapes: shapes)
+        let inferred = try SAMConfig.inferred(fromShapes: shapes)
         let written = try Self.set.samConfig()
         #expect(inferred.imageEncoder == written.imageEncoder, "\(inferred.imageEncoder.summary) vs \(written.imageEncoder.summary)")
         #expect(inferred.promptEncoder == written.promptEncoder)

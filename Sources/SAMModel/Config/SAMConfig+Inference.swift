@@ -1,11 +1,13 @@
 /// Reads the hyperparameters that the weights' shapes determine, keeping `base` for the rest
 /// (head counts of the decoder, ratios no weight shows). Image size, merge strides and the
 /// embedding grid are not in any weight: pass what an export graph states, else `base`'s are kept
-/// (with upstream's stride rule when the stage widths differ from base's). Used when weights come
-/// without a config; the result is checked again, strictly, when the model is built from them.
+/// (with upstream's stride rule when the stage widths differ from base's). The model family is the
+/// one the weights fit best (`ModelFamilies.bestFit`); a tie is an error naming the candidates.
+/// Used when weights come without a config; the result is checked again, strictly, when the model
+/// is built from them.
 extension SAMConfig {
     public static func inferred(fromShapes shapes: [String: [Int]], imageSize: Int? = nil, mergeStrides: [Int]? = nil,
-                                imageEmbeddingSize: Int? = nil, base: SAMConfig = .mobileSAM) -> SAMConfig {
+                                imageEmbeddingSize: Int? = nil, base: SAMConfig = .mobileSAM) throws(FamilyChoiceError) -> SAMConfig {
         let base = inferenceBase(base, shapes: shapes)
         var config = base
         func shape(_ key: String, rank: Int) -> [Int]? { ShapeQueries.shape(key, rank: rank, in: shapes) }
@@ -50,7 +52,9 @@ extension SAMConfig {
         let iouDepth = count("\(decoder).iou_prediction_head.layers")
         if iouDepth > 0 { config.maskDecoder.iouHeadDepth = iouDepth }
         if let hidden = shape("\(decoder).iou_prediction_head.layers.0.weight", rank: 2) { config.maskDecoder.iouHeadHiddenDim = hidden[0] }
-        config.inferSAM2Decoder(fromShapes: shapes)
+        let family = try ModelFamilies.bestFit(keys: Set(shapes.keys), encoderFamily: config.imageEncoder.family).get()
+        config.modelFamily = family.name
+        family.refine(&config, fromShapes: shapes)
         return config
     }
 }

@@ -45,6 +45,14 @@ extension SAMConfig {
     public func problems(components: Set<String>) -> [String] {
         var check = ConfigProblems()
         let encoder = imageEncoder
+        if let family {
+            let runs: [String] = family.imageEncoderFamilies.map { $0.name }
+            let message = "model family \(family.name) runs no image encoder of family '\(encoder.family)' (it runs "
+                + runs.joined(separator: ", ") + ")"
+            check.require(runs.contains(encoder.family), message)
+        } else {
+            check.require(false, "unknown model family '\(modelFamily)' (known: \(ModelFamilies.names.joined(separator: ", ")))")
+        }
         check.require("imageEncoder.imageSize", encoder.imageSize, in: ConfigBounds.imageSize)
         check.require("imageEncoder.embeddingDim", encoder.embeddingDim, in: ConfigBounds.channels)
         encoder.base.checkBounds(&check)

@@ -10,6 +10,15 @@ public struct SAMConfig: Codable, Sendable, Equatable {
     /// The point counts the prompt encoder and decoder accept (a range, as CoreML exports declare RangeDim(1, 100)).
     public var minPoints: Int
     public var maxPoints: Int
+    /// The model family (`ModelFamilies`, JSON key `modelFamily`) when it is not the image encoder's
+    /// plain one (SAM-HQ over SAM's ViT); nil otherwise, so configurations of the plain families
+    /// keep the bytes they had before families were named. `modelFamily` is the name in force.
+    public var modelFamilyName: String?
+
+    private enum CodingKeys: String, CodingKey {
+        case imageEncoder, promptEncoder, maskDecoder, minPoints, maxPoints
+        case modelFamilyName = "modelFamily"
+    }
 
     public init(imageEncoder: AnyImageEncoderConfig = AnyImageEncoderConfig(TinyViTConfig.mobileSAM, family: TinyViTFamily.self),
                 promptEncoder: PromptEncoderConfig = .mobileSAM,
@@ -20,6 +29,20 @@ public struct SAMConfig: Codable, Sendable, Equatable {
         self.minPoints = minPoints
         self.maxPoints = maxPoints
     }
+
+    /// The model family's name: `modelFamilyName`, else the plain family of the image encoder's.
+    public var modelFamily: String {
+        get { modelFamilyName ?? ModelFamilies.plain(encoderFamily: imageEncoder.family)?.name ?? imageEncoder.family }
+        set { modelFamilyName = newValue == ModelFamilies.plain(encoderFamily: imageEncoder.family)?.name ? nil : newValue }
+    }
+
+    /// The model family; nil for a name no family has (validation refuses it).
+    public var family: (any ModelFamily.Type)? { ModelFamilies.named(modelFamily) }
+
+    /// What the image encoder hands the decoder, as the model family names it (`ModelFamily.featureNames`).
+    public var featureNames: [String] { family?.featureNames(self) ?? imageEncoder.featureNames }
+    /// The shape of each of `featureNames`.
+    public var featureShapes: [[Int]] { family?.featureShapes(self) ?? imageEncoder.featureShapes }
 
     public static let mobileSAM = SAMConfig()
 

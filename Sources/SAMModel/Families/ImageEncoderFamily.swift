@@ -3,12 +3,11 @@ import SAMTensor
 /// One family of image encoders the runtime ports (MobileSAM's TinyViT, SAM's ViT-B/L/H ...): its
 /// configuration type, how to build the encoder from weights, and how to recognise and size it
 /// from a state dict's shapes. `ImageEncoderFamilies.all` lists them; a `.samw` names its family.
+/// Which model families run an encoder family is theirs to say (`ModelFamily.imageEncoderFamilies`).
 public protocol ImageEncoderFamily {
     associatedtype Configuration: ImageEncoderConfiguration
     /// The name a `.samw` and a config.json carry ("tiny_vit", "vit").
     static var name: String { get }
-    /// The model family the encoder belongs to, for a `.samw`'s metadata ("mobile_sam", "sam").
-    static var modelFamily: String { get }
     /// The encoder built strictly from the weights under `prefix` (shapes checked against `config`).
     static func makeEncoder(weights: WeightStore, prefix: String, config: Configuration) throws(WeightError) -> any ImageEncoder
     /// This family's configuration read from a state dict's canonical shapes, or nil when the
@@ -67,16 +66,48 @@ public protocol ImageEncoder: Sendable {
     var inputShapeDescription: String { get }
     /// `observer` sees every module's output in PyTorch's order, with its state-dict path.
     func features(_ image: FloatTensor, observer: ModuleObserver?) throws(ImageEncoderError) -> ImageFeatures
+    /// `features`, and the outputs of the modules `taps` names by state-dict path (`image_encoder.blocks.2`)
+    /// as the encoder holds them, tokens [B, H * W, C]: what a model family that hands the decoder an
+    /// intermediate map takes (SAM-HQ's early ViT features). A path it cannot tap is an error.
+    func features(_ image: FloatTensor, observer: ModuleObserver?, tapping taps: Set<String>) throws(ImageEncoderError)
+        -> (features: ImageFeatures, tapped: [String: FloatTensor])
 }
 
-/// An encoder whose one output is the image embedding [B, C, g, g] (SAM's ViT, MobileSAM's TinyViT).
+extension ImageEncoder {
+    /// An encoder that taps nothing.
+    public func features(_ image: FloatTensor, observer: ModuleObserver?, tapping taps: Set<String>) throws(ImageEncoderError)
+        -> (features: ImageFeatures, tapped: [String: FloatTensor]) {
+        if let path = taps.sorted().first { throw .untappable(path: path, tappable: "none") }
+        return (try features(image, observer: observer), [:])
+    }
+}
+
+/// An encoder whose one output is the image embedding [B, C, g, g] (SAM's ViT, MobileSAM's TinyViT),
+/// and which taps the token outputs of its stages or blocks.
 public protocol SingleMapImageEncoder: ImageEncoder {
     func callAsFunction(_ image: FloatTensor, observer: ModuleObserver?) throws(ImageEncoderError) -> FloatTensor
+    /// The embedding and the tapped modules' token outputs.
+    func callAsFunction(_ image: FloatTensor, observer: ModuleObserver?, tapping taps: Set<String>) throws(ImageEncoderError)
+        -> (embedding: FloatTensor, tapped: [String: FloatTensor])
 }
 
 extension SingleMapImageEncoder {
     public func features(_ image: FloatTensor, observer: ModuleObserver?) throws(ImageEncoderError) -> ImageFeatures {
         ImageFeatures(embedding: try self(image, observer: observer))
+    }
+
+    public func features(_ image: FloatTensor, observer: ModuleObserver?, tapping taps: Set<String>) throws(ImageEncoderError)
+        -> (features: ImageFeatures, tapped: [String: FloatTensor]) {
+        let (embedding, tapped) = try self(image, observer: observer, tapping: taps)
+        return (ImageFeatures(embedding: embedding), tapped)
+    }
+}
+
+/// Checks that every tap names one of `tappable` (state-dict paths of modules an encoder can hand out).
+func requireTappable(_ taps: Set<String>, among tappable: [String]) throws(ImageEncoderError) {
+    if let path = taps.sorted().first(where: { !tappable.contains($0) }) {
+        let listed = tappable.count > 3 ? "\(tappable[0]) ... \(tappable[tappable.count - 1])" : tappable.joined(separator: ", ")
+        throw .untappable(path: path, tappable: listed)
     }
 }
 

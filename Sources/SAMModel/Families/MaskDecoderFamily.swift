@@ -1,13 +1,10 @@
 import SAMTensor
 
 /// One family of mask decoders (SAM's, SAM 2's): how to build it from weights, and how prompts are
-/// laid out for it. `MaskDecoderFamilies` picks the family by the model family of the image
-/// encoder's (`ImageEncoderFamily.modelFamily`), so a `.samw` needs no second family name.
+/// laid out for it. A model family names the one it runs (`ModelFamily.maskDecoderFamily`).
 public protocol MaskDecoderFamily {
     /// "sam", "sam2".
     static var name: String { get }
-    /// The model families whose decoder this is ("mobile_sam", "sam"; "sam2").
-    static var modelFamilies: Set<String> { get }
     /// How the predictor of these models orders box corners and adds the padding point.
     static var promptLayout: PromptLayout { get }
     /// The decoder built strictly from the weights under `prefix` (sizes checked against `config`).
@@ -44,6 +41,32 @@ public protocol PromptMaskDecoder: Sendable {
     /// `predictMasks(features:…)` on an image prepared by `imageState`: the same outputs, bit for bit.
     func predictMasks(imageState: DecoderImageState, imagePE: FloatTensor, sparse: FloatTensor, dense: FloatTensor,
                       observer: ModuleObserver?) throws(PromptError) -> MaskPrediction
+
+    /// The switches this decoder's predictor takes per request (`PredictorOptions.flags`), each with
+    /// what it does; none for SAM's and SAM 2's.
+    var predictorFlags: [String: String] { get }
+    /// Every mask token's logits as the family's predictor would return that token's mask, before
+    /// any clamp (SAM-HQ adds its HQ mask to each), with their scores: what selection, thresholding
+    /// and the returned logits are made from. SAM's and SAM 2's: the decoded masks.
+    func predictorMasks(_ prediction: MaskPrediction, options: PredictorOptions) -> MaskPrediction
+    /// The masks (indices into all K) the family's predictor returns: 1...K-1 for multimask output,
+    /// else the one `singleMaskIndex` picks (SAM-HQ's multimask output is the best of 1...K-1 alone).
+    func predictorSelection(_ prediction: MaskPrediction, multimask: Bool, tokenCount: Int) -> [Int]
+}
+
+/// Switches a decoder family's predictor takes per request beyond multimask output (SAM-HQ's
+/// `hq_token_only`), by the names upstream's predictor gives its arguments.
+public struct PredictorOptions: Sendable, Hashable, Codable {
+    public var flags: Set<String>
+
+    public init(flags: Set<String> = []) {
+        self.flags = flags
+    }
+
+    /// The flags `decoder` does not take, sorted; empty when it takes them all.
+    public func unknownFlags(for decoder: any PromptMaskDecoder) -> [String] {
+        flags.filter { decoder.predictorFlags[$0] == nil }.sorted()
+    }
 }
 
 /// An image's features with whatever work the decoder family does once per image (SAM's decoder:
@@ -79,8 +102,10 @@ extension PromptMaskDecoder {
 }
 
 extension PromptMaskDecoder {
-    /// The masks the family's predictor returns: 1...K-1 for multimask output, else the one
-    /// `singleMaskIndex` picks.
+    public var predictorFlags: [String: String] { [:] }
+
+    public func predictorMasks(_ prediction: MaskPrediction, options: PredictorOptions) -> MaskPrediction { prediction }
+
     /// ref: segment_anything/modeling/mask_decoder.py MaskDecoder.forward (mask_slice);
     /// sam2/modeling/sam/mask_decoder.py MaskDecoder.forward
     public func predictorSelection(_ prediction: MaskPrediction, multimask: Bool, tokenCount: Int) -> [Int] {

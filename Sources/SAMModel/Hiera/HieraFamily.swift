@@ -3,7 +3,6 @@ import SAMTensor
 /// SAM 2 / 2.1's Hiera image encoder (tiny, small, base_plus, large) as an image-encoder family.
 public enum HieraFamily: ImageEncoderFamily {
     public static let name = "hiera"
-    public static let modelFamily = "sam2"
     /// Image mode applies the decoder's high-resolution projections and `no_mem_embed` once per image.
     public static let keysOutsideEncoder = SAM2ImageEncoder.highResolutionProjections.map { $0 + "." }
         + [SAM2ImageEncoder.noMemoryEmbeddingKey]

@@ -190,6 +190,16 @@ public struct TinyViT: Sendable {
     /// encoder's own `path` (= the result). Not observed: nn.Sequential `patch_embed.seq`, the
     /// folded-away `.bn`/`.c` children, drop_path/dropout identities. Paths carry the `path` prefix.
     public func callAsFunction(_ image: FloatTensor, observer: ModuleObserver?) throws(ImageEncoderError) -> FloatTensor {
+        try self(image, observer: observer, tapping: []).embedding
+    }
+
+    /// The embedding, and the token outputs [B, H * W, C] of the stages `taps` names (`<path>.layers.i`).
+    /// ref: sam-hq segment_anything/modeling/tiny_vit_sam.py TinyViT.forward_features — interm_embeddings
+    public func callAsFunction(_ image: FloatTensor, observer: ModuleObserver?, tapping taps: Set<String>) throws(ImageEncoderError)
+        -> (embedding: FloatTensor, tapped: [String: FloatTensor]) {
+        let stagePaths = layers.indices.map { modulePath(path, "layers.\($0)") }
+        try requireTappable(taps, among: stagePaths)
+        var tapped: [String: FloatTensor] = [:]
         let shape = image.shape
         guard shape.count == 4, shape[0] >= 1, shape[1] == config.inChannels,
               shape[2] == config.imageSize, shape[3] == config.imageSize else {
@@ -197,14 +207,15 @@ public struct TinyViT: Sendable {
         }
         // ref: tiny_vit_sam.py TinyViT.forward_features (L600-614)
         var x = patchEmbed(image, observer: observer)
-        for layer in layers {
+        for (layer, stagePath) in zip(layers, stagePaths) {
             x = layer(x, observer: observer)
+            if taps.contains(stagePath) { tapped[stagePath] = x }
         }
         // L610-612: x.view(B, 64, 64, C).permute(0, 3, 1, 2) — the grid side is computed here, not hard-coded
         x = Kernels.tokensToNCHW(x, height: outputResolution.height, width: outputResolution.width)
         x = neck(x, observer: observer)
         observer?(path, x)
-        return x
+        return (x, tapped)
     }
 
     // MARK: - Config cross-checks

@@ -3,7 +3,6 @@ import SAMTensor
 /// MobileSAM's TinyViT as an image-encoder family.
 public enum TinyViTFamily: ImageEncoderFamily {
     public static let name = "tiny_vit"
-    public static let modelFamily = "mobile_sam"
 
     public static func makeEncoder(weights: WeightStore, prefix: String, config: TinyViTConfig) throws(WeightError) -> any ImageEncoder {
         try TinyViT(weights: weights, prefix: prefix, config: config)

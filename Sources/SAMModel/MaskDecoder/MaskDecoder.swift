@@ -61,6 +61,20 @@ public struct MaskDecoder: Sendable {
         return path
     }
 
+    /// `prefix.iou_prediction_head`: C → hidden (from its first layer, checked against `config`) → one
+    /// score per mask token. ref: mask_decoder.py MaskDecoder.__init__ (iou_prediction_head)
+    static func iouPredictionHead(weights: WeightStore, prefix: String, dim: Int, tokenCount: Int,
+                                  config: MaskDecoderConfig) throws(WeightError) -> MLP {
+        let iouHeadPath = "\(prefix).iou_prediction_head"
+        let iouHiddenKey = "\(iouHeadPath).layers.0.weight"
+        guard let iouHiddenShape = weights.shape(of: iouHiddenKey) else { throw .missing(key: iouHiddenKey, source: weights.source) }
+        let iouHidden = iouHiddenShape.first ?? 0
+        try NN.requireConsistent(iouHidden, config.iouHeadHiddenDim, field: "maskDecoder.iouHeadHiddenDim",
+                                 key: iouHiddenKey, source: weights.source)
+        return try MLP(weights: weights, path: iouHeadPath, inputDim: dim, hiddenDim: iouHidden, outputDim: tokenCount,
+                       layerCount: config.iouHeadDepth, layerCountField: "maskDecoder.iouHeadDepth")
+    }
+
     /// Loads `prefix.*` from `weights`. C comes from `iou_token`, the mask-token count from
     /// `mask_tokens`, the transformer depth and MLP width and the IoU head's depth and width from
     /// their weights; all are checked against `config.maskDecoder`, which also gives the head count
@@ -80,15 +94,8 @@ public struct MaskDecoder: Sendable {
             try MLP(weights: weights, path: "\(hypernetworksPath).\(index)", inputDim: dim, hiddenDim: dim,
                     outputDim: dim / 8, layerCount: Self.hypernetworkDepth)
         }
-        let iouHeadPath = "\(prefix).iou_prediction_head"
-        let iouHiddenKey = "\(iouHeadPath).layers.0.weight"
-        guard let iouHiddenShape = weights.shape(of: iouHiddenKey) else { throw .missing(key: iouHiddenKey, source: weights.source) }
-        let iouHidden = iouHiddenShape.first ?? 0
-        try NN.requireConsistent(iouHidden, configured.iouHeadHiddenDim, field: "maskDecoder.iouHeadHiddenDim",
-                                 key: iouHiddenKey, source: weights.source)
-        iouPredictionHead = try MLP(weights: weights, path: iouHeadPath, inputDim: dim, hiddenDim: iouHidden,
-                                    outputDim: tokenCount, layerCount: configured.iouHeadDepth,
-                                    layerCountField: "maskDecoder.iouHeadDepth")
+        iouPredictionHead = try Self.iouPredictionHead(weights: weights, prefix: prefix, dim: dim, tokenCount: tokenCount,
+                                                       config: configured)
 
         guard config.minPoints >= 0, config.minPoints <= config.maxPoints else {
             throw .invalid(key: prefix, reason: "config point range \(config.minPoints)...\(config.maxPoints) is empty or negative",

@@ -3,7 +3,6 @@ import SAMTensor
 /// SAM's mask decoder (MobileSAM's and SAM ViT-B/L/H's) as a decoder family.
 public enum SAMMaskDecoderFamily: MaskDecoderFamily {
     public static let name = "sam"
-    public static let modelFamilies: Set<String> = [TinyViTFamily.modelFamily, ViTFamily.modelFamily]
     public static let promptLayout = PromptLayout.sam
 
     public static func makeDecoder(weights: WeightStore, prefix: String, config: SAMConfig) throws(WeightError) -> any PromptMaskDecoder {

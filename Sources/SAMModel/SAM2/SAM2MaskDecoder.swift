@@ -173,10 +173,9 @@ public struct SAM2MaskDecoder: PromptMaskDecoder {
     }
 }
 
-/// SAM 2's mask decoder as a decoder family (model family "sam2").
+/// SAM 2's mask decoder as a decoder family.
 public enum SAM2MaskDecoderFamily: MaskDecoderFamily {
     public static let name = "sam2"
-    public static let modelFamilies: Set<String> = [HieraFamily.modelFamily]
     public static let promptLayout = PromptLayout.sam2
 
     public static func makeDecoder(weights: WeightStore, prefix: String, config: SAMConfig) throws(WeightError) -> any PromptMaskDecoder {

@@ -20,20 +20,21 @@ public struct Sam: Sendable {
     }
 
     public let config: SAMConfig
-    /// The image encoder of the configured family (`config.imageEncoder.family`).
+    /// The image encoder the model family builds (`ModelFamily.makeImageEncoder`; the configured encoder family's).
     public let imageEncoder: (any ImageEncoder)?
     public let promptEncoder: PromptEncoder?
-    /// The mask decoder of the configured model family's decoder family (`MaskDecoderFamilies`).
+    /// The mask decoder of the model family's decoder family (`ModelFamily.maskDecoderFamily`).
     public let maskDecoder: (any PromptMaskDecoder)?
 
     /// Builds every component whose weights are present, then requires that every supplied weight was used.
     /// `densePositionalEncoding` ([1, C, g, g], e.g. `image_points_embeddings.bin`) replaces the one computed
     /// from `prompt_encoder.pe_layer`.
     public init(weights: WeightStore, config: SAMConfig = .mobileSAM, densePositionalEncoding: FloatTensor? = nil) throws(WeightError) {
-        guard let encoderFamily = config.imageEncoder.familyType, let decoderFamily = MaskDecoderFamilies.family(for: config) else {
-            throw .invalid(key: Self.imageEncoderKey, reason: "no decoder family for image encoder family '\(config.imageEncoder.family)'",
-                           source: weights.source)
+        guard let family = config.family, let encoderFamily = config.imageEncoder.familyType else {
+            throw .invalid(key: Self.imageEncoderKey, reason: "unknown model family '\(config.modelFamily)' or image encoder family "
+                           + "'\(config.imageEncoder.family)'", source: weights.source)
         }
+        let decoderFamily = family.maskDecoderFamily
         // Keys the encoder takes from other components (SAM 2's conv_s0/conv_s1) do not make them present.
         func has(_ component: String) -> Bool {
             weights.keys.contains { $0.hasPrefix(component + ".") && !encoderFamily.takesOutsideEncoder($0) }
@@ -46,7 +47,7 @@ public struct Sam: Sendable {
         Kernels.parallelFor(2) { part in
             if part == 0 {
                 encoder = Result { () throws(WeightError) in
-                    has(Self.imageEncoderKey) ? try config.imageEncoder.makeEncoder(weights: weights, prefix: Self.imageEncoderKey) : nil
+                    has(Self.imageEncoderKey) ? try family.makeImageEncoder(weights: weights, prefix: Self.imageEncoderKey, config: config) : nil
                 }
             } else {
                 decoders = Result { () throws(WeightError) in

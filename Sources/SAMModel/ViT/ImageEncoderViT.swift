@@ -62,6 +62,15 @@ public struct ImageEncoderViT: Sendable {
     /// PyTorch's order and layout: tokens as [B, H, W, C] (windows as [B * windows, ws, ws, C]).
     /// ref: segment_anything/modeling/image_encoder.py ImageEncoderViT.forward
     public func callAsFunction(_ image: FloatTensor, observer: ModuleObserver? = nil) throws(ImageEncoderError) -> FloatTensor {
+        try self(image, observer: observer, tapping: []).embedding
+    }
+
+    /// The embedding, and the token outputs [B, H * W, C] of the blocks `taps` names (`<path>.blocks.i`).
+    /// ref: sam-hq segment_anything/modeling/image_encoder.py ImageEncoderViT.forward — interm_embeddings
+    public func callAsFunction(_ image: FloatTensor, observer: ModuleObserver?, tapping taps: Set<String>) throws(ImageEncoderError)
+        -> (embedding: FloatTensor, tapped: [String: FloatTensor]) {
+        try requireTappable(taps, among: blocks.map(\.path))
+        var tapped: [String: FloatTensor] = [:]
         let shape = image.shape
         guard shape.count == 4, shape[0] >= 1, shape[1] == config.inChannels,
               shape[2] == config.imageSize, shape[3] == config.imageSize else {
@@ -88,11 +97,12 @@ public struct ImageEncoderViT: Sendable {
         }
         for block in blocks {
             x = block(x, observer: observeGrid)
+            if taps.contains(block.path) { tapped[block.path] = x }
         }
         var y = Kernels.tokensToNCHW(x, height: grid, width: grid)
         y = neck(y, observer: observer)
         observer?(path, y)
-        return y
+        return (y, tapped)
     }
 
     /// [B, N, C] with N a square as [B, side, side, C] (the same bytes), other shapes unchanged.

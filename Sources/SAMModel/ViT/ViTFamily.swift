@@ -3,7 +3,6 @@ import SAMTensor
 /// SAM's ViT-B/L/H as an image-encoder family.
 public enum ViTFamily: ImageEncoderFamily {
     public static let name = "vit"
-    public static let modelFamily = "sam"
 
     public static func makeEncoder(weights: WeightStore, prefix: String, config: ViTConfig) throws(WeightError) -> any ImageEncoder {
         try ImageEncoderViT(weights: weights, prefix: prefix, config: config)
