@@ -55,6 +55,8 @@ struct SamRun: ParsableCommand {
     @Option(name: .customLong("predictor-option"),
             help: "A switch of the model family's predictor, by upstream's argument name (repeatable; SAM-HQ: hq_token_only).")
     var predictorOptions: [String] = []
+    @Flag(name: .customLong("hq-token-only"), help: "SAM-HQ: the HQ token's mask alone (upstream's hq_token_only=True); as --predictor-option hq_token_only.")
+    var hqTokenOnly = false
     @Option(name: .customLong("max-pixels"), help: "Largest image (width x height) to decode; larger ones are refused from the header.")
     var maxPixels: Int = ImageLimits.default.maxPixels
     @Option(help: "Output folder.") var out: String = "samrun-out"
@@ -146,7 +148,7 @@ struct SamRun: ParsableCommand {
         guard profileDepth >= 1 else { throw RunFailure("--profile-depth must be at least 1") }
         let started = Date()
         let predictor = try RunFailure.wrap { try SegmentAnything(modelPath: model, verifyingChecksums: !skipChecksums) }
-        predictor.predictorOptions = PredictorOptions(flags: Set(predictorOptions))
+        predictor.predictorOptions = PredictorOptions(flags: Set(predictorOptions + (hqTokenOnly ? [SAMHQMaskDecoder.hqTokenOnly] : [])))
         if let problem = predictor.segmenter.predictorOptionsProblem { throw RunFailure("--predictor-option: \(problem)") }
         let loaded = Date()
         // The cached features: the file given, and the model's other maps beside it (SAM 2's high_res_feats_*).

@@ -17,6 +17,9 @@ public enum TestPaths {
     public static let vitTinyFuzz = packageRoot + "/reference_outputs/vit_tiny_fuzz"
     /// The committed tiny SAM 2.1 reference set (converters/export_sam2.py --config tiny).
     public static let sam2TinyReferences = packageRoot + "/reference_outputs/sam2_tiny"
+    /// converters/export_sam_hq.py's tiny SAM-HQ sets: over SAM's ViT, and over MobileSAM's TinyViT.
+    public static let samHQViTTinyReferences = packageRoot + "/reference_outputs/sam_hq_vit_tiny"
+    public static let samHQTinyViTTinyReferences = packageRoot + "/reference_outputs/sam_hq_tiny_vit_tiny"
     /// Its checkpoint, as the published .pt files are laid out.
     public static let sam2TinyCheckpoint = sam2TinyReferences + "/sam2.1_hiera_tiny_widths.pt"
 
