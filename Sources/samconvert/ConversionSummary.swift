@@ -21,6 +21,7 @@ struct ConversionSummary {
         let config = metadata.config
         let bytes = tensors.values.reduce(0) { $0 + $1.byteCount }
         emit("wrote \(output) in \(String(format: "%.2f", seconds)) s")
+        emit("  model family: \(metadata.modelFamily)")
         emit("  components: \(metadata.components.joined(separator: ", "))")
         emit("  tensors: \(tensors.count) (\(metadata.weightDType)), \(bytes) bytes of weights")
         if metadata.components.contains(Sam.imageEncoderKey) {
