@@ -41,29 +41,12 @@ extension MaskDecoder {
     /// The tokens predict_masks reads from the transformer's output: the IoU token and the mask tokens.
     var outputTokenCount: Int { 1 + numMaskTokens }
 
-    /// The image embeddings [1, C, H, W], its positional encoding and the dense prompt embedding, checked against each other.
-    func checkImageInputs(imageEmbeddings: FloatTensor, imagePE: FloatTensor, dense: FloatTensor) throws(PromptError) {
-        let c = transformerDim
-        let imageShape = imageEmbeddings.shape
-        guard imageShape.count == 4, imageShape[0] == 1, imageShape[1] == c, imageShape[2] > 0, imageShape[3] > 0 else {
-            throw .shape(input: "image embeddings", expected: "[1,\(c),H,W]", actual: imageShape)
-        }
-        let expectedImage = Shape.text(imageShape)
-        guard imagePE.shape == imageShape else { throw .shape(input: "image positional encoding", expected: expectedImage, actual: imagePE.shape) }
-        guard dense.shape == imageShape else { throw .shape(input: "dense prompt embeddings", expected: expectedImage, actual: dense.shape) }
-    }
-
     /// predict_masks around `runTransformer` (prompt tokens in; (hs, image tokens) out).
     private func predictMasks(imageShape: [Int], sparse: FloatTensor, observer: ModuleObserver?,
                               runTransformer: (FloatTensor) -> (queries: FloatTensor, keys: FloatTensor))
         throws(PromptError) -> (masks: FloatTensor, iou: FloatTensor) {
         let c = transformerDim
-        guard sparse.shape.count == 3, sparse.shape[0] == 1, sparse.shape[2] == c else {
-            throw .shape(input: "sparse prompt embeddings", expected: "[1,N,\(c)]", actual: sparse.shape)
-        }
-        guard sparseTokenRange.contains(sparse.shape[1]) else {
-            throw .pointCount(sparse.shape[1], allowed: sparseTokenRange, what: "number of sparse prompt tokens")
-        }
+        try checkSparse(sparse)
         let (height, width) = (imageShape[2], imageShape[3])
 
         // ref: predict_masks — output_tokens = torch.cat([self.iou_token.weight, self.mask_tokens.weight], dim=0);

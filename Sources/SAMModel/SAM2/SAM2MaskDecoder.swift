@@ -83,20 +83,9 @@ public struct SAM2MaskDecoder: PromptMaskDecoder {
     public func predictMasks(features: ImageFeatures, imagePE: FloatTensor, sparse: FloatTensor, dense: FloatTensor,
                              observer: ModuleObserver?) throws(PromptError) -> MaskPrediction {
         let c = transformerDim, imageEmbeddings = features.embedding
-        let imageShape = imageEmbeddings.shape
-        guard imageShape.count == 4, imageShape[0] == 1, imageShape[1] == c, imageShape[2] > 0, imageShape[3] > 0 else {
-            throw .shape(input: "image embeddings", expected: "[1,\(c),H,W]", actual: imageShape)
-        }
-        let (height, width) = (imageShape[2], imageShape[3])
-        let expectedImage = Shape.text(imageShape)
-        guard imagePE.shape == imageShape else { throw .shape(input: "image positional encoding", expected: expectedImage, actual: imagePE.shape) }
-        guard dense.shape == imageShape else { throw .shape(input: "dense prompt embeddings", expected: expectedImage, actual: dense.shape) }
-        guard sparse.shape.count == 3, sparse.shape[0] == 1, sparse.shape[2] == c else {
-            throw .shape(input: "sparse prompt embeddings", expected: "[1,N,\(c)]", actual: sparse.shape)
-        }
-        guard sparseTokenRange.contains(sparse.shape[1]) else {
-            throw .pointCount(sparse.shape[1], allowed: sparseTokenRange, what: "number of sparse prompt tokens")
-        }
+        try checkImageInputs(imageEmbeddings: imageEmbeddings, imagePE: imagePE, dense: dense)
+        try checkSparse(sparse)
+        let (height, width) = (imageEmbeddings.shape[2], imageEmbeddings.shape[3])
         let highResolution = features.highResolution
         if options.highResolutionFeatures {
             guard highResolution.count == 2 else { throw .highResolutionFeatures(expected: 2, actual: highResolution.count) }

@@ -84,9 +84,7 @@ public struct SAMHQMaskDecoder: PromptMaskDecoder {
         }
         let early = features.highResolution[0]
         let shape = embedding.shape
-        guard shape.count == 4, shape[0] == 1, shape[1] == transformerDim, shape[2] > 0, shape[3] > 0 else {
-            throw .shape(input: "image embeddings", expected: "[1,\(transformerDim),H,W]", actual: shape)
-        }
+        try checkEmbedding(embedding)
         let expected = [1, earlyFeatureChannels, shape[2], shape[3]]
         guard early.shape == expected else {
             throw .shape(input: HQImageEncoder.earlyFeatureName, expected: Shape.text(expected), actual: early.shape)
@@ -120,17 +118,10 @@ public struct SAMHQMaskDecoder: PromptMaskDecoder {
     /// ref: mask_decoder_hq.py MaskDecoderHQ.predict_masks (one prompt)
     func predictMasks(embedding: FloatTensor, hqFeatures: FloatTensor, imagePE: FloatTensor, sparse: FloatTensor,
                       dense: FloatTensor, observer: ModuleObserver?) throws(PromptError) -> MaskPrediction {
-        let c = transformerDim, shape = embedding.shape
-        let expectedImage = Shape.text(shape)
-        guard imagePE.shape == shape else { throw .shape(input: "image positional encoding", expected: expectedImage, actual: imagePE.shape) }
-        guard dense.shape == shape else { throw .shape(input: "dense prompt embeddings", expected: expectedImage, actual: dense.shape) }
-        guard sparse.shape.count == 3, sparse.shape[0] == 1, sparse.shape[2] == c else {
-            throw .shape(input: "sparse prompt embeddings", expected: "[1,N,\(c)]", actual: sparse.shape)
-        }
-        guard sparseTokenRange.contains(sparse.shape[1]) else {
-            throw .pointCount(sparse.shape[1], allowed: sparseTokenRange, what: "number of sparse prompt tokens")
-        }
-        let (height, width) = (shape[2], shape[3])
+        let c = transformerDim
+        try checkImageInputs(imageEmbeddings: embedding, imagePE: imagePE, dense: dense)
+        try checkSparse(sparse)
+        let (height, width) = (embedding.shape[2], embedding.shape[3])
         // ref: predict_masks — output_tokens = cat([iou_token, mask_tokens, hf_token]); tokens = cat((output_tokens, sparse), dim=1)
         let tokens = FloatTensor(shape: [1, 2 + numMaskTokens + sparse.shape[1], c],
                                  data: iouToken.weight.data + maskTokens.weight.data + hqToken.weight.data + sparse.data)
