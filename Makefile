@@ -17,7 +17,7 @@ CPU_FLAGS    ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma 
 RELEASE      := -c release $(CPU_FLAGS)
 
 .PHONY: setup build test test-blas-paths test-release-tools check-dependency check-reference-set check-drops docs verify verify-fuzz demo references venv \
-        regen-onnx-proto clean bench bench-venv bench-everything fuzz fuzz-explore test-asan sam2-references verify-sam2 bench-sam2
+        regen-onnx-proto clean bench bench-venv bench-encoders bench-everything fuzz fuzz-explore test-asan sam2-references verify-sam2 bench-sam2
 
 setup:
 	@scripts/setup.sh
@@ -192,6 +192,16 @@ bench: setup bench-venv
 	$(PYTHON) benchmarks/run_bench.py --bin "$$($(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --show-bin-path)" \
 	    --reference-set "$(REFERENCE_SET)" --threads 2 --build-flags "$(CPU_FLAGS)" --bf16 $(if $(SIZED_MODEL),--sized-model "$(SIZED_MODEL)") \
 	    $(foreach set,$(ENCODER_SETS),--encoder-set "$(set)") $(BENCH_ARGS)
+
+# Image encoders alone against onnxruntime on reference sets that carry an ImageEncoder.onnx (ENCODER_SETS:
+# export_reference.py, export_sam_hq.py --onnx ... sets), 10 interleaved rounds of separate processes each,
+# 2 threads; prints the tables, writes out/bench-encoders.json (benchmarks/run_encoder_bench.py).
+bench-encoders: setup bench-venv
+	@test -n "$(ENCODER_SETS)" || { echo "bench-encoders: name the sets with ENCODER_SETS=..." >&2; exit 1; }
+	$(SWIFT) build $(RELEASE) --product sambench
+	$(SWIFT) build $(RELEASE) --product samconvert
+	$(PYTHON) benchmarks/run_encoder_bench.py --bin "$$($(SWIFT) build $(RELEASE) --show-bin-path)" --threads 2 \
+	    $(foreach set,$(ENCODER_SETS),--encoder-set "$(set)")
 
 # SAM 2.1's image encoder beside onnxruntime on samexporter's export of the same model (SAM2_SET, a
 # full-size set from `make sam2-references`), separate processes, 10 interleaved rounds (median and fastest

@@ -139,12 +139,15 @@ def bench_encoder_set(folder, sambench, samconvert, threads, rounds, env, tmp, b
     interleaved separate processes, on one reference set; with `bf16` also native with bfloat16
     linear layers."""
     folder = os.path.abspath(folder)
-    weights = next((os.path.join(folder, name) for name in ("sam.h5", "mobile_sam.h5")
-                    if os.path.exists(os.path.join(folder, name))), None)
+    names = ("sam.h5", "mobile_sam.h5", "sam_hq.h5")
+    weights = next((os.path.join(folder, name) for name in names if os.path.exists(os.path.join(folder, name))), None)
     if weights is None:
-        sys.exit(f"bench: {folder} holds neither sam.h5 nor mobile_sam.h5")
+        sys.exit(f"bench: {folder} holds none of {', '.join(names)}")
     model = os.path.join(tmp, "encoder-set.samw")
-    convert_s = timed([samconvert, weights, "--out", model, "--force"], env)
+    # The set's config.json, where it names a model family the weights alone would not (SAM-HQ's).
+    config_file = os.path.join(folder, "config.json")
+    named = os.path.exists(config_file) and "modelFamily" in json.load(open(config_file))
+    convert_s = timed([samconvert, weights, "--out", model, "--force"] + (["--config", config_file] if named else []), env)
     image = os.path.join(folder, "references", "input_image.npy")
     native_cmd = [sambench, "encoder", model, image, "--threads", threads]
     ort_cmd = [sys.executable, os.path.join(os.path.dirname(__file__), "ort_encoder_bench.py"),
