@@ -13,7 +13,7 @@ enum HuggingFaceLayout {
 
     var rules: [HuggingFaceSamNames.Rule] {
         switch self {
-        case .sam: HuggingFaceSamNames.rules
+        case .sam: HuggingFaceSamNames.rules + HuggingFaceSamNames.familyRules.joined()
         case .sam2: HuggingFaceSam2Names.rules
         }
     }
@@ -29,7 +29,7 @@ enum HuggingFaceLayout {
     /// What an unmapped key is said to be.
     var unmappedContext: String {
         switch self {
-        case .sam: "a transformers SamModel key that no rule of HuggingFaceSamNames maps"
+        case .sam: "a transformers SamModel (or SamHQModel) key that no rule of HuggingFaceSamNames maps"
         case .sam2: "a transformers Sam2Model key that no rule of HuggingFaceSam2Names maps"
         }
     }

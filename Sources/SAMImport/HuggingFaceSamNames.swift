@@ -94,6 +94,10 @@ enum HuggingFaceSamNames {
         Rule(hf: "mask_decoder.iou_prediction_head.proj_out.*", canonical: "mask_decoder.iou_prediction_head.layers.#last.*"),
     ]
 
+    /// Rules of the families whose transformers models extend `SamModel`'s layout (`SamHQModel`):
+    /// tried after SAM's own, so they only name the modules SAM lacks.
+    static let familyRules: [[Rule]] = [HuggingFaceSamHQNames.rules]
+
     /// Key prefixes only transformers' layout has: one of them makes a state dict a transformers one.
     static let layoutMarkers = ["vision_encoder.", "shared_image_embedding.", "prompt_encoder.shared_embedding.",
                                 "prompt_encoder.point_embed.", "prompt_encoder.mask_embed.", "mask_decoder.upscale_"]
@@ -106,7 +110,7 @@ enum HuggingFaceSamNames {
     /// layout (then the state-dict rules name them). Keys missing from the result are unmapped.
     static func canonicalNames(for keys: some Collection<String>) -> [String: String]? {
         guard isHuggingFaceLayout(keys) else { return nil }
-        return canonicalNames(for: keys, rules: rules)
+        return canonicalNames(for: keys, rules: rules + familyRules.joined())
     }
 
     /// The canonical name each key gets from the first of `rules` that matches it.

@@ -42,6 +42,25 @@ struct SAMHQVerifyTests {
         }
     }
 
+    /// The tiny ViT set's weights saved by transformers' SamHQModel (converters/export_hf_sam_hq.py):
+    /// SAM's names by SAM's rules, the HQ modules' by HuggingFaceSamHQNames.
+    @Test("converted from a transformers SamHQModel checkpoint, SAM-HQ passes every check")
+    func passesFromTransformers() throws {
+        let folder = try temporaryFolder("sam-hq-hf")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let fixture = TestPaths.packageRoot + "/Tests/SAMImportTests/Fixtures/hf_sam_hq_vit_tiny.safetensors"
+        var request = ConversionRequest(inputs: [fixture], output: folder + "/hq.samw")
+        request.configFile = TestPaths.samHQViTTinyReferences + "/config.json"
+        _ = try Converter.run(request)
+        let report = try Verifier.verify(modelPath: request.output, referencesPath: TestPaths.samHQViTTinyReferences)
+        #expect(report.exitCode == 0 && report.counts.checks == 67 && report.counts.passed == 67, "\(report.problems)")
+        // Without a config, the renamed weights are still told from SAM's.
+        var bare = ConversionRequest(inputs: [fixture], output: folder + "/bare.samw")
+        bare.maxPoints = 100
+        _ = try Converter.run(bare)
+        #expect(try ModelFile.load(bare.output).metadata.modelFamily == "sam_hq")
+    }
+
     /// One weight of the HQ-only `compress_vit_feat` moved: SAM's four masks and the scores stay, the
     /// HQ mask moves, and the walk names the first module whose output differs.
     @Test("an HQ-only weight mutation fails the decoder cases and names compress_vit_feat")
