@@ -29,7 +29,8 @@ public enum ModelConfiguration {
                 config = try SAMConfig.inferred(fromShapes: imported.tensors.mapValues(\.tensor.shape), imageSize: facts.imageSize,
                                                 mergeStrides: strides, imageEmbeddingSize: facts.imageEmbeddingSize)
             } catch {
-                throw ConversionFailure("\(error)")
+                let files = Set(imported.tensors.values.map(\.origin.file)).sorted()
+                throw ConversionFailure((files.isEmpty ? "" : files.joined(separator: ", ") + ": ") + "\(error)")
             }
         }
         if let maxPoints { config.maxPoints = maxPoints }

@@ -59,6 +59,22 @@ struct ModelFamilySeamTests {
         #expect(sam.modelFamily == "sam" && sam.modelFamilyName == nil)
     }
 
+    @Test("image-encoder weights no family reads are an error naming one of them, not MobileSAM's defaults")
+    func unknownEncoder() throws {
+        let shapes: [String: [Int]] = ["image_encoder.stem.conv.weight": [16, 3, 3, 3], "mask_decoder.iou_token.weight": [1, 256]]
+        do {
+            _ = try SAMConfig.inferred(fromShapes: shapes)
+            Issue.record("unknown encoder weights were given a family")
+        } catch {
+            #expect(error.ofImageEncoder && error.candidates.isEmpty)
+            #expect("\(error)".contains("no image-encoder family reads these weights (image_encoder.stem.conv.weight among them; known: tiny_vit, vit, hiera)"),
+                    "\(error)")
+        }
+        // Weights without an encoder (a decoder-only export) keep the base's encoder, as before.
+        let decoderOnly = try SAMConfig.inferred(fromShapes: ["mask_decoder.iou_token.weight": [1, 256]])
+        #expect(decoderOnly.modelFamily == "mobile_sam")
+    }
+
     @Test("a config names its model family only when it is not the encoder's plain one; a wrong one is refused")
     func configFamily() throws {
         let hq = try SAMConfig(contentsOf: TestPaths.samHQViTTinyReferences + "/config.json")

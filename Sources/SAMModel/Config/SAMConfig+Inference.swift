@@ -15,7 +15,7 @@ extension SAMConfig {
 
         // Image encoder, of whichever family the weights hold.
         let facts = EncoderFacts(imageSize: imageSize, mergeStrides: mergeStrides)
-        let encoder = ImageEncoderFamilies.inferConfiguration(fromShapes: shapes, facts: facts, base: base.imageEncoder)
+        let encoder = try ImageEncoderFamilies.inferConfiguration(fromShapes: shapes, facts: facts, base: base.imageEncoder)
         if let encoder {
             config.imageEncoder = encoder
         } else if let imageSize {

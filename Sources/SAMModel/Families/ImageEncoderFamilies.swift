@@ -11,12 +11,18 @@ public enum ImageEncoderFamilies {
 
     public static var names: [String] { all.map { $0.name } }
 
-    /// The configuration of the one family whose encoder the shapes hold (nil when none does;
-    /// several would be an ambiguous state dict and give nil too).
+    /// The configuration of the one family whose encoder the shapes hold; nil when they hold no
+    /// image-encoder weights at all (a decoder-only export). Encoder weights that no family reads,
+    /// or that several read, are an error naming the candidates: never another family's defaults.
     public static func inferConfiguration(fromShapes shapes: [String: [Int]], facts: EncoderFacts,
-                                          base: AnyImageEncoderConfig?) -> AnyImageEncoderConfig? {
+                                          base: AnyImageEncoderConfig?) throws(FamilyChoiceError) -> AnyImageEncoderConfig? {
         let found = all.compactMap { family in infer(family, shapes, facts, base) }
-        return found.count == 1 ? found.first : nil
+        if found.count == 1 { return found[0] }
+        guard found.isEmpty else { throw FamilyChoiceError(imageEncoderCandidates: found.map(\.family)) }
+        // Only the encoder's own weights count: SAM 2's decoder-side projections belong to its encoder.
+        let encoderKeys = shapes.keys.filter { $0.hasPrefix(Sam.imageEncoderKey + ".") }
+        guard encoderKeys.isEmpty else { throw FamilyChoiceError(imageEncoderCandidates: [], example: encoderKeys.min()) }
+        return nil
     }
 
     private static func infer<Family: ImageEncoderFamily>(_ family: Family.Type, _ shapes: [String: [Int]],

@@ -94,14 +94,33 @@ public enum ModelFamilies {
     }
 }
 
-/// Weights no single model family claims.
+/// Weights no single model family (or image-encoder family) claims.
 public struct FamilyChoiceError: Error, CustomStringConvertible, Equatable, Sendable {
     public let encoderFamily: String
     /// The families that fit equally well; empty when none does.
     public let candidates: [String]
+    /// Whether the choice was of the image encoder's family (`ImageEncoderFamilies`), not the model's.
+    public let ofImageEncoder: Bool
+    /// An image-encoder weight no family reads, when none does.
+    public let example: String?
+
+    init(encoderFamily: String, candidates: [String]) {
+        (self.encoderFamily, self.candidates, ofImageEncoder, example) = (encoderFamily, candidates, false, nil)
+    }
+
+    init(imageEncoderCandidates: [String], example: String? = nil) {
+        (encoderFamily, candidates, ofImageEncoder, self.example) = ("", imageEncoderCandidates, true, example)
+    }
 
     public var description: String {
-        candidates.isEmpty
+        if ofImageEncoder {
+            return candidates.isEmpty
+                ? "no image-encoder family reads these weights (\(example ?? "image_encoder.*") among them; known: "
+                    + ImageEncoderFamilies.names.joined(separator: ", ") + "); give a config file or a family this toolkit ports"
+                : "the image-encoder weights fit families \(candidates.joined(separator: ", ")) equally well; "
+                    + "name one with \"family\" in a config file's imageEncoder"
+        }
+        return candidates.isEmpty
             ? "no model family runs an image encoder of family '\(encoderFamily)' with these weights "
                 + "(known: \(ModelFamilies.names.joined(separator: ", ")))"
             : "the weights fit model families \(candidates.joined(separator: ", ")) equally well; "
