@@ -5,7 +5,11 @@ extension Kernels {
     /// still in cache, instead of a separate pass over memory: first `residual` is added (a
     /// tensor of the output's shape), then `activation`.
     public struct Epilogue: Sendable {
-        public enum Activation: Sendable { case none, gelu, relu }
+        public enum Activation: Sendable {
+            case none, gelu, relu
+            /// GELU's tanh approximation (EfficientViT's encoder).
+            case geluTanh
+        }
 
         public var residual: FloatTensor?
         public var activation: Activation
@@ -18,6 +22,7 @@ extension Kernels {
         public static let none = Epilogue()
         public static let gelu = Epilogue(activation: .gelu)
         public static let relu = Epilogue(activation: .relu)
+        public static let geluTanh = Epilogue(activation: .geluTanh)
 
         var isIdentity: Bool { residual == nil && activation == .none }
 
@@ -39,6 +44,7 @@ extension Kernels {
         switch activation {
         case .none: break
         case .gelu: geluInPlace(output, count: count)
+        case .geluTanh: geluTanhInPlace(output, count: count)
         case .relu:
             var i = 0
             let zero = SIMD8<Float>(repeating: 0)
