@@ -11,8 +11,9 @@ final class CaseRunner {
     /// `image_embed.npy` and `high_res_feats_*.npy`), read once.
     lazy var imageFeatures: Result<ImageFeatures, InputProblem> = loadImageFeatures()
     var imageEmbeddings: Result<FloatTensor, InputProblem> { imageFeatures.map(\.embedding) }
-    /// The frame every task-level check brings the masks to.
-    lazy var frame: Result<MaskFrame, InputProblem> = MaskFrame.of(references, imageSize: sam.config.imageEncoder.imageSize)
+    /// The frame every task-level check brings the masks to: the prompt frame, which postprocess_masks
+    /// upscales to (the encoder input's for every family but EfficientViT-SAM's L*).
+    lazy var frame: Result<MaskFrame, InputProblem> = MaskFrame.of(references, imageSize: sam.config.imageEncoder.promptFrameSize)
     /// What the case being run produced, for the observer; reset for every case.
     var artifacts: CaseArtifacts?
     /// The reference outputs the case being run compared, by reported name; reset for every case.

@@ -32,7 +32,7 @@ extension SAMConfig {
             let (side, overflow) = imageEmbeddingSize.multipliedReportingOverflow(by: 16)
             config.imageEncoder.imageSize = overflow ? Int.max : side
         }
-        config.promptEncoder.inputImageSize = config.imageEncoder.imageSize
+        config.promptEncoder.inputImageSize = config.imageEncoder.promptFrameSize
         if let imageEmbeddingSize {
             config.promptEncoder.imageEmbeddingSize = imageEmbeddingSize
         } else if encoder != nil {

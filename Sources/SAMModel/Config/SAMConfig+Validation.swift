@@ -105,9 +105,10 @@ extension SAMConfig {
     private func consistency(_ check: inout ConfigProblems, components: Set<String>) {
         let encoder = imageEncoder, prompt = promptEncoder
         // The pipeline resizes to the image encoder's input and scales prompts by the prompt encoder's,
-        // whichever components the file holds: these two always agree.
-        check.require(prompt.inputImageSize == encoder.imageSize,
-                      "promptEncoder.inputImageSize \(prompt.inputImageSize) is not the image encoder's input size \(encoder.imageSize)")
+        // whichever components the file holds: these two always agree (the encoder says its prompt frame).
+        let frame = encoder.promptFrameSize == encoder.imageSize ? "input size" : "prompt frame"
+        check.require(prompt.inputImageSize == encoder.promptFrameSize,
+                      "promptEncoder.inputImageSize \(prompt.inputImageSize) is not the image encoder's \(frame) \(encoder.promptFrameSize)")
         check.require(prompt.imageEmbeddingSize == encoder.embeddingGridSize,
                       "promptEncoder.imageEmbeddingSize \(prompt.imageEmbeddingSize) does not fit the input size: the image encoder "
                         + "turns \(encoder.imageSize)x\(encoder.imageSize) into a \(encoder.embeddingGridSize)x\(encoder.embeddingGridSize) grid")

@@ -22,6 +22,7 @@ public struct AnyImageEncoderConfig: Codable, Sendable, Equatable {
         get { base.imageSize }
         set { base.imageSize = newValue }
     }
+    public var promptFrameSize: Int { base.promptFrameSize }
     public var embeddingDim: Int { base.embeddingDim }
     public var embeddingGridSize: Int { base.embeddingGridSize }
     public var preprocessing: ImagePreprocessing {

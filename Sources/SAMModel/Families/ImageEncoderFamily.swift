@@ -33,6 +33,9 @@ extension ImageEncoderFamily {
 public protocol ImageEncoderConfiguration: Codable, Sendable, Equatable {
     /// Side of the square model input.
     var imageSize: Int { get set }
+    /// Side of the frame prompts and masks are in (the prompt encoder's input size): the input's,
+    /// except for a model whose predictor has two frames (EfficientViT-SAM L*: 512 in, 1024 prompts).
+    var promptFrameSize: Int { get }
     /// Channels of the image embedding (the neck's output).
     var embeddingDim: Int { get }
     /// Side of the image embedding grid.
@@ -57,6 +60,7 @@ extension ImageEncoderConfiguration {
 }
 
 extension ImageEncoderConfiguration {
+    public var promptFrameSize: Int { imageSize }
     public var featureNames: [String] { ["image_embeddings"] }
     public var featureShapes: [[Int]] { [[1, embeddingDim, embeddingGridSize, embeddingGridSize]] }
 }
