@@ -81,6 +81,7 @@ extension SAMConfig {
         check.require("maskDecoder.numMultimaskOutputs", decoder.numMultimaskOutputs, in: ConfigBounds.multimaskOutputs)
         check.require("maskDecoder.iouHeadDepth", decoder.iouHeadDepth, in: ConfigBounds.headLayers)
         check.require("maskDecoder.iouHeadHiddenDim", decoder.iouHeadHiddenDim, in: ConfigBounds.hiddenWidth)
+        if let eps = decoder.transformerLayerNormEps { check.require("maskDecoder.transformerLayerNormEps", eps, in: 1e-12...0.1) }
         if decoder.attentionDownsampleRate >= 1, decoder.numHeads >= 1 {
             // ref: transformer.py Attention.__init__ — assert self.internal_dim % num_heads == 0
             let internalDim = decoder.transformerDim / decoder.attentionDownsampleRate

@@ -117,6 +117,12 @@ public struct MaskDecoderConfig: Codable, Sendable, Equatable {
     public var iouHeadHiddenDim: Int
     /// SAM 2's additions to the decoder; nil for SAM's.
     public var sam2: SAM2DecoderOptions? = nil
+    /// eps of the transformer's nn.LayerNorms when not PyTorch's 1e-5 (EfficientViT-SAM's zoo sets
+    /// 1e-6); nil, and absent from JSON, for SAM's, so other files keep their bytes.
+    public var transformerLayerNormEps: Double? = nil
+
+    /// The transformer's LayerNorm eps in force. ref: segment_anything/modeling/transformer.py nn.LayerNorm(embedding_dim)
+    public var layerNormEps: Float { Float(transformerLayerNormEps ?? 1e-5) }
 
     public static let mobileSAM = MaskDecoderConfig(transformerDim: 256, depth: 2, numHeads: 8, mlpDim: 2048,
                                                     attentionDownsampleRate: 2, numMultimaskOutputs: 3,

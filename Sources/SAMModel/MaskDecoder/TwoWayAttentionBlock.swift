@@ -3,7 +3,7 @@ import SAMTensor
 
 /// transformer.py `TwoWayAttentionBlock` (`mask_decoder.transformer.layers.i`): self attention on the
 /// prompt tokens, cross attention tokens → image, an MLP on the tokens, cross attention image → tokens,
-/// each followed by a residual add and a LayerNorm (eps 1e-5). The first block of the transformer
+/// each followed by a residual add and a LayerNorm (eps 1e-5 unless configured). The first block of the transformer
 /// skips the positional encoding (and the residual) in its self attention (`skip_first_layer_pe`).
 public struct TwoWayAttentionBlock: Sendable {
     public let path: String
@@ -20,18 +20,19 @@ public struct TwoWayAttentionBlock: Sendable {
     /// `mlpDim` nil reads the MLP width from `mlp.lin1.weight`.
     /// ref: transformer.py TwoWayAttentionBlock.__init__
     public init(weights: WeightStore, path: String, embeddingDim: Int, numHeads: Int, mlpDim: Int?,
-                attentionDownsampleRate: Int, skipFirstLayerPE: Bool, mlpNaming: MLPBlock.Naming = .sam) throws(WeightError) {
+                attentionDownsampleRate: Int, skipFirstLayerPE: Bool, mlpNaming: MLPBlock.Naming = .sam,
+                layerNormEps: Float = 1e-5) throws(WeightError) {
         self.path = path
         selfAttn = try .init(weights: weights, path: "\(path).self_attn", embeddingDim: embeddingDim,
                              numHeads: numHeads, downsampleRate: 1)
-        norm1 = try NN.LayerNorm(weights: weights, path: "\(path).norm1", dim: embeddingDim)
+        norm1 = try NN.LayerNorm(weights: weights, path: "\(path).norm1", dim: embeddingDim, eps: layerNormEps)
         crossAttnTokenToImage = try .init(weights: weights, path: "\(path).cross_attn_token_to_image", embeddingDim: embeddingDim,
                                           numHeads: numHeads, downsampleRate: attentionDownsampleRate)
-        norm2 = try NN.LayerNorm(weights: weights, path: "\(path).norm2", dim: embeddingDim)
+        norm2 = try NN.LayerNorm(weights: weights, path: "\(path).norm2", dim: embeddingDim, eps: layerNormEps)
         mlp = try MLPBlock(weights: weights, path: "\(path).mlp", embeddingDim: embeddingDim, mlpDim: mlpDim, activation: .relu,
                            naming: mlpNaming)
-        norm3 = try NN.LayerNorm(weights: weights, path: "\(path).norm3", dim: embeddingDim)
-        norm4 = try NN.LayerNorm(weights: weights, path: "\(path).norm4", dim: embeddingDim)
+        norm3 = try NN.LayerNorm(weights: weights, path: "\(path).norm3", dim: embeddingDim, eps: layerNormEps)
+        norm4 = try NN.LayerNorm(weights: weights, path: "\(path).norm4", dim: embeddingDim, eps: layerNormEps)
         crossAttnImageToToken = try .init(weights: weights, path: "\(path).cross_attn_image_to_token", embeddingDim: embeddingDim,
                                           numHeads: numHeads, downsampleRate: attentionDownsampleRate)
         self.skipFirstLayerPE = skipFirstLayerPE

@@ -31,12 +31,12 @@ public struct TwoWayTransformer: Sendable {
             try TwoWayAttentionBlock(weights: weights, path: "\(path).layers.\(index)", embeddingDim: embeddingDim,
                                      numHeads: config.numHeads, mlpDim: mlpDim,
                                      attentionDownsampleRate: config.attentionDownsampleRate,
-                                     skipFirstLayerPE: index == 0, mlpNaming: mlpNaming)
+                                     skipFirstLayerPE: index == 0, mlpNaming: mlpNaming, layerNormEps: config.layerNormEps)
         }
         finalAttnTokenToImage = try Attention(weights: weights, path: "\(path).final_attn_token_to_image",
                                               embeddingDim: embeddingDim, numHeads: config.numHeads,
                                               downsampleRate: config.attentionDownsampleRate)
-        normFinalAttn = try NN.LayerNorm(weights: weights, path: "\(path).norm_final_attn", dim: embeddingDim)
+        normFinalAttn = try NN.LayerNorm(weights: weights, path: "\(path).norm_final_attn", dim: embeddingDim, eps: config.layerNormEps)
     }
 
     /// Image tokens and their positional encoding [1, h*w, C] (PyTorch's image_embedding and
