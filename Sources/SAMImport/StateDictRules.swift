@@ -4,7 +4,7 @@ import SAMTensor
 /// holds that the runtime's canonical form does not (unfused BatchNorm, step counters, the
 /// TinyViT classifier). Applied to HDF5 state dicts and to ONNX exports that kept BatchNorm.
 enum StateDictRules {
-    /// `X.c` + `X.bn` is TinyViT's Conv2d_BN, the only BatchNorm in SAM models.
+    /// `X.c` + `X.bn` is TinyViT's Conv2d_BN, the only BatchNorm this folds (EfficientViT's are folded at load).
     /// ref: mobile_sam/modeling/tiny_vit_sam.py Conv2d_BN (conv without bias, then BatchNorm2d).
     static let batchNormSuffixes = ["weight", "bias", "running_mean", "running_var"]
 
@@ -32,6 +32,9 @@ enum StateDictRules {
         let statistics = result.tensors.keys.filter { $0.hasSuffix(".running_var") }.sorted()
         for key in statistics {
             let bn = String(key.dropLast(".running_var".count))
+            // EfficientViT's ConvLayer (`X.conv` + `X.norm`) keeps its BatchNorm: the runtime folds it
+            // with the configured eps (1e-6 there, not torch's 1e-5 this fold would use).
+            if bn.hasSuffix(".norm"), result.tensors[String(bn.dropLast(".norm".count)) + ".conv.weight"] != nil { continue }
             guard bn.hasSuffix(".bn") else {
                 throw ImportError(.incompleteBatchNorm, file: file, tensor: key,
                                   "BatchNorm statistics outside a Conv2d_BN (`X.bn` after `X.c`): no rule folds them")
