@@ -3,7 +3,7 @@ import SAMTensor
 /// Every image-encoder family the runtime knows. A new family is new files (its config, its
 /// module tree, its conformance to `ImageEncoderFamily`) and one entry here.
 public enum ImageEncoderFamilies {
-    public static let all: [any ImageEncoderFamily.Type] = [TinyViTFamily.self, ViTFamily.self, HieraFamily.self]
+    public static let all: [any ImageEncoderFamily.Type] = [TinyViTFamily.self, ViTFamily.self, HieraFamily.self, EfficientViTFamily.self]
 
     public static func named(_ name: String) -> (any ImageEncoderFamily.Type)? {
         all.first { $0.name == name }

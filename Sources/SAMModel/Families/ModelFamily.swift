@@ -60,7 +60,7 @@ extension ModelFamily {
 /// Every model family the runtime knows. A new family is a folder of new files and one line here.
 public enum ModelFamilies {
     public static let all: [any ModelFamily.Type] = [
-        MobileSAMModelFamily.self, SAMModelFamily.self, SAM2ModelFamily.self, SAMHQModelFamily.self,
+        MobileSAMModelFamily.self, SAMModelFamily.self, SAM2ModelFamily.self, SAMHQModelFamily.self, EfficientViTSAMModelFamily.self,
     ]
 
     public static func named(_ name: String) -> (any ModelFamily.Type)? {

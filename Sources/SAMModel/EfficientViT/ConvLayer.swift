@@ -1,0 +1,95 @@
+import SAMKernels
+import SAMTensor
+
+/// EfficientViT-SAM's modules (efficientsam/models/nn/ops.py), each knowing its state-dict path.
+public enum EfficientViT {}
+
+extension EfficientViT {
+    /// ops.py ConvLayer (`path.conv`, `path.norm`, `path.act`): a square Conv2d with padding k / 2,
+    /// a BatchNorm2d when it has one (folded into the convolution at load, in double precision), then
+    /// tanh GELU when it has one. A conv carries a bias of its own only where upstream sets `use_bias`.
+    public struct ConvLayer: Sendable {
+        public let path: String
+        /// [out, in / groups, k, k], the BatchNorm's scale folded in.
+        public let weight: FloatTensor
+        /// The conv's bias and / or the folded BatchNorm's shift; nil for a bias-free conv without norm.
+        public let bias: FloatTensor?
+        public let stride: Int
+        public let groups: Int
+        public let hasNorm: Bool
+        public let activation: Kernels.Epilogue.Activation
+
+        public var outChannels: Int { weight.shape[0] }
+        public var kernelSize: Int { weight.shape[2] }
+        public var padding: Int { kernelSize / 2 }
+
+        /// What a ConvLayer holds, as upstream builds it.
+        struct Layout {
+            var bias: Bool
+            var norm: Bool
+            var activation: Kernels.Epilogue.Activation
+        }
+
+        /// `outChannels` nil reads the width from `path.conv.weight`; `groups` nil makes it depthwise (groups = in = out).
+        /// ref: ops.py ConvLayer.__init__ (padding get_same_padding(k) = k // 2, bias=use_bias, build_norm, build_act)
+        init(weights: WeightStore, path: String, inChannels: Int, outChannels: Int?, kernel: Int, stride: Int = 1,
+             groups: Int? = 1, layout: Layout, batchNormEps: Double) throws(WeightError) {
+            self.path = path
+            let weightKey = "\(path).conv.weight"
+            let groupCount = groups ?? inChannels
+            let out = groups == nil ? inChannels : outChannels
+            let weight = try NN.take(weightKey, shape: [out, inChannels / max(groupCount, 1), kernel, kernel], from: weights)
+            guard groupCount >= 1, inChannels % groupCount == 0, weight.shape[0] % groupCount == 0 else {
+                throw .invalid(key: weightKey, reason: "\(inChannels) input channels do not split into \(groupCount) groups",
+                               source: weights.source)
+            }
+            let channels = weight.shape[0]
+            let convBias = try layout.bias ? weights.take("\(path).conv.bias", shape: [channels]) : nil
+            if !layout.norm {
+                (self.weight, bias) = (weight, convBias)
+            } else if !layout.bias, !weights.contains("\(path).norm.running_var"), weights.contains("\(path).conv.bias") {
+                // Already folded by an exporter: the conv's bias is the BatchNorm's shift.
+                let shift = try weights.take("\(path).conv.bias", shape: [channels])
+                (self.weight, bias) = (weight, shift)
+            } else {
+                // ref: torch.nn.BatchNorm2d eval: (x - running_mean) / sqrt(running_var + eps) * weight + bias
+                let norm = "\(path).norm"
+                let gamma = try weights.take("\(norm).weight", shape: [channels])
+                let beta = try weights.take("\(norm).bias", shape: [channels])
+                let mean = try weights.take("\(norm).running_mean", shape: [channels])
+                let variance = try weights.take("\(norm).running_var", shape: [channels])
+                let folded = WeightStore.foldBatchNorm(weight: weight, convBias: convBias, gamma: gamma, beta: beta,
+                                                       mean: mean, variance: variance, eps: batchNormEps)
+                (self.weight, bias) = (folded.weight, folded.bias)
+            }
+            self.stride = stride
+            self.groups = groupCount
+            hasNorm = layout.norm
+            activation = layout.activation
+        }
+
+        /// Output side for an input side (PyTorch's floor((n + 2p - k) / s) + 1).
+        public func outputSide(_ side: Int) -> Int { (side + 2 * padding - kernelSize) / stride + 1 }
+
+        /// NCHW -> NCHW. `residual` (added after the layer, for the ResidualBlock around a block whose
+        /// last layer this is) is fused into the convolution when nobody observes; an observed run
+        /// reports the layer's own outputs and leaves the add to the caller, as PyTorch's hooks see it.
+        /// ref: ops.py ConvLayer.forward — conv, norm, act
+        func callAsFunction(_ x: FloatTensor, plus residual: FloatTensor? = nil, observer: ModuleObserver?) -> FloatTensor {
+            precondition(residual == nil || activation == .none, "\(path): a residual is added after the activation")
+            guard let observer else {
+                return Kernels.conv2d(x, weight: weight, bias: bias, stride: stride, padding: padding, groups: groups,
+                                      epilogue: Kernels.Epilogue(residual: residual, activation: activation))
+            }
+            var y = Kernels.conv2d(x, weight: weight, bias: bias, stride: stride, padding: padding, groups: groups)
+            // With its BatchNorm folded, the conv's output is the norm's.
+            observer(hasNorm ? "\(path).norm" : "\(path).conv", y)
+            if activation != .none {
+                Kernels.applyEpilogue(Kernels.Epilogue(activation: activation), to: &y)
+                observer("\(path).act", y)
+            }
+            observer(path, y)
+            return y
+        }
+    }
+}
