@@ -14,10 +14,11 @@ import Testing
 struct ModelFamilySeamTests {
     @Test("the registry: each plain family for its encoder, SAM-HQ on SAM's ViT and on TinyViT")
     func registry() {
-        #expect(ModelFamilies.names == ["mobile_sam", "sam", "sam2", "sam_hq"])
+        #expect(ModelFamilies.names == ["mobile_sam", "sam", "sam2", "sam_hq", "efficientvit_sam"])
         #expect(ModelFamilies.plain(encoderFamily: "tiny_vit")?.name == "mobile_sam")
         #expect(ModelFamilies.plain(encoderFamily: "vit")?.name == "sam")
         #expect(ModelFamilies.plain(encoderFamily: "hiera")?.name == "sam2")
+        #expect(ModelFamilies.plain(encoderFamily: "efficientvit")?.name == "efficientvit_sam")
         #expect(ModelFamilies.named("sam_hq")?.imageEncoderFamilies.map { $0.name } == ["vit", "tiny_vit"])
     }
 
@@ -31,9 +32,9 @@ struct ModelFamilySeamTests {
         #expect(try ModelFamilies.bestFit(keys: hq, encoderFamily: "tiny_vit").get().name == "sam_hq")
         // SAM-HQ runs no Hiera: SAM 2 is the only family that does.
         #expect(try ModelFamilies.bestFit(keys: hq, encoderFamily: "hiera").get().name == "sam2")
-        let none = ModelFamilies.bestFit(keys: plain, encoderFamily: "efficientvit")
+        let none = ModelFamilies.bestFit(keys: plain, encoderFamily: "no_such_encoder")
         guard case .failure(let error) = none else { Issue.record("an unknown encoder family got a model family"); return }
-        #expect(error.candidates.isEmpty && "\(error)".contains("known: mobile_sam, sam, sam2, sam_hq"), "\(error)")
+        #expect(error.candidates.isEmpty && "\(error)".contains("known: mobile_sam, sam, sam2, sam_hq, efficientvit_sam"), "\(error)")
         // Two families that add the same modules to SAM's ViT: neither is taken.
         let tie = ModelFamilies.bestFit(keys: hq, encoderFamily: "vit", among: ModelFamilies.all + [SameModulesAsSAMHQ.self])
         guard case .failure(let tied) = tie else { Issue.record("a tie chose a family"); return }
@@ -91,7 +92,7 @@ struct ModelFamilySeamTests {
 
         var unknown = hq
         unknown.modelFamilyName = "sam_hq_tomorrow"
-        #expect(unknown.problems.contains { $0.contains("unknown model family 'sam_hq_tomorrow' (known: mobile_sam, sam, sam2, sam_hq)") })
+        #expect(unknown.problems.contains { $0.contains("unknown model family 'sam_hq_tomorrow' (known: mobile_sam, sam, sam2, sam_hq, efficientvit_sam)") })
         var mismatched = SAMConfig.sam2(.tiny)
         mismatched.modelFamilyName = "sam_hq"
         #expect(mismatched.problems.contains { $0.contains("model family sam_hq runs no image encoder of family 'hiera' (it runs vit, tiny_vit)") },

@@ -20,6 +20,8 @@ public enum TestPaths {
     /// converters/export_sam_hq.py's tiny SAM-HQ sets: over SAM's ViT, and over MobileSAM's TinyViT.
     public static let samHQViTTinyReferences = packageRoot + "/reference_outputs/sam_hq_vit_tiny"
     public static let samHQTinyViTTinyReferences = packageRoot + "/reference_outputs/sam_hq_tiny_vit_tiny"
+    /// converters/export_efficientvit_sam.py's tiny EfficientViT-SAM set (L0's structure at small widths).
+    public static let efficientViTSAMTinyReferences = packageRoot + "/reference_outputs/efficientvit_sam_tiny"
     /// Its checkpoint, as the published .pt files are laid out.
     public static let sam2TinyCheckpoint = sam2TinyReferences + "/sam2.1_hiera_tiny_widths.pt"
 
