@@ -58,6 +58,16 @@ struct EfficientViTEncoderTests {
         #expect("\(String(describing: error))".contains("stages.1.op_list.0.main.spatial_conv.conv.weight"), "\(String(describing: error))")
     }
 
+    @Test("a configuration that skipped validation (per-stage lists of the wrong length) is refused, not trapped on")
+    func unvalidatedConfig() throws {
+        var config = try Self.config()
+        var encoder = try #require(config.imageEncoder.as(EfficientViTConfig.self))
+        encoder.depths = [1, 1, 1, 1]
+        config.imageEncoder = AnyImageEncoderConfig(encoder, family: EfficientViTFamily.self)
+        let error = #expect(throws: WeightError.self) { try Self.build(try Self.weights(), config) }
+        #expect("\(String(describing: error))".contains("need 5 entries each"), "\(String(describing: error))")
+    }
+
     @Test("an input size whose attention stage would take LiteMLA's quadratic branch is refused at load")
     func quadraticBranch() throws {
         var config = try Self.config()

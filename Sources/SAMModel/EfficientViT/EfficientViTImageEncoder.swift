@@ -16,6 +16,12 @@ public struct EfficientViTImageEncoder: ImageEncoder {
     public init(weights: WeightStore, prefix: String = Sam.imageEncoderKey, config: EfficientViTConfig) throws(WeightError) {
         path = prefix
         self.config = config
+        // The stages index the per-stage lists: a configuration that skipped validation is refused, not trapped on.
+        var problems = ConfigProblems()
+        config.checkBounds(&problems)
+        guard problems.lines.isEmpty else {
+            throw .invalid(key: prefix, reason: "configuration out of bounds: " + problems.lines.joined(separator: "; "), source: weights.source)
+        }
         let stagesPath = modulePath(prefix, "backbone.stages")
         try NN.requireConsistent(NN.childCount(stagesPath, in: weights), config.widths.count, field: "widths (stages)", key: stagesPath,
                                  source: weights.source)
