@@ -3,17 +3,23 @@ import SAMTensor
 /// How a model family's predictor maps a photo to the model input, prompts to the input frame and
 /// low-res mask logits back to the photo: SAM's `SamPredictor` (longest side resized, padded; masks
 /// upscaled to the padded square, cropped, then resized) or SAM 2's `SAM2ImagePredictor` (stretched
-/// to the square; masks resized straight to the photo's size).
+/// to the square; masks resized straight to the photo's size), or EfficientViT-SAM's predictor (SAM's
+/// input at the encoder's side, prompts and masks in a larger frame of their own).
 public enum InputTransform: Sendable, Equatable {
     /// ResizeLongestSide(side), normalise in 0-255 units, zero-pad to side x side.
     case longestSide(SamPreprocessor)
+    /// The input as `longestSide` makes it; prompts, the crop and the mask upscaling in a `promptFrame`
+    /// square, as if the input were that size. ref: efficientsam/models/efficientvit/sam.py
+    /// EfficientViTSamPredictor.set_image (input_size = get_preprocess_shape(h, w, image_size[0])),
+    /// apply_coords, EfficientViTSam.postprocess_masks
+    case twoFrames(SamPreprocessor, promptFrame: Int)
     /// SAM2Transforms(side): stretch to side x side, normalise in 0-1 units.
     case square(SquarePreprocessor)
 
     /// The square input's side.
     public var side: Int {
         switch self {
-        case .longestSide(let preprocessor): preprocessor.imageSize
+        case .longestSide(let preprocessor), .twoFrames(let preprocessor, _): preprocessor.imageSize
         case .square(let preprocessor): preprocessor.side
         }
     }
@@ -23,6 +29,8 @@ public enum InputTransform: Sendable, Equatable {
         switch self {
         case .longestSide(let preprocessor): try preprocessor.prepare(image)
         case .square(let preprocessor): try preprocessor.prepare(image)
+        case .twoFrames(let preprocessor, let frame):
+            (try preprocessor.prepare(image).input, ResizeLongestSide(targetLength: frame).targetSize(image.size))
         }
     }
 
@@ -31,13 +39,14 @@ public enum InputTransform: Sendable, Equatable {
         switch self {
         case .longestSide(let preprocessor): ResizeLongestSide(targetLength: preprocessor.imageSize).targetSize(originalSize)
         case .square(let preprocessor): ImageSize(height: preprocessor.side, width: preprocessor.side)
+        case .twoFrames(_, let frame): ResizeLongestSide(targetLength: frame).targetSize(originalSize)
         }
     }
 
     /// Per-channel mean and std the input is normalised with, in the family's pixel scale.
     public var pixelStatistics: (mean: [Float], std: [Float]) {
         switch self {
-        case .longestSide(let preprocessor): (preprocessor.pixelMean, preprocessor.pixelStd)
+        case .longestSide(let preprocessor), .twoFrames(let preprocessor, _): (preprocessor.pixelMean, preprocessor.pixelStd)
         case .square(let preprocessor): (preprocessor.pixelMean, preprocessor.pixelStd)
         }
     }
@@ -49,6 +58,8 @@ public enum InputTransform: Sendable, Equatable {
             try ResizeLongestSide(targetLength: preprocessor.imageSize).applyCoords(points, originalSize: originalSize)
         case .square(let preprocessor):
             try preprocessor.applyCoords(points, originalSize: originalSize)
+        case .twoFrames(_, let frame):
+            try ResizeLongestSide(targetLength: frame).applyCoords(points, originalSize: originalSize)
         }
     }
 
@@ -76,6 +87,8 @@ public enum InputTransform: Sendable, Equatable {
         switch self {
         case .longestSide(let preprocessor):
             return (MaskPostprocessor(imageSize: preprocessor.imageSize), inputSize)
+        case .twoFrames(_, let frame):
+            return (MaskPostprocessor(imageSize: frame), inputSize)
         case .square:
             guard lowRes.shape.count == 4, lowRes.shape[2] == lowRes.shape[3] else {
                 throw ImageError(.invalidArgument, file: "<memory>", "low-res masks must be [B, K, h, h], got \(lowRes.shape)")

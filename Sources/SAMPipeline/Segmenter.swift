@@ -253,8 +253,10 @@ public struct Segmenter: Sendable {
         let side = encoder.imageSize, preprocessing = encoder.preprocessing
         switch preprocessing.resize {
         case .longestSide:
-            return .longestSide(SamPreprocessor(pixelMean: preprocessing.pixelMean.map(Float.init),
-                                                pixelStd: preprocessing.pixelStd.map(Float.init), imageSize: side))
+            let preprocessor = SamPreprocessor(pixelMean: preprocessing.pixelMean.map(Float.init),
+                                               pixelStd: preprocessing.pixelStd.map(Float.init), imageSize: side)
+            // EfficientViT-SAM L*: a 512 input, prompts and masks in the 1024 frame.
+            return encoder.promptFrameSize == side ? .longestSide(preprocessor) : .twoFrames(preprocessor, promptFrame: encoder.promptFrameSize)
         case .square:
             return .square(SquarePreprocessor(side: side, pixelMean: preprocessing.pixelMean.map(Float.init),
                                               pixelStd: preprocessing.pixelStd.map(Float.init)))
