@@ -20,9 +20,8 @@ extension EfficientViTConfig: ImageEncoderConfiguration {
     /// Prompts and masks are in a frame of their own (1024), not the encoder input's (512 for L*).
     public var promptFrameSize: Int { imagePreprocessing.promptFrameSize }
 
-    /// The nearest the pipeline has: longest side to the encoder input, zero padding after
-    /// normalising, with the 0-1 statistics in 0-255 units (equal to 5e-7). The pipeline's prompts
-    /// and masks do not yet use the separate prompt frame.
+    /// SAM's resize to the encoder input and zero padding after normalising, with the 0-1 statistics
+    /// in 0-255 units (equal to 5e-7); the pipeline takes prompts and masks to `promptFrameSize`.
     public var preprocessing: ImagePreprocessing {
         get {
             ImagePreprocessing(resize: .longestSide, pixelMean: imagePreprocessing.pixelMean.map { $0 * 255 },
