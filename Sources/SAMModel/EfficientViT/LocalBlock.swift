@@ -18,10 +18,10 @@ extension EfficientViT {
         /// The projecting conv: bias-free, BatchNorm, no activation.
         var projectionLayout: ConvLayer.Layout { .init(bias: false, norm: true, activation: .none) }
 
-        /// The mid width the weights give must be round(in * expand_ratio).
+        /// The mid width the weights give must be round(in * expand_ratio), and at least 1.
         func requireMidChannels(_ mid: Int, key: String, source: String) throws(WeightError) {
             let expected = EfficientViTConfig.midChannels(inChannels, expandRatio)
-            guard mid != expected else { return }
+            if mid == expected && mid >= 1 { return }
             throw .invalid(key: key, reason: "the weights give \(mid) mid channels, the config's expand ratio \(expandRatio) "
                            + "gives round(\(inChannels) * \(expandRatio)) = \(expected)", source: source)
         }
@@ -60,18 +60,5 @@ extension EfficientViT {
             case .mb(let block): block(x, plus: residual, observer: observer)
             }
         }
-    }
-
-    /// ops.py ResidualBlock with an IdentityLayer shortcut (`path.main`, `path.shortcut`): main(x) + x.
-    /// `main` reports its own output (`path.main`) and takes the residual to fuse when unobserved.
-    /// ref: ops.py ResidualBlock.forward — forward_main(x) + shortcut(x)
-    static func residual(_ x: FloatTensor, path: String, observer: ModuleObserver?,
-                         main: (FloatTensor, FloatTensor?, ModuleObserver?) -> FloatTensor) -> FloatTensor {
-        guard let observer else { return main(x, x, nil) }
-        var y = main(x, nil, observer)
-        observer("\(path).shortcut", x)
-        Kernels.add(&y, x)
-        observer(path, y)
-        return y
     }
 }
