@@ -139,7 +139,7 @@ def bench_encoder_set(folder, sambench, samconvert, threads, rounds, env, tmp, b
     interleaved separate processes, on one reference set; with `bf16` also native with bfloat16
     linear layers."""
     folder = os.path.abspath(folder)
-    names = ("sam.h5", "mobile_sam.h5", "sam_hq.h5")
+    names = ("sam.h5", "mobile_sam.h5", "sam_hq.h5", "efficientvit_sam.h5")
     weights = next((os.path.join(folder, name) for name in names if os.path.exists(os.path.join(folder, name))), None)
     if weights is None:
         sys.exit(f"bench: {folder} holds none of {', '.join(names)}")

@@ -68,7 +68,7 @@ struct ModelFamilySeamTests {
             Issue.record("unknown encoder weights were given a family")
         } catch {
             #expect(error.ofImageEncoder && error.candidates.isEmpty)
-            #expect("\(error)".contains("no image-encoder family reads these weights (image_encoder.stem.conv.weight among them; known: tiny_vit, vit, hiera)"),
+            #expect("\(error)".contains("no image-encoder family reads these weights (image_encoder.stem.conv.weight among them; known: tiny_vit, vit, hiera, efficientvit)"),
                     "\(error)")
         }
         // Weights without an encoder (a decoder-only export) keep the base's encoder, as before.
