@@ -5,14 +5,16 @@ import Darwin
 #endif
 import SAMParallel
 
-/// Pillow's `Image.resize(size, Image.BILINEAR)` on 8-bit RGB, ported bit for bit.
+/// Pillow's `Image.resize(size, Image.BILINEAR)` and `Image.resize(size, Image.BICUBIC)` on 8-bit
+/// RGB, ported bit for bit.
 ///
-/// This is what `ResizeLongestSide.apply_image` runs: torchvision's `resize` on a PIL image calls
-/// `img.resize((w, h), BILINEAR)` (torchvision passes BILINEAR explicitly; Pillow's own default
-/// for `Image.resize` is BICUBIC, in the installed 13.0 as since 7.0, so the default is not what runs).
-/// Pillow always antialiases: when shrinking, the triangle filter's support is widened by the
-/// scale factor. Two separable passes, each rounding to uint8, with 22-bit fixed-point
-/// coefficients; which pass runs first depends on the sizes (see `resize`).
+/// Bilinear is what `ResizeLongestSide.apply_image` runs: torchvision's `resize` on a PIL image calls
+/// `img.resize((w, h), BILINEAR)` (torchvision passes BILINEAR explicitly). Bicubic is Pillow's own
+/// default for `Image.resize` (in the installed 13.0 as since 7.0), which SAM 2's video loader gets
+/// from `img.resize((S, S))`. Pillow always antialiases: when shrinking, the filter's support is
+/// widened by the scale factor. Two separable passes, each rounding to uint8 (clamped: the cubic's
+/// negative lobes overshoot), with 22-bit fixed-point coefficients; which pass runs first depends
+/// on the sizes (see `resize`).
 ///
 /// ref: Pillow src/libImaging/Resample.c (precompute_coeffs, normalize_coeffs_8bpc,
 /// ImagingResampleHorizontal_8bpc, ImagingResampleVertical_8bpc, ImagingResampleInner).
@@ -38,11 +40,11 @@ public enum PILResize {
 
     /// ref: Resample.c precompute_coeffs followed by normalize_coeffs_8bpc, for the whole-image
     /// box (in0 = 0, in1 = inSize), in the same double arithmetic and truncating casts.
-    static func coefficients(inSize: Int, outSize: Int) -> Coefficients {
+    static func coefficients(inSize: Int, outSize: Int, filter: Filter = .bilinear) -> Coefficients {
         let in0: Float = 0, in1 = Float(inSize)
         let scale = Double(in1 - in0) / Double(outSize)
         let filterScale = max(scale, 1.0)
-        let support = 1.0 * filterScale
+        let support = filter.support * filterScale
         let stride = Int(support.rounded(.up)) * 2 + 1
         var start = [Int](repeating: 0, count: outSize)
         var count = [Int](repeating: 0, count: outSize)
@@ -58,7 +60,7 @@ public enum PILResize {
             let n = end - first
             var total = 0.0
             for tap in 0..<n {
-                let weight = triangle((Double(tap + first) - center + 0.5) * inverseScale)
+                let weight = filter.weight((Double(tap + first) - center + 0.5) * inverseScale)
                 taps[tap] = weight
                 total += weight
             }
@@ -81,9 +83,10 @@ public enum PILResize {
         return shifted < 0 ? 0 : (shifted > 255 ? 255 : UInt8(truncatingIfNeeded: shifted))
     }
 
-    /// Resizes to `width` x `height` (both >= 1). Same size returns the input unchanged, as
-    /// Pillow (and torchvision before it) do.
-    public static func resize(_ image: RGBImage, width: Int, height: Int) throws(ImageError) -> RGBImage {
+    /// Resizes to `width` x `height` (both >= 1) with `filter`. Same size returns the input
+    /// unchanged, as Pillow (and torchvision before it) do.
+    public static func resize(_ image: RGBImage, width: Int, height: Int,
+                              filter: Filter = .bilinear) throws(ImageError) -> RGBImage {
         guard width > 0, height > 0, image.width > 0, image.height > 0,
               width <= RGBImage.maxDimension, height <= RGBImage.maxDimension else {
             throw ImageError(.invalidArgument, file: "<memory>",
@@ -92,7 +95,7 @@ public enum PILResize {
         if width == image.width && height == image.height { return image }
         // ref: ImagingResampleInner: need_horizontal / need_vertical (a pass only when its size changes).
         let needHorizontal = width != image.width, needVertical = height != image.height
-        let vertical = coefficients(inSize: image.height, outSize: height)
+        let vertical = coefficients(inSize: image.height, outSize: height, filter: filter)
         // Pillow 13 (python-pillow/Pillow#9549, "if height is scaled down significantly more than
         // width, resize vertically first") runs the vertical pass first when the height loses more
         // than twice as many pixels as the width: (H - h) > 2 (W - w), with h < H. Determined
@@ -101,7 +104,7 @@ public enum PILResize {
         if needHorizontal && needVertical && height < image.height
             && image.height - height > 2 * (image.width - width) {
             let shrunk = verticalPass(image, height: height, coefficients: vertical, rowOffset: 0)
-            return horizontalPass(shrunk, width: width, rows: 0..<height)
+            return horizontalPass(shrunk, width: width, rows: 0..<height, filter: filter)
         }
         // Horizontal first, only on the input rows the vertical pass reads.
         let firstRow = vertical.start[0]
@@ -109,7 +112,7 @@ public enum PILResize {
         var current = image
         var rowOffset = 0
         if needHorizontal {
-            current = horizontalPass(image, width: width, rows: firstRow..<lastRow)
+            current = horizontalPass(image, width: width, rows: firstRow..<lastRow, filter: filter)
             rowOffset = firstRow
         }
         if needVertical {
@@ -119,8 +122,8 @@ public enum PILResize {
     }
 
     /// ref: ImagingResampleHorizontal_8bpc: rows `rows` of the input, resampled along x.
-    static func horizontalPass(_ image: RGBImage, width: Int, rows: Range<Int>) -> RGBImage {
-        let table = coefficients(inSize: image.width, outSize: width)
+    static func horizontalPass(_ image: RGBImage, width: Int, rows: Range<Int>, filter: Filter = .bilinear) -> RGBImage {
+        let table = coefficients(inSize: image.width, outSize: width, filter: filter)
         let outHeight = rows.count
         var output = [UInt8](repeating: 0, count: width * outHeight * 3)
         let half = Int32(1) << Int32(precisionBits - 1)
