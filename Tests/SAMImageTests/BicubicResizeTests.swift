@@ -1,6 +1,8 @@
 import Foundation
 import SAMFormats
+import SAMImageFiles
 import SAMTensor
+import SAMTestSupport
 import Testing
 @testable import SAMImage
 
@@ -23,7 +25,18 @@ struct BicubicResizeTests {
     @Test("video frames to SAM 2's 1024 square equal Pillow's rows and sums",
           arguments: [("640x480_1024", 640, 480), ("1920x1080_1024", 1920, 1080)])
     func videoSizes(name: String, width: Int, height: Int) throws {
-        let resized = try PILResize.resize(patternImage(width: width, height: height), width: 1024, height: 1024, filter: .bicubic)
+        try expectPillow(try PILResize.resize(patternImage(width: width, height: height), width: 1024, height: 1024, filter: .bicubic), name: name)
+    }
+
+    @Test("a photo file read and resized as SAM 2's frame loader does equals Pillow's")
+    func photo() throws {
+        // ref: sam2/utils/misc.py _load_img_as_tensor: Image.open(img_path).convert("RGB").resize((image_size, image_size))
+        let photo = try ImageIO.read(TestPaths.packageRoot + "/reference_outputs/demo/photo.png")
+        try expectPillow(try PILResize.resize(photo, width: 1024, height: 1024, filter: .bicubic), name: "photo_1024")
+    }
+
+    /// `resized` (1024x1024) against make_video_fixtures.py's sampled rows and sums of `name`.
+    private func expectPillow(_ resized: RGBImage, name: String) throws {
         let rows = try Fixtures.uint8("bicubic_\(name)_rows.npy")
         let sampled = [0, 1, 2, 337, 511, 512, 1021, 1022, 1023]  // make_video_fixtures.py LARGE_ROWS
         #expect(rows.shape == [sampled.count, 1024, 3])

@@ -9,7 +9,7 @@ named below are written; make_fixtures.py's are left alone.
    - `bicubic_<case>.npy`: the whole output (uint8 [H, W, 3]) of small cases;
    - `bicubic_<case>_rows.npy` (rows `LARGE_ROWS`, uint8 [len, W, 3]), `..._row_sums.npy`,
      `..._column_sums.npy` (int64 sums over all channels): the video-sized cases, which would
-     be megabytes whole.
+     be megabytes whole, and reference_outputs/demo/photo.png read and resized as upstream does.
 2. Hole filling as sam2's `fill_holes_in_mask_scores`, on a 256x256 score map made by
    `hole_scores` (integer arithmetic only, restated exactly by the Swift test):
    `holes_filled_256.npy` (uint8 [len(HOLE_AREAS), 256 * 256 / 8]): for each max_area, the
@@ -59,6 +59,8 @@ LARGE_CASES = [  # the video loader's real sizes: 4:3 and 16:9 frames to SAM 2's
     ("1920x1080_1024", 1920, 1080, 1024, 1024),
 ]
 LARGE_ROWS = [0, 1, 2, 337, 511, 512, 1021, 1022, 1023]
+# A photo file through upstream's whole chain, `Image.open(p).convert("RGB").resize((1024, 1024))`.
+PHOTO = os.path.join(HERE, "..", "..", "..", "reference_outputs", "demo", "photo.png")
 
 
 def bicubic(image, width, height):
@@ -70,8 +72,10 @@ def bicubic(image, width, height):
 def make_bicubic():
     for name, width, height, out_w, out_h in BICUBIC_CASES:
         np.save(path(f"bicubic_{name}.npy"), bicubic(pattern_image(width, height), out_w, out_h))
-    for name, width, height, out_w, out_h in LARGE_CASES:
-        out = bicubic(pattern_image(width, height), out_w, out_h)
+    large = [(name, bicubic(pattern_image(width, height), out_w, out_h)) for name, width, height, out_w, out_h in LARGE_CASES]
+    with Image.open(PHOTO) as photo:
+        large.append(("photo_1024", np.array(photo.convert("RGB").resize((1024, 1024)))))
+    for name, out in large:
         np.save(path(f"bicubic_{name}_rows.npy"), out[LARGE_ROWS])
         np.save(path(f"bicubic_{name}_row_sums.npy"), out.astype(np.int64).sum(axis=(1, 2)))
         np.save(path(f"bicubic_{name}_column_sums.npy"), out.astype(np.int64).sum(axis=(0, 2)))
