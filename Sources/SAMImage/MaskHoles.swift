@@ -9,8 +9,9 @@
 ///
 /// ref: sam2/utils/misc.py fill_holes_in_mask_scores: `labels, areas = get_connected_components(mask <= 0)`,
 /// `is_hole = (labels > 0) & (areas <= max_area)`, `torch.where(is_hole, 0.1, mask)`.
-/// ref: sam2/csrc/connected_components.cu merge: `if (img[idx]) P |= 0x777` (a pixel's whole 3x3
-/// neighbourhood) and the unions with the top-left block (`idx - 2 * W - 2`) through the left one:
+/// ref: sam2/csrc/connected_components.cu merge (sam2 1.1.0, lines 83-84 and 105-116): `if (img[idx])
+/// P |= 0x777` (a pixel's whole 3x3 neighbourhood) and the unions with the top-left block
+/// (`union_(label, idx, idx - 2 * W - 2)`), the top, top-right and left ones:
 /// 8-connectivity, as get_connected_components' docstring says. Upstream's kernel needs even
 /// heights and widths; this labels any size exactly, which is what the kernel computes on even ones.
 ///
