@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "saminspect", targets: ["saminspect"]),
         .executable(name: "samconvert", targets: ["samconvert"]),
         .executable(name: "samrun", targets: ["samrun"]),
+        .executable(name: "samtrack", targets: ["samtrack"]),
         .executable(name: "samverify", targets: ["samverify"]),
         .executable(name: "sambench", targets: ["sambench"]),
         // What an app links to segment with a .samw: no converter, HDF5, protobuf-c or crypto library.
@@ -129,13 +130,17 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
-        .target(name: "SAMVerify", dependencies: ["SAMFiles", "SAMImageFiles", "SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor", "SAMImage", "SAMParallel", "SAMBLAS", "SAMKernels"]),
+        .target(name: "SAMVerify", dependencies: ["SAMFiles", "SAMImageFiles", "SAMModelFile", "SAMPipeline", "SAMModel", "SAMFormats", "SAMTensor", "SAMImage", "SAMParallel", "SAMBLAS", "SAMKernels"]),
         .executableTarget(name: "samverify", dependencies: ["SAMEverythingFiles", "SAMFiles", "SAMImageFiles", "SAMVerify", "SAMEverything", "SAMPipeline", "SAMImage", "SAMFormats", "SAMModelFile", "SAMModel", "SAMKernels", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         .executableTarget(name: "sambench", dependencies: ["SAMModelFile", "SAMModel", "SAMImage", "SAMFormats", "SAMTensor", "SAMBLAS", "SAMPipeline", "SAMKernels", "CFMAPeak"]),
 
         .executableTarget(name: "samrun", dependencies: [
             "SAMEverythingFiles", "SAMFiles", "SAMImageFiles", "SAMCommandLine", "SAMPipeline", "SAMEverything", "SAMModel", "SAMKernels", "SAMImage", "SAMFormats", "SAMTensor",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .executableTarget(name: "samtrack", dependencies: [
+            "SAMFiles", "SAMImageFiles", "SAMCommandLine", "SAMPipeline", "SAMModelFile", "SAMKernels", "SAMImage", "SAMFormats", "SAMTensor",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 

@@ -150,7 +150,8 @@ public enum Converter {
 extension Sam {
     /// Canonical names of the components this model has.
     public var presentComponents: [String] {
-        [imageEncoder.map { _ in Sam.imageEncoderKey }, promptEncoder.map { _ in "prompt_encoder" }, maskDecoder.map { _ in "mask_decoder" }]
+        [imageEncoder.map { _ in Sam.imageEncoderKey }, promptEncoder.map { _ in "prompt_encoder" }, maskDecoder.map { _ in "mask_decoder" },
+         video.map { _ in Sam.videoKey }]
             .compactMap { $0 }
     }
 }

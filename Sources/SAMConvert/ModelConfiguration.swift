@@ -34,6 +34,12 @@ public enum ModelConfiguration {
             }
         }
         if let maxPoints { config.maxPoints = maxPoints }
+        // A config.json written for image mode says nothing of video mode: its sizes come from the weights.
+        let shapes = imported.tensors.mapValues(\.tensor.shape)
+        if config.imageEncoder.family == HieraFamily.name, SAM2VideoConfig.present(inShapes: shapes) {
+            // The config's switches (or the published defaults), the sizes from the weights.
+            config.video = SAM2VideoConfig.inferred(fromShapes: shapes, base: config.video ?? SAM2VideoConfig())
+        }
         try InGraphPreprocessing.reconcile(imported.facts.inGraphNormalization, with: &config,
                                            configSource: explicit == nil ? nil : configFile ?? "the given configuration")
         return config

@@ -24,6 +24,8 @@ public enum ImportRule: String, CaseIterable, Sendable, CustomStringConvertible 
     case sam2ComponentRenamed = "SAM 2 sam_prompt_encoder/sam_mask_decoder key, renamed"
     /// SAM 2's memory attention and encoder, object pointers, mask downsampler, memory encodings:
     /// only video mode runs them.
+    /// SAM 2's video weights from an upstream-named state dict: kept under their names.
+    case sam2VideoKept = "SAM 2 video weights (memory attention, memory encoder, object pointers) kept by name"
     case dropVideoOnly = "drop SAM 2 video-only weights (memory attention, memory encoder, object pointers)"
 
     // ONNX: names

@@ -111,7 +111,7 @@ struct ONNXWeightMapper {
     mutating func importWeight(_ stored: ONNXInitializer, storedName: String, uses: [ONNXUse],
                                derivation: Derivation = .stored) throws(ImportError) {
         // 0. A SAM 2 checkpoint name only video mode uses.
-        if SAM2Names.resolve(storedName) == .videoOnly {
+        if case .videoOnly = SAM2Names.resolve(storedName) {
             result.ignored.append(DroppedTensor(file: file, name: stored.name, rule: .dropVideoOnly))
             return
         }

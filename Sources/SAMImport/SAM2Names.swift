@@ -4,8 +4,8 @@
 /// their `sam_` prefix so SAM's modules and names serve both (`sam_mask_decoder.transformer...` ->
 /// `mask_decoder.transformer...`); `no_mem_embed`, which image mode adds to the embedding, keeps
 /// its name. What only video mode runs (memory attention and encoder, object pointers, the mask
-/// downsampler, memory position encodings) is recognised and left out with a note, never
-/// reported as unmapped.
+/// downsampler, memory position encodings) keeps its name too (`SAM2VideoModules` reads it); an
+/// ONNX graph's copy of such a weight is left out with a note.
 /// ref: sam2/modeling/sam2_base.py SAM2Base.__init__, _build_sam_heads
 public enum SAM2Names {
     /// SAM2Base's prompt encoder and mask decoder attributes, and their canonical components.
@@ -28,8 +28,8 @@ public enum SAM2Names {
     public enum Resolution: Equatable, Sendable {
         /// The canonical name, and the wrapper prefix stripped in front of the SAM 2 name.
         case canonical(String, wrapperPrefix: String)
-        /// A video-only weight: left out.
-        case videoOnly
+        /// A weight only video mode runs: its name, the wrapper prefix stripped.
+        case videoOnly(String, wrapperPrefix: String)
     }
 
     /// The canonical name of an exported parameter that keeps a SAM 2-only name (samexporter's
@@ -50,7 +50,7 @@ public enum SAM2Names {
                 return .canonical(([component] + parts[(index + 1)...]).joined(separator: "."), wrapperPrefix: prefix)
             }
             if imageModeParameters.contains(part), index == parts.count - 1 { return .canonical(part, wrapperPrefix: prefix) }
-            if videoOnly.contains(part) { return .videoOnly }
+            if videoOnly.contains(part) { return .videoOnly(parts[index...].joined(separator: "."), wrapperPrefix: prefix) }
             // A canonical component or a SAM module further along means this is not a SAM 2-only name.
             if ["image_encoder", "prompt_encoder", "mask_decoder"].contains(part) { return nil }
         }

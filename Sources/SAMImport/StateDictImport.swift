@@ -43,10 +43,6 @@ public enum StateDictImport {
                 result.dropped.append(DroppedTensor(file: path, name: key, rule: .dropVideoOnly))
                 continue
             }
-            if huggingFace == nil, case .videoOnly = SAM2Names.resolve(key) {
-                result.dropped.append(DroppedTensor(file: path, name: key, rule: .dropVideoOnly))
-                continue
-            }
             guard let (name, rule) = canonicalName(of: key, huggingFace: huggingFace, names: huggingFaceNames) else {
                 if entry.isWeightLike {
                     unmapped.append(UnmappedTensor(file: path, name: key, dtype: entry.dtype.shortName, shape: entry.shape,
@@ -100,7 +96,11 @@ extension StateDictImport {
     /// names, else the key itself, wrapper prefix stripped.
     static func canonicalName(of key: String, huggingFace: HuggingFaceLayout?, names: [String: String]?) -> (String, ImportRule)? {
         if let huggingFace { return names?[key].map { ($0, huggingFace.importRule) } }
-        if case .canonical(let name, _) = SAM2Names.resolve(key) { return (name, .sam2ComponentRenamed) }
+        switch SAM2Names.resolve(key) {
+        case .canonical(let name, _): return (name, .sam2ComponentRenamed)
+        case .videoOnly(let name, _): return (name, .sam2VideoKept)
+        case nil: break
+        }
         guard let resolved = CanonicalNames.resolve(key), resolved.path.contains(".") else { return nil }
         return (resolved.path, .stateDictKey)
     }

@@ -23,12 +23,14 @@ public struct ModelFileMetadata: Codable, Sendable, Equatable {
 
     /// The newest schema version this code reads and writes. Version 3 names a model family that is
     /// not its image encoder's plain one (SAM-HQ), which version-2 readers would build as that one:
-    /// only such files are written as 3, so the rest still load in earlier readers.
-    public static let currentSchemaVersion = 3
+    /// only such files are written as 3, so the rest still load in earlier readers. Version 4 holds
+    /// SAM 2's video modules (component `video`, config `video`), which earlier readers would refuse
+    /// as unused weights.
+    public static let currentSchemaVersion = 4
 
     /// The version a file of `config` is written with.
     public static func schemaVersion(for config: SAMConfig) -> Int {
-        config.modelFamilyName == nil ? 2 : currentSchemaVersion
+        config.video != nil ? 4 : config.modelFamilyName == nil ? 2 : 3
     }
 
     /// Model family and encoder name come from the config.

@@ -147,6 +147,7 @@ struct SamVerify: ParsableCommand {
         // This process is the tool's own: BLAS on one thread, freed memory kept for reuse.
         Kernels.tuneProcessForInference()
         if AutomaticMaskReferenceSet.isSet(at: references) { return verifyEverything() }
+        if VideoReferenceSet.isSet(at: references) { return verifyVideo() }
         if bfloat16 {
             do { try Kernels.setLinearPrecision(.bfloat16) } catch {
                 FileHandle.standardError.write(Data("samverify: --bf16: \(error)\n".utf8))

@@ -14,9 +14,11 @@ public struct SAMConfig: Codable, Sendable, Equatable {
     /// plain one (SAM-HQ over SAM's ViT); nil otherwise, so configurations of the plain families
     /// keep the bytes they had before families were named. `modelFamily` is the name in force.
     public var modelFamilyName: String?
+    /// SAM 2's video mode, when the model has it; nil (and absent from the JSON) otherwise.
+    public var video: SAM2VideoConfig?
 
     private enum CodingKeys: String, CodingKey {
-        case imageEncoder, promptEncoder, maskDecoder, minPoints, maxPoints
+        case imageEncoder, promptEncoder, maskDecoder, minPoints, maxPoints, video
         case modelFamilyName = "modelFamily"
     }
 

@@ -121,11 +121,15 @@ public struct MaskPrediction: Sendable, Equatable {
     public var iou: FloatTensor
     /// SAM 2's object-score logit [1, 1] (is the object present); nil for SAM.
     public var objectScoreLogits: FloatTensor?
+    /// The mask tokens' transformer outputs [K, C] (SAM 2: video mode's object pointers are made
+    /// from them); nil where the decoder does not hand them out.
+    public var maskTokenOutputs: FloatTensor?
 
-    public init(masks: FloatTensor, iou: FloatTensor, objectScoreLogits: FloatTensor? = nil) {
+    public init(masks: FloatTensor, iou: FloatTensor, objectScoreLogits: FloatTensor? = nil, maskTokenOutputs: FloatTensor? = nil) {
         self.masks = masks
         self.iou = iou
         self.objectScoreLogits = objectScoreLogits
+        self.maskTokenOutputs = maskTokenOutputs
     }
 
     /// Masks and scores `indices` (into all K) only, the logits clamped to `range` when given (the

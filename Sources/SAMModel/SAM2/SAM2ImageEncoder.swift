@@ -64,6 +64,17 @@ public struct SAM2ImageEncoder: ImageEncoder {
     /// ref: sam2_image_predictor.py SAM2ImagePredictor.set_image — forward_image (trunk, neck,
     /// conv_s0/conv_s1), _prepare_backbone_features, vision_feats[-1] + no_mem_embed
     public func features(_ image: FloatTensor, observer: ModuleObserver?) throws(ImageEncoderError) -> ImageFeatures {
+        try features(image, addingNoMemoryEmbedding: true, observer: observer)
+    }
+
+    /// The features as video mode takes them (`forward_image`, `_prepare_backbone_features`): the
+    /// coarsest map without `no_mem_embed` (only a frame tracked without memory adds it).
+    /// ref: sam2/sam2_video_predictor.py _get_image_feature
+    public func trackingFeatures(_ image: FloatTensor, observer: ModuleObserver? = nil) throws(ImageEncoderError) -> ImageFeatures {
+        try features(image, addingNoMemoryEmbedding: false, observer: observer)
+    }
+
+    func features(_ image: FloatTensor, addingNoMemoryEmbedding: Bool, observer: ModuleObserver?) throws(ImageEncoderError) -> ImageFeatures {
         let shape = image.shape
         guard shape.count == 4, shape[0] == 1, shape[1] == config.inChannels, shape[2] == config.imageSize,
               shape[3] == config.imageSize else {
@@ -89,7 +100,7 @@ public struct SAM2ImageEncoder: ImageEncoder {
             highResolution = highResolutionConvs.enumerated().map { level, conv in conv(fpn[level], observer: observer) }
         }
         var embedding = fpn.removeLast()
-        if let noMemoryEmbedding {
+        if addingNoMemoryEmbedding, let noMemoryEmbedding {
             // ref: set_image — vision_feats[-1] = vision_feats[-1] + self.model.no_mem_embed (per channel)
             Kernels.addBias(&embedding, channelBias: noMemoryEmbedding)
         }

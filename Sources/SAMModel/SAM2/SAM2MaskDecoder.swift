@@ -135,7 +135,10 @@ public struct SAM2MaskDecoder: PromptMaskDecoder {
             objectScore = predictsObjectScores ? FloatTensor(shape: [1, 1], data: [10]) : nil
         }
         if let objectScore { observer?("\(path):object_score_logits", objectScore) }
-        return MaskPrediction(masks: masks, iou: iou, objectScoreLogits: objectScore)
+        // ref: MaskDecoder.forward — mask_tokens_out = hs[:, s + 1 : (s + 1 + num_mask_tokens), :]
+        let tokenOutputs = FloatTensor(shape: [numMaskTokens, c],
+                                       data: Array(hs.data[((first + 1) * c)..<((first + 1 + numMaskTokens) * c)]))
+        return MaskPrediction(masks: masks, iou: iou, objectScoreLogits: objectScore, maskTokenOutputs: tokenOutputs)
     }
 
     /// The upscaled embedding [1, C/8, 4h, 4w]. With high-res maps, the modules run one by one:

@@ -8,5 +8,8 @@ public enum SAM2ModelFamily: ModelFamily {
     /// The decoder's transformer MLP width under SAM 2's naming and its object-score head.
     public static func refine(_ config: inout SAMConfig, fromShapes shapes: [String: [Int]]) {
         config.inferSAM2Decoder(fromShapes: shapes)
+        if SAM2VideoConfig.present(inShapes: shapes) {
+            config.video = SAM2VideoConfig.inferred(fromShapes: shapes, base: config.video ?? SAM2VideoConfig())
+        }
     }
 }

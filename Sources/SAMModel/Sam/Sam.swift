@@ -7,7 +7,9 @@ import SAMTensor
 /// so an encoder-only or decoder-only file still loads.
 public struct Sam: Sendable {
     public static let imageEncoderKey = "image_encoder"
-    public static let components = [imageEncoderKey, "prompt_encoder", "mask_decoder"]
+    public static let components = [imageEncoderKey, "prompt_encoder", "mask_decoder", videoKey]
+    /// SAM 2's video modules (`SAM2VideoModules.weightNames`), one component in a `.samw`.
+    public static let videoKey = "video"
 
     /// The component a stored tensor belongs to: its top-level module, except the weights SAM 2's
     /// image encoder runs in image mode although upstream keeps them elsewhere
@@ -16,6 +18,7 @@ public struct Sam: Sendable {
         if name == "no_mem_embed" || SAM2ImageEncoder.highResolutionProjections.contains(where: { name.hasPrefix($0 + ".") }) {
             return imageEncoderKey
         }
+        if SAM2VideoModules.owns(name) { return videoKey }
         return components.first { name.hasPrefix($0 + ".") }
     }
 
@@ -25,6 +28,8 @@ public struct Sam: Sendable {
     public let promptEncoder: PromptEncoder?
     /// The mask decoder of the model family's decoder family (`ModelFamily.maskDecoderFamily`).
     public let maskDecoder: (any PromptMaskDecoder)?
+    /// SAM 2's video modules, when the weights hold them (`config.video` sizes them).
+    public let video: SAM2VideoModules?
 
     /// Builds every component whose weights are present, then requires that every supplied weight was used.
     /// `densePositionalEncoding` ([1, C, g, g], e.g. `image_points_embeddings.bin`) replaces the one computed
@@ -59,6 +64,15 @@ public struct Sam: Sendable {
         }
         imageEncoder = try encoder.get()
         (promptEncoder, maskDecoder) = try decoders.get()
+        if weights.keys.contains(where: SAM2VideoModules.owns) {
+            guard let videoConfig = config.video else {
+                throw .invalid(key: "memory_attention", reason: "the weights hold SAM 2's video modules but the configuration has no "
+                               + "'video' section", source: weights.source)
+            }
+            video = try SAM2VideoModules(weights: weights, config: videoConfig, hiddenDim: config.maskDecoder.transformerDim)
+        } else {
+            video = nil
+        }
         try weights.finish()
     }
 

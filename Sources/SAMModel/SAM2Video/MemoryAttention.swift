@@ -1,0 +1,85 @@
+import SAMKernels
+import SAMTensor
+
+/// SAM 2's memory attention (`memory_attention`): the current frame's tokens attend to themselves,
+/// then to the memories and object pointers, in `layers` pre-norm layers with a ReLU feed-forward,
+/// then a final LayerNorm. As every published config builds it: the position encoding added at the
+/// input (scaled by 0.1) and to the cross-attention keys only (`pos_enc_at_input`,
+/// `pos_enc_at_cross_attn_keys`; not at self-attention nor at the cross-attention queries).
+/// ref: sam2/modeling/memory_attention.py MemoryAttention, MemoryAttentionLayer
+public struct MemoryAttention: Sendable {
+    public struct Layer: Sendable {
+        public let selfAttention: RoPEAttention
+        public let crossAttention: RoPEAttention
+        public let linear1: NN.Linear
+        public let linear2: NN.Linear
+        public let norm1: NN.LayerNorm
+        public let norm2: NN.LayerNorm
+        public let norm3: NN.LayerNorm
+    }
+
+    public let path: String
+    public let layers: [Layer]
+    public let norm: NN.LayerNorm
+    public let theta: Double
+
+    public var modelDim: Int { norm.weight.count }
+    public var memoryDim: Int { layers[0].crossAttention.keyValueDim }
+
+    public init(weights: WeightStore, path: String, config: SAM2VideoConfig, modelDim: Int) throws(WeightError) {
+        self.path = path
+        theta = config.ropeTheta
+        guard config.memoryAttentionLayers >= 1 else {
+            throw .invalid(key: "\(path).layers", reason: "the memory attention has no layers", source: weights.source)
+        }
+        layers = try (0..<config.memoryAttentionLayers).map { (index) throws(WeightError) in
+            let layer = "\(path).layers.\(index)"
+            let selfAttention = try RoPEAttention(weights: weights, path: "\(layer).self_attn", embeddingDim: modelDim,
+                                                  keyValueDim: modelDim, heads: config.memoryAttentionHeads, theta: config.ropeTheta)
+            let crossAttention = try RoPEAttention(weights: weights, path: "\(layer).cross_attn_image", embeddingDim: modelDim,
+                                                   keyValueDim: config.memoryDim, heads: config.memoryAttentionHeads,
+                                                   theta: config.ropeTheta)
+            return Layer(selfAttention: selfAttention, crossAttention: crossAttention,
+                         linear1: try NN.Linear(weights: weights, path: "\(layer).linear1", inFeatures: modelDim,
+                                                outFeatures: config.memoryAttentionFeedForward),
+                         linear2: try NN.Linear(weights: weights, path: "\(layer).linear2", inFeatures: config.memoryAttentionFeedForward,
+                                                outFeatures: modelDim),
+                         norm1: try NN.LayerNorm(weights: weights, path: "\(layer).norm1", dim: modelDim),
+                         norm2: try NN.LayerNorm(weights: weights, path: "\(layer).norm2", dim: modelDim),
+                         norm3: try NN.LayerNorm(weights: weights, path: "\(layer).norm3", dim: modelDim))
+        }
+        norm = try NN.LayerNorm(weights: weights, path: "\(path).norm", dim: modelDim)
+    }
+
+    /// current [L, C] (the frame's tokens, row-major over a `width` x `height` grid) and their
+    /// position encoding; memory and its position encoding [M, mem_dim], whose last `pointerTokens`
+    /// rows are object pointers -> [L, C].
+    /// ref: MemoryAttention.forward, MemoryAttentionLayer.forward, _forward_sa, _forward_ca
+    public func callAsFunction(current: FloatTensor, currentPosition: FloatTensor, memory: FloatTensor, memoryPosition: FloatTensor,
+                               pointerTokens: Int, width: Int, height: Int, observer: ModuleObserver? = nil) -> FloatTensor {
+        let headDim = layers[0].selfAttention.headDim
+        let rope = AxialRotaryEncoding(headDim: headDim, width: width, height: height, theta: theta)
+        // ref: forward — output = curr + 0.1 * curr_pos
+        var output = current
+        for i in output.data.indices { output.data[i] += 0.1 * currentPosition.data[i] }
+        // ref: _forward_ca — k = memory + pos
+        var keys = memory
+        Kernels.add(&keys, memoryPosition)
+        for (index, layer) in layers.enumerated() {
+            // ref: _forward_sa — tgt2 = norm1(tgt); q = k = v = tgt2
+            let normed1 = layer.norm1.normalized(output)
+            Kernels.add(&output, layer.selfAttention(queries: normed1, keys: normed1, values: normed1, rope: rope, observer: observer))
+            // ref: _forward_ca — tgt2 = norm2(tgt); cross_attn_image(q=tgt2, k=memory + pos, v=memory)
+            let normed2 = layer.norm2.normalized(output)
+            Kernels.add(&output, layer.crossAttention(queries: normed2, keys: keys, values: memory, rope: rope,
+                                                      excludedKeys: pointerTokens, observer: observer))
+            // ref: forward — tgt2 = linear2(relu(linear1(norm3(tgt)))); tgt = tgt + tgt2
+            let normed3 = layer.norm3.normalized(output)
+            let hidden = layer.linear1(normed3, then: .relu)
+            output = layer.linear2(hidden, then: Kernels.Epilogue(residual: output))
+            observer?("\(path).layers.\(index)", output)
+        }
+        norm(&output, observer: observer)
+        return output
+    }
+}

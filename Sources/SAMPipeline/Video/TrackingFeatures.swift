@@ -1,0 +1,39 @@
+import SAMModel
+import SAMTensor
+
+/// A frame's image features as video mode uses them: the coarsest map without `no_mem_embed`
+/// [1, C, g, g], the decoder's high-resolution maps, and the coarsest map's sine position encoding
+/// [1, C, g, g] (memory attention's `curr_pos`).
+/// ref: sam2/sam2_video_predictor.py _get_image_feature; sam2_base.py _prepare_backbone_features
+public struct TrackingFeatures: Sendable {
+    public let embedding: FloatTensor
+    public let highResolution: [FloatTensor]
+    public let position: FloatTensor
+
+    public var grid: Int { embedding.shape[2] }
+    public var channels: Int { embedding.shape[1] }
+}
+
+/// One object's result on one frame, as SAM2VideoPredictor keeps it (`compact_current_out`): the
+/// low-resolution mask logits after hole filling, the object-score logit, the object pointer and,
+/// once encoded, the frame's memory (rounded to bfloat16, as upstream stores it).
+public struct ObjectFrameOutput: Sendable {
+    /// `pred_masks` [1, 1, S/4, S/4].
+    public var lowResolutionLogits: FloatTensor
+    public var objectScore: Float
+    /// `obj_ptr` [1, C].
+    public var pointer: FloatTensor
+    /// `maskmem_features` [1, mem_dim, g, g], bfloat16 values held as float; nil until encoded.
+    public var memory: FloatTensor?
+}
+
+extension Float {
+    /// The nearest bfloat16 (ties to even), as `tensor.to(torch.bfloat16)` rounds; NaN stays NaN.
+    /// ref: c10/util/BFloat16.h round_to_nearest_even
+    var roundedToBFloat16: Float {
+        guard !isNaN else { return self }
+        let bits = bitPattern
+        let rounding: UInt32 = 0x7FFF + ((bits >> 16) & 1)
+        return Float(bitPattern: (bits &+ rounding) & 0xFFFF_0000)
+    }
+}

@@ -1,0 +1,31 @@
+import SAMImage
+import SAMTensor
+
+/// A video frame as SAM 2's video loader prepares it: resized to S x S with Pillow's default filter
+/// (bicubic, on the 8-bit pixels, aspect ratio not kept), divided by 255 in double, then normalised
+/// with ImageNet's mean and std in float32.
+/// ref: sam2/utils/misc.py _load_img_as_tensor, load_video_frames_from_jpg_images
+public enum VideoFramePreprocessing {
+    static let mean: [Float] = [0.485, 0.456, 0.406]
+    static let std: [Float] = [0.229, 0.224, 0.225]
+
+    /// [1, 3, side, side].
+    public static func normalized(_ image: RGBImage, side: Int) throws(TrackingError) -> FloatTensor {
+        let resized: RGBImage
+        do { resized = try PILResize.resize(image, width: side, height: side, filter: .bicubic) } catch {
+            throw .frames("resizing a frame: \(error)")
+        }
+        let plane = side * side
+        var data = [Float](repeating: 0, count: 3 * plane)
+        resized.pixels.withUnsafeBufferPointer { pixels in
+            for i in 0..<plane {
+                for c in 0..<3 {
+                    // ref: img_np / 255.0 (float64), stored into a float32 tensor; (x - mean) / std
+                    let x = Float(Double(pixels[i * 3 + c]) / 255.0)
+                    data[c * plane + i] = (x - mean[c]) / std[c]
+                }
+            }
+        }
+        return FloatTensor(shape: [1, 3, side, side], data: data)
+    }
+}

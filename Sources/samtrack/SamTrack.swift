@@ -1,0 +1,112 @@
+import ArgumentParser
+import Foundation
+import SAMCommandLine
+import SAMFiles
+import SAMImage
+import SAMImageFiles
+import SAMKernels
+import SAMModelFile
+import SAMPipeline
+
+/// `samtrack MODEL FRAMES_DIR --prompts prompts.json --out DIR`: SAM 2 tracks prompted objects
+/// through a folder of numbered frames.
+@main
+struct SamTrack: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "samtrack",
+        abstract: "Track objects through a folder of video frames with a SAM 2 .samw model (converted with its video modules).",
+        discussion: """
+        FRAMES_DIR holds the clip as numbered JPEG or PNG files (00000.jpg, 00001.jpg ...), ordered by number; \
+        every frame has one size. prompts.json is a list of {"frame": N, "object": ID, "points": [[x, y, label], ...], \
+        "box": [x0, y0, x1, y1], "mask": "file.png", "round": R} in the frame's pixels (label 1 foreground, 0 \
+        background; a mask PNG is the frame's size, a pixel is in it when a channel is 128 or more; its path is \
+        relative to prompts.json). As with SAM2VideoPredictor: each round's prompts are added in file order, \
+        then the objects are propagated through the clip; a later round corrects the tracked result (round 0 \
+        when not given). Outputs come from the last round's propagation.
+        Writes to --out: masks/<frame stem>/object_<id>.png (binary, frame size), logits/<frame stem>.npy \
+        (float32 [objects, 1, H, W], ascending object ids, before thresholding; --no-logits skips them), \
+        overlay/<frame stem>.png and result.json (per frame: object ids, object-score logits, mask areas; the \
+        prompts; the model). Files are staged and appear together; --out must not hold masks/, logits/ or \
+        overlay/ folders of an earlier run.
+        Exit status: 0 success; 2 bad input or usage (checked before anything is written).
+        """)
+
+    @Argument(help: "The .samw model (SAM 2 / 2.1 converted from its .pt, .safetensors or .h5).") var model: String
+    @Argument(help: "The folder of numbered frames.") var frames: String
+    @Option(help: "The prompts file (JSON).") var prompts: String
+    @Option(help: "Output folder.") var out: String = "samtrack-out"
+    @Flag(help: "Propagate towards the first frame.") var reverse = false
+    @Option(name: .customLong("start-frame"), help: "The frame propagation starts from (default: the first prompted frame).")
+    var startFrame: Int?
+    @Option(name: .customLong("max-frames"), help: "Frames tracked after the start frame, at most.") var maxFrames: Int?
+    @Flag(name: .customLong("no-logits"), help: "Do not write logits/<frame stem>.npy.") var noLogits = false
+    @Flag(name: .customLong("no-fill-holes"),
+          help: "Skip hole filling in the low-resolution masks (what upstream does on a CPU-only install, where its kernel is missing).")
+    var noFillHoles = false
+    @Flag(name: .customLong("corrections-as-conditioning"),
+          help: "A correction on a tracked frame makes it a conditioning frame (SAM2VideoPredictor's add_all_frames_to_correct_as_cond=True).")
+    var correctionsAsConditioning = false
+    @Option(name: .customLong("max-pixels"), help: "Largest frame (width x height) to decode.") var maxPixels: Int = ImageLimits.default.maxPixels
+    @Flag(name: .customLong("skip-checksums"), help: "Do not verify the model's weight checksums at load.") var skipChecksums = false
+
+    static func main() {
+        Kernels.restartWithStrongerBLASKernelsIfNeeded()
+        FaultContainment.install()
+        FaultContainment.removeTemporariesOnInterrupt()
+        Kernels.tuneProcessForInference()
+        mainExitingWithToolStatus()
+    }
+
+    mutating func run() throws {
+        if let startFrame, startFrame < 0 { throw TrackFailure("--start-frame \(startFrame) is negative") }
+        if let maxFrames, maxFrames < 0 { throw TrackFailure("--max-frames \(maxFrames) is negative") }
+        guard maxPixels >= 1 else { throw TrackFailure("--max-pixels must be at least 1, not \(maxPixels)") }
+        let limits = ImageLimits(maxPixels: maxPixels)
+        let clip = try TrackFailure.wrap { try FolderFrames(frames, limits: limits) }
+        if let startFrame, startFrame >= clip.frameCount {
+            throw TrackFailure("--start-frame \(startFrame) is past the clip's last frame \(clip.frameCount - 1)")
+        }
+        let file = try TrackFailure.wrap { try PromptsFile(path: prompts, frameCount: clip.frameCount, frameSize: clip.frameSize, limits: limits) }
+        let modelPath = model
+        let loaded = try TrackFailure.wrap { try ModelFile.load(modelPath, verifyingChecksums: !skipChecksums) }
+        var tracking = try TrackFailure.wrap { try TrackingModel(sam: loaded.sam) }
+        if noFillHoles { tracking.fillHoleArea = 0 }
+        if correctionsAsConditioning { tracking.addCorrectionsAsConditioning = true }
+        let outputs = try TrackFailure.wrap {
+            try TrackOutputs(folder: out, inputs: [modelPath, frames, prompts] + file.maskFiles, stems: clip.folder.stems, writeLogits: !noLogits)
+        }
+        var tracker = try TrackFailure.wrap { try VideoTracker(model: tracking, frames: clip) }
+        let started = Date()
+        var done = 0
+        var masks: [Int: [UInt8]] = [:]
+        for (entry, mask) in file.masks.enumerated() { if let mask { masks[entry] = mask } }
+        try TrackFailure.wrap {
+            try tracker.run(file.prompts, masks: masks, start: startFrame, maxFrames: maxFrames, reverse: reverse) { (frame) throws(TrackingError) in
+                do { try outputs.write(frame, image: { try clip.frame(at: frame.frameIndex) }, prompts: file.prompts) } catch {
+                    throw .frames("writing the outputs of frame \(frame.frameIndex): \(error)")
+                }
+                done += 1
+                let seconds = Date().timeIntervalSince(started)
+                FileHandle.standardError.write(Data(String(format: "samtrack: frame %@ (%d of %d) %.2f frames/s\n",
+                                                           clip.folder.stems[frame.frameIndex], done, clip.frameCount,
+                                                           Double(done) / max(seconds, 1e-9)).utf8))
+            }
+        }
+        try TrackFailure.wrap {
+            try outputs.finish(prompts: file, model: loaded.metadata.identity, options: [
+                "reverse": reverse, "start_frame": startFrame.map { $0 as Any } ?? NSNull(), "max_frames": maxFrames.map { $0 as Any } ?? NSNull(),
+                "fill_hole_area": tracking.fillHoleArea, "corrections_as_conditioning": tracking.addCorrectionsAsConditioning,
+            ])
+        }
+    }
+}
+
+struct TrackFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ message: String) { description = message }
+
+    /// Runs `body`, turning any error into a TrackFailure with its own message.
+    static func wrap<T>(_ body: () throws -> T) throws(TrackFailure) -> T {
+        do { return try body() } catch let failure as TrackFailure { throw failure } catch { throw TrackFailure("\(error)") }
+    }
+}
