@@ -163,6 +163,6 @@ let package = Package(
         .testTarget(name: "SAMEverythingTests", dependencies: [
             "SAMEverythingFiles", "SAMFiles", "SAMImageFiles", "SAMEverything", "SAMPipeline", "SAMConvert", "SAMImage", "SAMModel", "SAMFormats", "SAMTensor", "SAMTestSupport",
         ], exclude: ["Fixtures"]),
-        .testTarget(name: "SAMVerifyTests", dependencies: ["SAMFiles", "SAMImageFiles", "SAMVerify", "SAMConvert", "SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor", "SAMImage", "SAMTestSupport", "SAMKernels", "SAMBLAS"]),
+        .testTarget(name: "SAMVerifyTests", dependencies: ["SAMFiles", "SAMImageFiles", "SAMVerify", "SAMPipeline", "SAMConvert", "SAMModelFile", "SAMModel", "SAMFormats", "SAMTensor", "SAMImage", "SAMTestSupport", "SAMKernels", "SAMBLAS"]),
     ]
 )

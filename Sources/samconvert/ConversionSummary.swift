@@ -36,6 +36,11 @@ struct ConversionSummary {
             emit("  mask decoder: dim \(decoder.transformerDim), depth \(decoder.depth), heads \(decoder.numHeads), mlp \(decoder.mlpDim), "
                         + "\(decoder.numMultimaskOutputs + 1) masks" + (decoder.sam2.map(sam2Summary) ?? ""))
         }
+        if let video = config.video, metadata.components.contains(Sam.videoKey) {
+            emit("  video: memory attention \(video.memoryAttentionLayers) layers, memory width \(video.memoryDim), "
+                 + "\(video.numMaskmem) memories, object pointers \(video.useObjectPointers ? "on" : "off")"
+                 + (video.projectTemporalEncodingInPointers ? " with projected temporal encodings (SAM 2.1)" : " (SAM 2.0)"))
+        }
         let videoOnly = imported.dropped.filter { $0.rule == .dropVideoOnly } + imported.ignored.filter { $0.rule == .dropVideoOnly }
         if !videoOnly.isEmpty {
             emit("  left out: \(videoOnly.count) video-only tensors (memory attention and encoder, object pointers); "

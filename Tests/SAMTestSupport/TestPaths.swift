@@ -22,6 +22,8 @@ public enum TestPaths {
     public static let samHQTinyViTTinyReferences = packageRoot + "/reference_outputs/sam_hq_tiny_vit_tiny"
     /// converters/export_efficientvit_sam.py's tiny EfficientViT-SAM set (L0's structure at small widths).
     public static let efficientViTSAMTinyReferences = packageRoot + "/reference_outputs/efficientvit_sam_tiny"
+    /// converters/export_sam2_video.py's tiny video set (SAM 2.1 tiny's structure at small widths, 8 frames).
+    public static let sam2TinyVideoReferences = packageRoot + "/reference_outputs/sam2_tiny_video"
     /// Its checkpoint, as the published .pt files are laid out.
     public static let sam2TinyCheckpoint = sam2TinyReferences + "/sam2.1_hiera_tiny_widths.pt"
 

@@ -65,10 +65,9 @@ public struct Sam: Sendable {
         imageEncoder = try encoder.get()
         (promptEncoder, maskDecoder) = try decoders.get()
         if weights.keys.contains(where: SAM2VideoModules.owns) {
-            guard let videoConfig = config.video else {
-                throw .invalid(key: "memory_attention", reason: "the weights hold SAM 2's video modules but the configuration has no "
-                               + "'video' section", source: weights.source)
-            }
+            // A configuration without a video section (one written for image mode) takes its sizes from the weights.
+            let shapes = Dictionary(uniqueKeysWithValues: weights.keys.compactMap { key in weights.shape(of: key).map { (key, $0) } })
+            let videoConfig = config.video ?? SAM2VideoConfig.inferred(fromShapes: shapes)
             video = try SAM2VideoModules(weights: weights, config: videoConfig, hiddenDim: config.maskDecoder.transformerDim)
         } else {
             video = nil

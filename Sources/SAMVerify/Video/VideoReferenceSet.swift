@@ -64,7 +64,6 @@ public struct VideoReferenceSet {
         expectedStems = stems
         objectIDs = (record["objects"] as? [Int]) ?? []
         fillHoles = (record["fill_holes"] as? Bool) ?? false
-        fillHoleArea = (record["fill_hole_area"] as? Int) ?? (video["fill_hole_area"] as? Int) ?? 8
         // The predictor's switch, as the set's config.json records the model that ran.
         var video: [String: Any] = [:]
         if let data = try? Data(contentsOf: URL(fileURLWithPath: folder + "/config.json")),
@@ -73,6 +72,7 @@ public struct VideoReferenceSet {
         }
         correctionsAsConditioning = (record["add_all_frames_to_correct_as_cond"] as? Bool)
             ?? (video["add_all_frames_to_correct_as_cond"] as? Bool) ?? false
+        fillHoleArea = (record["fill_hole_area"] as? Int) ?? (video["fill_hole_area"] as? Int) ?? 8
         reverse = (record["reverse"] as? Bool) ?? false
         startFrame = record["start_frame"] as? Int
         maxFrames = record["max_frames"] as? Int

@@ -1,0 +1,98 @@
+import Foundation
+import SAMConvert
+import SAMFormats
+import SAMTensor
+import SAMTestSupport
+import Testing
+
+let samtrackTool = CommandLineTool("samtrack")
+
+/// samtrack as users call it, on the tiny video set: every output on success; on bad input a message
+/// naming the frame, object or limit, exit 2, and nothing written.
+@Suite("Pipeline: the samtrack command line")
+struct SamTrackCommandLineTests {
+    static let set = TestPaths.sam2TinyVideoReferences
+
+    static func model(in folder: String) throws -> String {
+        var request = ConversionRequest(inputs: [set + "/checkpoint.pt"], output: folder + "/video.samw")
+        request.configFile = set + "/config.json"
+        _ = try Converter.run(request)
+        return request.output
+    }
+
+    /// The set's frames and masks copied into `folder` (so a test can change them), and its prompts.
+    static func clip(in folder: String) throws -> (frames: String, prompts: String) {
+        let manager = FileManager.default
+        try manager.copyItem(atPath: set + "/frames", toPath: folder + "/frames")
+        try manager.copyItem(atPath: set + "/masks", toPath: folder + "/masks")
+        try manager.copyItem(atPath: set + "/prompts.json", toPath: folder + "/prompts.json")
+        return (folder + "/frames", folder + "/prompts.json")
+    }
+
+    @Test("a run writes masks, logits, overlays and result.json for every frame; logits are upstream's")
+    func outputs() throws {
+        let folder = try TestPaths.temporaryFolder("samtrack")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let model = try Self.model(in: folder)
+        let (frames, prompts) = try Self.clip(in: folder)
+        let run = try samtrackTool.run([model, frames, "--prompts", prompts, "--out", folder + "/out"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("frame 00007 (8 of 8)"))
+        let manager = FileManager.default
+        #expect(Set(try manager.contentsOfDirectory(atPath: folder + "/out")) == ["masks", "logits", "overlay", "result.json"])
+        #expect(Set(try manager.contentsOfDirectory(atPath: folder + "/out/masks/00003")) == ["object_1.png", "object_2.png", "object_3.png"])
+        for stem in (0..<8).map({ String(format: "%05d", $0) }) {
+            let native = try NPY.read(folder + "/out/logits/\(stem).npy"), reference = try NPY.read(Self.set + "/reference/logits/\(stem).npy")
+            #expect(native.shape == [3, 1, 48, 64] && native.shape == reference.shape)
+            let worst = zip(native.floats(), reference.floats()).map { abs($0 - $1) }.max() ?? .infinity
+            #expect(worst < 1e-4, "\(stem): \(worst)")
+            #expect(manager.fileExists(atPath: folder + "/out/overlay/\(stem).png"))
+        }
+        let result = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/out/result.json"))) as? [String: Any]
+        let perFrame = result?["frames"] as? [[String: Any]]
+        #expect(perFrame?.count == 8 && (perFrame?.first?["objects"] as? [Int]) == [1, 2, 3])
+        #expect((result?["prompts"] as? [Any])?.count == 4 && (result?["model"] as? String)?.isEmpty == false)
+        // --no-logits leaves logits/ out.
+        let lean = try samtrackTool.run([model, frames, "--prompts", prompts, "--out", folder + "/lean", "--no-logits", "--max-frames", "2"])
+        #expect(lean.status == 0, "\(lean.stderr)")
+        #expect(Set(try manager.contentsOfDirectory(atPath: folder + "/lean")) == ["masks", "overlay", "result.json"])
+    }
+
+    /// Runs samtrack with `prompts` written as the prompts file (or the given frames); it must exit 2
+    /// with `message` in its error and write nothing.
+    static func refuses(_ promptsJSON: String?, message: String, changeFrames: ((String) throws -> Void)? = nil) throws {
+        let folder = try TestPaths.temporaryFolder("samtrack-bad")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let model = try model(in: folder)
+        let (frames, prompts) = try clip(in: folder)
+        if let promptsJSON { try promptsJSON.write(toFile: prompts, atomically: true, encoding: .utf8) }
+        try changeFrames?(frames)
+        let started = Date()
+        let run = try samtrackTool.run([model, frames, "--prompts", prompts, "--out", folder + "/out"])
+        #expect(run.status == 2, "\(run.stderr)")
+        #expect(run.stderr.contains(message), "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
+        #expect(Date().timeIntervalSince(started) < 30)
+    }
+
+    @Test("bad prompts: a frame past the end, NaN, an entry with no prompt, too many objects")
+    func badPrompts() throws {
+        try Self.refuses(#"[{"frame": 8, "object": 1, "points": [[10, 10, 1]]}]"#, message: "frame 8")
+        try Self.refuses(#"[{"frame": 0, "object": 1, "points": [[NaN, 10, 1]]}]"#, message: "NaN")
+        try Self.refuses(#"[{"frame": 0, "object": 1}]"#, message: "entry 0")
+        let many = (0..<10_000).map { #"{"frame": 0, "object": \#($0), "points": [[10, 10, 1]]}"# }.joined(separator: ",")
+        try Self.refuses("[" + many + "]", message: "64")
+    }
+
+    @Test("bad frames: two sizes in one folder, a file that is not a frame")
+    func badFrames() throws {
+        try Self.refuses(nil, message: "00003") { frames in
+            // A frame of another size (the first frame is 64x48).
+            try FileManager.default.removeItem(atPath: frames + "/00003.jpg")
+            try FileManager.default.copyItem(atPath: TestPaths.packageRoot + "/reference_outputs/demo/photo.png", toPath: frames + "/00003.png")
+        }
+        try Self.refuses(nil, message: "notes.txt") { frames in
+            try "not a frame".write(toFile: frames + "/notes.txt", atomically: true, encoding: .utf8)
+        }
+    }
+}
