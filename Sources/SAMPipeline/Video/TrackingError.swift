@@ -10,6 +10,8 @@ public enum TrackingError: Error, Sendable, Equatable, CustomStringConvertible {
     case frame(Int, String)
     /// The frames could not be read.
     case frames(String)
+    /// Tracking was stopped (the consuming task was cancelled).
+    case cancelled
 
     public var description: String {
         switch self {
@@ -18,6 +20,7 @@ public enum TrackingError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidRequest(let message): message
         case .frame(let index, let message): "frame \(index): \(message)"
         case .frames(let message): message
+        case .cancelled: "tracking was cancelled"
         }
     }
 }

@@ -2,7 +2,7 @@ import SAMImage
 
 /// The frames of a clip, read one at a time (a folder of JPEG/PNG files, a decoder, frames in
 /// memory). Every frame has `frameSize`; the tracker keeps none of them.
-public protocol VideoFrameSource {
+public protocol VideoFrameSource: Sendable {
     var frameCount: Int { get }
     var frameSize: ImageSize { get }
     /// The frame at `index` (0 ..< frameCount); an error names the frame.

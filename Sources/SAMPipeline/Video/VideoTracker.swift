@@ -16,7 +16,7 @@ import SAMTensor
 /// with the clip. A caller that will correct tracked frames later names them in `retainedFrames`
 /// before propagating (samtrack does, from its later rounds' prompts).
 /// ref: sam2/sam2_video_predictor.py SAM2VideoPredictor
-public struct VideoTracker {
+public struct VideoTracker: Sendable {
     public let model: TrackingModel
     public let frames: any VideoFrameSource
     /// Frames whose tracked outputs (and those they attend to) survive propagation.

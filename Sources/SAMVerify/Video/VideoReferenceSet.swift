@@ -9,7 +9,7 @@ import SAMTensor
 /// `reference.json` (what upstream ran: the frames its last propagation yielded, objects, hole
 /// filling, propagation options, dumped modules) and `reference/` (per frame logits, object scores,
 /// low-resolution logits; per frame and object module dumps).
-public struct VideoReferenceSet {
+public struct VideoReferenceSet: Sendable {
     public let folder: String
     public let frames: FrameFolder
     public let frameSize: ImageSize

@@ -1,0 +1,68 @@
+import Foundation
+import SAMConvert
+import SAMImage
+import SAMImageFiles
+import SAMModelFile
+import SAMPipeline
+import SAMTestSupport
+import Testing
+
+/// The tracker as an app uses it: frames in memory, results as an async sequence, cancellable.
+@Suite("Pipeline: video tracking as an async sequence")
+struct VideoTrackerAsyncTests {
+    static let set = TestPaths.sam2TinyVideoReferences
+
+    static func tracker(in folder: String) throws -> (VideoTracker, [TrackPrompt], [Int: [UInt8]]) {
+        var request = ConversionRequest(inputs: [set + "/checkpoint.pt"], output: folder + "/video.samw")
+        request.configFile = set + "/config.json"
+        _ = try Converter.run(request)
+        let model = try ModelFile.load(request.output)
+        let names = try FileManager.default.contentsOfDirectory(atPath: set + "/frames").sorted()
+        let frames = try InMemoryFrames(try names.map { try ImageIO.read(set + "/frames/" + $0) })
+        let prompts = try TrackPromptFile.parse(Array(try Data(contentsOf: URL(fileURLWithPath: set + "/prompts.json"))), source: "prompts.json")
+        var masks: [Int: [UInt8]] = [:]
+        for (entry, prompt) in prompts.enumerated() {
+            guard let file = prompt.maskFile else { continue }
+            let image = try ImageIO.read(set + "/" + file)
+            masks[entry] = (0..<(image.width * image.height)).map { image.pixels[$0 * 3] >= 128 ? 1 : 0 }
+        }
+        return (try VideoTracker(model: try TrackingModel(sam: model.sam), frames: frames), prompts, masks)
+    }
+
+    @Test("the stream yields the frames run() gives, in order, bit for bit")
+    func streamMatchesRun() async throws {
+        let folder = try TestPaths.temporaryFolder("video-async")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (tracker, prompts, masks) = try Self.tracker(in: folder)
+        var synchronous = tracker, expected: [TrackedFrame] = []
+        try synchronous.run(prompts, masks: masks) { expected.append($0) }
+        var streamed: [TrackedFrame] = []
+        for try await frame in tracker.frames(prompts, masks: masks) { streamed.append(frame) }
+        #expect(streamed.map(\.frameIndex) == Array(0..<8) && streamed.map(\.frameIndex) == expected.map(\.frameIndex))
+        #expect(streamed.map(\.logits) == expected.map(\.logits) && streamed.map(\.objectScores) == expected.map(\.objectScores))
+        #expect(streamed[1].objectIDs == [1, 2, 3])
+    }
+
+    @Test("cancelling the consumer ends the stream early (tracking stops)")
+    func cancellation() async throws {
+        let folder = try TestPaths.temporaryFolder("video-cancel")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (tracker, prompts, masks) = try Self.tracker(in: folder)
+        let consumer = Task { () -> (Int, (any Error)?) in
+            var count = 0
+            do {
+                for try await _ in tracker.frames(prompts, masks: masks) {
+                    count += 1
+                    if count == 2 { withUnsafeCurrentTask { $0?.cancel() } }
+                }
+            } catch {
+                return (count, error)
+            }
+            return (count, nil)
+        }
+        let (count, error) = await consumer.value
+        #expect(count >= 2 && count < 8, "\(count) frames")
+        // A cancelled consumer's iteration ends (AsyncThrowingStream returns nil, or the producer's CancellationError).
+        #expect(error == nil || error is CancellationError, "\(String(describing: error))")
+    }
+}
