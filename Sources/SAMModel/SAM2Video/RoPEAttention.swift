@@ -39,17 +39,25 @@ public struct RoPEAttention: Sendable {
     public func callAsFunction(queries: FloatTensor, keys: FloatTensor, values: FloatTensor, rope: AxialRotaryEncoding,
                                excludedKeys: Int = 0, observer: ModuleObserver? = nil) -> FloatTensor {
         var q = qProj(queries).data, k = kProj(keys).data
-        let v = vProj(values)
         let queryLength = queries.shape[0], keyLength = keys.shape[0], width = qProj.outFeatures
         precondition(queryLength == rope.tokenCount, "RoPE: \(queryLength) queries on a \(rope.width)x\(rope.height) grid")
         // ref: apply_rotary_enc — q and k[:, :, :num_k_rope]; the keys repeat the queries' angles
         rope.rotate(&q, tokens: queryLength, heads: heads)
         rope.rotate(&k, tokens: keyLength - excludedKeys, heads: heads)
-        // ref: F.scaled_dot_product_attention (scale 1 / sqrt(head dim))
-        let attended = Kernels.attention(q: FloatTensor(shape: [1, queryLength, width], data: q),
-                                         k: FloatTensor(shape: [1, keyLength, width], data: k),
-                                         v: v.reshaped([1, keyLength, width]), heads: heads,
-                                         scale: 1 / Float(headDim).squareRoot(), bias: nil)
+        let scale = 1 / Float(headDim).squareRoot()
+        let q3 = FloatTensor(shape: [1, queryLength, width], data: q), k3 = FloatTensor(shape: [1, keyLength, width], data: k)
+        let attended: FloatTensor
+        if heads == 1 && keyValueDim < width {
+            // The values carry no rotation: softmax(q kᵀ) (x W_vᵀ + b_v) = (softmax(q kᵀ) x) W_vᵀ + b_v, as each
+            // row of weights sums to one. Attending over the memories' 64 channels instead of the projected 256
+            // takes a third of cross-attention's products off; the sums associate differently (rounding only).
+            let mixed = Kernels.attention(q: q3, k: k3, v: values.reshaped([1, keyLength, keyValueDim]), heads: 1, scale: scale, bias: nil)
+            attended = vProj(mixed)
+        } else {
+            // ref: F.scaled_dot_product_attention (scale 1 / sqrt(head dim))
+            attended = Kernels.attention(q: q3, k: k3, v: vProj(values).reshaped([1, keyLength, width]), heads: heads, scale: scale,
+                                         bias: nil)
+        }
         let y = outProj(attended.reshaped([queryLength, width]))
         observer?(path, y)
         return y
