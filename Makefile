@@ -17,7 +17,8 @@ CPU_FLAGS    ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma 
 RELEASE      := -c release $(CPU_FLAGS)
 
 .PHONY: setup build test test-blas-paths test-release-tools check-dependency check-reference-set check-drops docs verify verify-fuzz demo references venv \
-        regen-onnx-proto clean bench bench-venv bench-encoders bench-everything fuzz fuzz-explore test-asan sam2-references verify-sam2 bench-sam2
+        regen-onnx-proto clean bench bench-venv bench-encoders bench-everything fuzz fuzz-explore test-asan sam2-references verify-sam2 bench-sam2 \
+        bench-video video-references verify-video
 
 setup:
 	@scripts/setup.sh
@@ -220,6 +221,51 @@ bench-sam2: setup bench-venv
 	$(SWIFT) build $(RELEASE) --product samconvert
 	env -u OPENBLAS_CORETYPE $(PYTHON) benchmarks/run_sam2_bench.py --bin "$$($(SWIFT) build $(RELEASE) --show-bin-path)" \
 	    --set "$(SAM2_SET)" --threads 2 --rounds 10 --bf16 --json out/bench-sam2.json
+
+# SAM 2 video tracking: samtrack beside upstream's SAM2VideoPredictor on a video set (VIDEO_SET, from
+# converters/export_sam2_video.py): the set's weights (samconvert of its checkpoint.pt), frames and prompts,
+# its first object alone then its first two, separate processes, 3 interleaved rounds, 2 threads each;
+# per-frame medians (the last round's propagation), tracking and process times, peak RSS, and samtrack's
+# peak RSS on a 10-frame and a 200-frame clip of the set's frames (target <= 1.2x). Prints a table, writes
+# out/bench-video.json (benchmarks/run_video_bench.py). Needs the converters' venv (torch, sam2).
+# VIDEO_BENCH_ARGS passes options to the script (e.g. --rounds 1 --max-frames 2 --skip-memory for a quick run).
+VIDEO_SETS       ?= /tmp/video-sets
+VIDEO_SET        ?= $(VIDEO_SETS)/sam21t-seed0
+VIDEO_BENCH_ARGS ?=
+bench-video: setup venv
+	@test -f "$(VIDEO_SET)/reference.json" || { echo "bench-video: $(VIDEO_SET)/reference.json is missing (converters/export_sam2_video.py)" >&2; exit 1; }
+	$(SWIFT) build $(RELEASE) --product samconvert
+	$(SWIFT) build $(RELEASE) --product samtrack
+	env -u OPENBLAS_CORETYPE $(PYTHON) benchmarks/run_video_bench.py --bin "$$($(SWIFT) build $(RELEASE) --show-bin-path)" \
+	    --set "$(VIDEO_SET)" --threads 2 --rounds 3 --json out/bench-video.json --build-flags "$(CPU_FLAGS)" $(VIDEO_BENCH_ARGS)
+
+# Full-size SAM 2 video sets (converters/export_sam2_video.py, seeded weights, 8 frames of 640x480) into
+# VIDEO_SETS, never committed: SAM 2.1 tiny with and without hole filling (checkpoint also as safetensors and
+# HDF5), SAM 2.1 small, SAM 2.0 tiny, and SAM 2.1 tiny with an object that disappears. A few minutes each.
+video-references: setup venv
+	@mkdir -p "$(VIDEO_SETS)"
+	$(PYTHON) converters/export_sam2_video.py --model sam2.1_hiera_tiny --seed 0 --scenario standard --dump-frames 1,4,7 --formats pt,safetensors,h5 --out "$(VIDEO_SETS)/sam21t-seed0"
+	$(PYTHON) converters/export_sam2_video.py --model sam2.1_hiera_tiny --seed 0 --scenario standard --no-fill-holes --dump-frames 1,4,7 --formats pt,safetensors,h5 --out "$(VIDEO_SETS)/sam21t-seed0-noholes"
+	$(PYTHON) converters/export_sam2_video.py --model sam2.1_hiera_small --seed 0 --scenario standard --dump-frames 1,4,7 --formats pt,safetensors,h5 --out "$(VIDEO_SETS)/sam21s-seed0"
+	$(PYTHON) converters/export_sam2_video.py --model sam2_hiera_tiny --seed 0 --scenario standard --dump-frames 1,4,7 --formats pt,safetensors,h5 --out "$(VIDEO_SETS)/sam20t-seed0"
+	$(PYTHON) converters/export_sam2_video.py --model sam2.1_hiera_tiny --seed 0 --scenario disappear --auto-object-score-bias --object-score-gain 40 --bias-scan 5.35,5.55,0.05 --dump-frames 1,2,4,7 --formats pt,safetensors --out "$(VIDEO_SETS)/sam21t-disappear"
+
+# samtrack's tracking checked frame by frame against those sets (samverify on a video set): each set's
+# checkpoint converted (VIDEO_FORMAT: pt, safetensors or h5), logits within 1e-3 on every frame, masks IoU
+# >= 0.99, object scores within 1e-3; reports in out/verify-video/.
+VIDEO_VERIFY_SETS ?= sam21t-seed0 sam21t-seed0-noholes sam21s-seed0 sam20t-seed0 sam21t-disappear
+VIDEO_FORMAT      ?= pt
+verify-video: setup
+	$(SWIFT) build $(RELEASE) --product samconvert
+	$(SWIFT) build $(RELEASE) --product samverify
+	@mkdir -p out/verify-video
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && status=0; \
+	for name in $(VIDEO_VERIFY_SETS); do set="$(VIDEO_SETS)/$$name"; \
+	    test -f "$$set/reference.json" || { echo "verify-video: $$set is missing (make video-references)" >&2; exit 2; }; \
+	    $(RELEASE_BIN)/samconvert "$$set/checkpoint.$(VIDEO_FORMAT)" --config "$$set/config.json" --out "$$tmp/$$name.samw" >/dev/null || exit 2; \
+	    echo "== $$name ($(VIDEO_FORMAT))"; \
+	    $(RELEASE_BIN)/samverify "$$tmp/$$name.samw" --references "$$set" --quiet | tee "out/verify-video/$$name.txt" || status=1; \
+	done; exit $$status
 
 # Full-size SAM 2.1 reference sets (seeded weights, the full-size set's photo, samexporter's ONNX pair) into
 # SAM2_SETS: several GB with the checkpoints, never committed. SAM2_CONFIGS picks the models.

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Optional, Set
+from typing import Any, List, Optional, Set, Tuple
 
 import torch
 from torch import nn
@@ -35,11 +35,36 @@ import sam2_configs
 def build(name: str) -> SAM2Base:
     """SAM2Base for configuration ``name``, in eval mode, with upstream's initial weights."""
     cfg = sam2_configs.CONFIGS[name]
+    return _instantiate(name, _compose(cfg["hydra"], sam2_configs.POSTPROCESSING_OVERRIDES + cfg["overrides"]))
+
+
+def build_video(name: str) -> Tuple[SAM2Base, Any]:
+    """SAM2VideoPredictor for configuration ``name`` as sam2.build_sam.build_sam2_video_predictor
+    builds it (its class override first, then the extra overrides with its post-processing ones
+    appended), in eval mode, with upstream's initial weights; and the composed hydra config."""
+    composed = video_composed(name)
+    return _instantiate(name, composed), composed
+
+
+def video_composed(name: str) -> Any:
+    """The hydra config build_video instantiates."""
+    cfg = sam2_configs.CONFIGS[name]
+    overrides = ([sam2_configs.VIDEO_TARGET_OVERRIDE] + cfg["overrides"] + sam2_configs.POSTPROCESSING_OVERRIDES
+                 + sam2_configs.VIDEO_POSTPROCESSING_OVERRIDES)
+    return _compose(cfg["hydra"], overrides)
+
+
+def _compose(hydra_config: str, overrides: List[str]) -> Any:
     GlobalHydra.instance().clear()
     config_dir = Path(sam2.__file__).resolve().parent
     with initialize_config_dir(config_dir=str(config_dir), version_base="1.2"):
-        composed = compose(config_name=cfg["hydra"], overrides=sam2_configs.POSTPROCESSING_OVERRIDES + cfg["overrides"])
+        composed = compose(config_name=hydra_config, overrides=overrides)
     OmegaConf.resolve(composed)
+    return composed
+
+
+def _instantiate(name: str, composed: Any) -> SAM2Base:
+    cfg = sam2_configs.CONFIGS[name]
     model = instantiate(composed.model, _recursive_=True)
     if cfg["heads"]:
         shrink_heads_(model, **cfg["heads"])
@@ -135,9 +160,11 @@ def save_checkpoint(model: SAM2Base, path: Path) -> None:
     torch.save({"model": model.state_dict()}, path)
 
 
-def weighted_model(name: str, seed: int, checkpoint: Optional[Path]) -> SAM2Base:
+def weighted_model(name: str, seed: int, checkpoint: Optional[Path], video: bool = False) -> SAM2Base:
+    """``build(name)`` (``video``: ``build_video(name)``'s SAM2VideoPredictor, which has the same
+    modules, so the same seed gives the same weights) with a checkpoint's or seeded weights."""
     torch.manual_seed(seed)
-    model = build(name)
+    model = build_video(name)[0] if video else build(name)
     if checkpoint:
         load_checkpoint_(model, checkpoint)
     else:
