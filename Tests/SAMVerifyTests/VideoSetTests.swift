@@ -22,17 +22,24 @@ struct VideoSetTests {
         return request.output
     }
 
-    @Test("every frame's logits within 1e-4 of upstream's, masks identical, modules within tolerance")
-    func tracksAsUpstream() throws {
+    /// The same scenario tracked in reverse from the last frame (--reverse --start-frame 7, seed 1).
+    static let reverseSet = TestPaths.sam2TinyVideoReferences + "_reverse"
+
+    @Test("every frame's logits within 1e-4 of upstream's, masks identical, modules within tolerance",
+          arguments: [set, reverseSet])
+    func tracksAsUpstream(set: String) throws {
         let folder = try TestPaths.temporaryFolder("video-set")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let model = try ModelFile.load(try Self.convert(Self.set + "/checkpoint.pt", folder: folder))
+        var request = ConversionRequest(inputs: [set + "/checkpoint.pt"], output: folder + "/video.samw")
+        request.configFile = set + "/config.json"
+        _ = try Converter.run(request)
+        let model = try ModelFile.load(request.output)
         #expect(model.metadata.components.contains("video") && model.metadata.schemaVersion == 4)
-        let reference = try VideoReferenceSet(folder: Self.set)
+        let reference = try VideoReferenceSet(folder: set)
         #expect(reference.fillHoles && reference.prompts.contains { $0.round == 1 } && reference.prompts.contains { $0.maskFile != nil })
         let result = try VideoVerification.run(model, set: reference, progress: { _ in })
         #expect(result.passed, "\(result.table)")
-        #expect(result.frames.count == 8)
+        #expect(result.frames.count == 8 && result.frames.first?.stem == (reference.reverse ? "00007" : "00000"))
         // Measured 2e-6 to 5e-6 on each frame (AVX-512 and AVX2 paths): 1e-4 leaves room for BLAS kernels, not for a wrong step.
         #expect(result.frames.allSatisfy { $0.maxLogitError < 1e-4 && $0.minimumIoU == 1 && $0.maxScoreError < 1e-4 }, "\(result.table)")
         // The memory path was compared where upstream dumped it, on every frame.

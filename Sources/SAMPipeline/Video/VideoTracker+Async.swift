@@ -1,23 +1,36 @@
+import Foundation
 import SAMParallel
 
 extension VideoTracker {
     /// The frames of `run(prompts:...)` as they are made, for an app to show one by one. Tracking runs
     /// on a task of its own; cancelling the consuming task (or dropping the stream) stops it part-way
     /// through a frame (its parallel loops skip what they have not started, `Workers.stoppable`), and
-    /// the stream ends with `CancellationError`. Errors end the stream with the `TrackingError`.
+    /// the stream ends with `CancellationError`. Errors end the stream with the `TrackingError`. At most
+    /// one finished frame waits for the consumer: tracking runs ahead by one frame, not to the end.
     public func frames(_ prompts: [TrackPrompt], masks: [Int: [UInt8]] = [:], start: Int? = nil, maxFrames: Int? = nil,
                        reverse: Bool = false) -> AsyncThrowingStream<TrackedFrame, any Error> {
         let signal = StopSignal()
         let tracker = self
-        return AsyncThrowingStream(TrackedFrame.self) { continuation in
+        return AsyncThrowingStream(TrackedFrame.self, bufferingPolicy: .bufferingOldest(1)) { continuation in
             let task = Task.detached {
                 var running = tracker
                 do {
                     try Workers.stoppable(by: signal) { () throws(TrackingError) in
                         try running.run(prompts, masks: masks, start: start, maxFrames: maxFrames, reverse: reverse) { (frame) throws(TrackingError) in
-                            // A frame finished after the signal holds unfinished work: never handed out.
-                            if signal.isRaised || Task.isCancelled { throw .cancelled }
-                            continuation.yield(frame)
+                            // A frame finished after the signal holds unfinished work: never handed out. While the
+                            // consumer has not taken the last frame, wait (the buffer holds one).
+                            var pending = frame
+                            while true {
+                                if signal.isRaised || Task.isCancelled { throw .cancelled }
+                                switch continuation.yield(pending) {
+                                case .enqueued: return
+                                case .dropped(let frame):
+                                    pending = frame
+                                    Thread.sleep(forTimeInterval: 0.002)
+                                case .terminated: throw .cancelled
+                                @unknown default: throw .cancelled
+                                }
+                            }
                         }
                     }
                     continuation.finish()
