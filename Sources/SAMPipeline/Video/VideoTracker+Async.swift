@@ -3,7 +3,7 @@ import SAMParallel
 
 extension VideoTracker {
     /// The frames of `run(prompts:...)` as they are made, for an app to show one by one. Tracking runs
-    /// on a task of its own; cancelling the consuming task (or dropping the stream) stops it part-way
+    /// on a thread of its own; cancelling the consuming task (or dropping the stream) stops it part-way
     /// through a frame (its parallel loops skip what they have not started, `Workers.stoppable`), and
     /// the stream ends with `CancellationError`. Errors end the stream with the `TrackingError`. At most
     /// one finished frame waits for the consumer: tracking runs ahead by one frame, not to the end.
@@ -12,7 +12,9 @@ extension VideoTracker {
         let signal = StopSignal()
         let tracker = self
         return AsyncThrowingStream(TrackedFrame.self, bufferingPolicy: .bufferingOldest(1)) { continuation in
-            let task = Task.detached {
+            // A thread of its own, not a task: tracking is long synchronous work, and waiting for the consumer
+            // must not hold one of the few threads Swift's concurrency runs every task on.
+            let producer = Thread {
                 var running = tracker
                 do {
                     try Workers.stoppable(by: signal) { () throws(TrackingError) in
@@ -21,7 +23,7 @@ extension VideoTracker {
                             // consumer has not taken the last frame, wait (the buffer holds one).
                             var pending = frame
                             while true {
-                                if signal.isRaised || Task.isCancelled { throw .cancelled }
+                                if signal.isRaised { throw .cancelled }
                                 switch continuation.yield(pending) {
                                 case .enqueued: return
                                 case .dropped(let frame):
@@ -40,10 +42,8 @@ extension VideoTracker {
                     continuation.finish(throwing: error)
                 }
             }
-            continuation.onTermination = { _ in
-                signal.raise()
-                task.cancel()
-            }
+            producer.start()
+            continuation.onTermination = { _ in signal.raise() }
         }
     }
 }
