@@ -17,12 +17,6 @@ struct FolderFrames: VideoFrameSource {
 
     var frameCount: Int { folder.count }
 
-    func frame(at index: Int) throws -> RGBImage {
-        let image = try folder.frame(at: index, limits: limits)
-        guard image.size == frameSize else {
-            throw FrameFolderError(.sizeMismatch, file: folder.frames[index].path,
-                                   "is \(image.size), the first frame is \(frameSize): every frame of a clip has one size")
-        }
-        return image
-    }
+    /// `FrameFolder` refuses a frame of another size than the first, naming both.
+    func frame(at index: Int) throws -> RGBImage { try folder.frame(at: index, limits: limits) }
 }

@@ -19,12 +19,12 @@ struct VideoTrackerAsyncTests {
         let model = try ModelFile.load(request.output)
         let names = try FileManager.default.contentsOfDirectory(atPath: set + "/frames").sorted()
         let frames = try InMemoryFrames(try names.map { try ImageIO.read(set + "/frames/" + $0) })
-        let prompts = try TrackPromptFile.parse(Array(try Data(contentsOf: URL(fileURLWithPath: set + "/prompts.json"))), source: "prompts.json")
+        let promptsFile = set + "/prompts.json"
+        let prompts = try TrackPromptFile.read(promptsFile, frameCount: frames.frameCount, frameSize: frames.frameSize)
         var masks: [Int: [UInt8]] = [:]
         for (entry, prompt) in prompts.enumerated() {
             guard let file = prompt.maskFile else { continue }
-            let image = try ImageIO.read(set + "/" + file)
-            masks[entry] = (0..<(image.width * image.height)).map { image.pixels[$0 * 3] >= 128 ? 1 : 0 }
+            masks[entry] = TrackPromptFile.mask(try ImageIO.read(TrackPromptFile.maskPath(file, promptsFile: promptsFile)))
         }
         return (try VideoTracker(model: try TrackingModel(sam: model.sam), frames: frames), prompts, masks)
     }

@@ -46,9 +46,7 @@ public struct MemoryEncoder: Sendable {
             }
             var out = Kernels.tokensToNCHW(tokens.reshaped([1, height * width, channels]), height: height, width: width)
             // ref: x = input + drop_path(x)
-            var sum = x
-            Kernels.add(&sum, out)
-            out = sum
+            Kernels.add(&out, x)
             observer?(path, out)
             return out
         }

@@ -43,15 +43,13 @@ extension TrackingModel {
             if let out = output(at: previous) { entries.append((position, out)) }
         }
         var memoryValues: [Float] = [], memoryPositions: [Float] = []
-        let positionTokens = Kernels.nchwToTokens(memoryPosition)
         for (position, out) in entries {
             guard let stored = out.memory else { continue }
             // ref: feats.flatten(2).permute(2, 0, 1); maskmem_enc + maskmem_tpos_enc[num_maskmem - t_pos - 1]
             memoryValues += Kernels.nchwToTokens(stored).data
-            let temporal = Array(video.memoryTemporalEncoding(position: position))
-            var encoded = positionTokens.data
-            for t in 0..<tokens { for k in 0..<memDim { encoded[t * memDim + k] += temporal[k] } }
-            memoryPositions += encoded
+            var encoded = memoryPositionTokens
+            Kernels.add(&encoded, repeating: FloatTensor(shape: [memDim], data: Array(video.memoryTemporalEncoding(position: position))))
+            memoryPositions += encoded.data
         }
         var pointerTokens = 0
         if config.useObjectPointers {
@@ -95,7 +93,7 @@ extension TrackingModel {
         let memoryRows = memoryValues.count / memDim
         guard memoryRows > 0 else { throw .invalidRequest("frame \(frame): the object has no memory to attend to") }
         let attended = video.memoryAttention(current: Kernels.nchwToTokens(features.embedding).reshaped([tokens, c]),
-                                             currentPosition: Kernels.nchwToTokens(features.position).reshaped([tokens, c]),
+                                             currentPosition: currentPositionTokens,
                                              memory: FloatTensor(shape: [memoryRows, memDim], data: memoryValues),
                                              memoryPosition: FloatTensor(shape: [memoryRows, memDim], data: memoryPositions),
                                              pointerTokens: pointerTokens, width: g, height: g)

@@ -26,7 +26,7 @@ public struct ObjectMemoryBank: Sendable {
         return (selected, conditioningFrames.filter { !chosen.contains($0) })
     }
 
-    /// Drops tracked frames no later step can read: those outside `keep`.
+    /// Drops the tracked frames `drop` says no later step can read.
     mutating func dropNonConditioning(where drop: (Int) -> Bool) {
         for frame in nonConditioning.keys where drop(frame) { nonConditioning[frame] = nil }
     }

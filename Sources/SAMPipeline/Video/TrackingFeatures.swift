@@ -2,13 +2,12 @@ import SAMModel
 import SAMTensor
 
 /// A frame's image features as video mode uses them: the coarsest map without `no_mem_embed`
-/// [1, C, g, g], the decoder's high-resolution maps, and the coarsest map's sine position encoding
-/// [1, C, g, g] (memory attention's `curr_pos`).
+/// [1, C, g, g] and the decoder's high-resolution maps (memory attention's `curr_pos`, the same for
+/// every frame, is `TrackingModel`'s).
 /// ref: sam2/sam2_video_predictor.py _get_image_feature; sam2_base.py _prepare_backbone_features
 public struct TrackingFeatures: Sendable {
     public let embedding: FloatTensor
     public let highResolution: [FloatTensor]
-    public let position: FloatTensor
 
     public var grid: Int { embedding.shape[2] }
     public var channels: Int { embedding.shape[1] }

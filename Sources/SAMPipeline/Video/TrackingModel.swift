@@ -16,9 +16,10 @@ public struct TrackingModel: Sendable {
     public let decoder: SAM2MaskDecoder
     /// S, the square input side; low-resolution masks are S/4 a side.
     public let imageSize: Int
-    /// The coarsest map's position encoding [1, C, g, g] and the memories' [1, mem_dim, g, g].
-    let currentPosition: FloatTensor
-    let memoryPosition: FloatTensor
+    /// The coarsest map's position encoding and the memories', as tokens [g*g, C] and [g*g, mem_dim]:
+    /// the same for every frame, so made once.
+    let currentPositionTokens: FloatTensor
+    let memoryPositionTokens: FloatTensor
 
     public var config: SAM2VideoConfig { video.config }
     /// Background holes up to this area in the low-resolution masks become foreground (0: none);
@@ -27,7 +28,7 @@ public struct TrackingModel: Sendable {
     /// A correction on a tracked frame makes it a conditioning frame; the model's setting unless changed.
     public var addCorrectionsAsConditioning: Bool
     public var lowResolutionSide: Int { imageSize / 4 }
-    public var grid: Int { currentPosition.shape[2] }
+    public var grid: Int { encoder.config.embeddingGridSize }
 
     public init(sam: Sam) throws(TrackingError) {
         guard let video = sam.video else {
@@ -54,8 +55,11 @@ public struct TrackingModel: Sendable {
         self.promptEncoder = promptEncoder
         self.decoder = decoder
         imageSize = hiera.imageSize
-        currentPosition = PositionEmbeddingSine(channels: video.hiddenDim)(batch: 1, height: grid, width: grid)
-        memoryPosition = video.memoryEncoder.positionEncoding(batch: 1, height: grid, width: grid)
+        let tokens = grid * grid
+        currentPositionTokens = Kernels.nchwToTokens(PositionEmbeddingSine(channels: video.hiddenDim)(batch: 1, height: grid, width: grid))
+            .reshaped([tokens, video.hiddenDim])
+        memoryPositionTokens = Kernels.nchwToTokens(video.memoryEncoder.positionEncoding(batch: 1, height: grid, width: grid))
+            .reshaped([tokens, video.config.memoryDim])
         fillHoleArea = video.config.fillHoleArea
         addCorrectionsAsConditioning = video.config.addCorrectionsAsConditioning
     }
@@ -64,7 +68,7 @@ public struct TrackingModel: Sendable {
     public func features(_ image: FloatTensor) throws(TrackingError) -> TrackingFeatures {
         let maps: ImageFeatures
         do { maps = try encoder.trackingFeatures(image) } catch { throw .frames("image encoder: \(error)") }
-        return TrackingFeatures(embedding: maps.embedding, highResolution: maps.highResolution, position: currentPosition)
+        return TrackingFeatures(embedding: maps.embedding, highResolution: maps.highResolution)
     }
 
     /// What the SAM heads give (`_forward_sam_heads`), the best mask chosen.
@@ -182,14 +186,9 @@ public struct TrackingModel: Sendable {
             if bias != 0 { mask.data[i] += bias }
         }
         var (memory, _) = video.memoryEncoder(features: features.embedding, mask: mask)
-        if let spatial = video.noObjectEmbedSpatial {
-            // ref: maskmem_features += (1 - is_obj_appearing) * no_obj_embed_spatial
-            let absent: Float = objectScore > 0 ? 0 : 1
-            let plane = memory.shape[2] * memory.shape[3]
-            for c in 0..<memory.shape[1] {
-                let add = absent * spatial.data[c]
-                for i in (c * plane)..<((c + 1) * plane) { memory.data[i] += add }
-            }
+        if let spatial = video.noObjectEmbedSpatial, objectScore <= 0 {
+            // ref: maskmem_features += (1 - is_obj_appearing) * no_obj_embed_spatial (a present object's adds zeros)
+            Kernels.addBias(&memory, channelBias: spatial.reshaped([spatial.count]))
         }
         for i in memory.data.indices { memory.data[i] = memory.data[i].roundedToBFloat16 }
         return memory

@@ -46,18 +46,14 @@ public struct VideoReferenceSet: Sendable {
         do { frames = try FrameFolder(folder + "/frames") } catch { throw fail("\(error)") }
         do { frameSize = try frames.checkSizes() } catch { throw fail("\(error)") }
         let promptsPath = folder + "/prompts.json"
-        do {
-            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: promptsPath)))
-            prompts = try TrackPromptFile.parse(bytes, source: promptsPath)
-            try TrackPromptFile.validate(prompts, frameCount: frames.count, frameSize: frameSize, source: promptsPath)
-        } catch { throw fail("\(error)") }
+        do { prompts = try TrackPromptFile.read(promptsPath, frameCount: frames.count, frameSize: frameSize) } catch { throw fail("\(error)") }
         var masks: [Int: [UInt8]] = [:]
         for (entry, prompt) in prompts.enumerated() {
             guard let name = prompt.maskFile else { continue }
             let image: RGBImage
-            do { image = try ImageIO.read(folder + "/" + name) } catch { throw fail("\(error)") }
+            do { image = try ImageIO.read(TrackPromptFile.maskPath(name, promptsFile: promptsPath)) } catch { throw fail("\(error)") }
             guard image.size == frameSize else { throw fail("mask \(name) is \(image.size), the frames \(frameSize)") }
-            masks[entry] = (0..<(image.width * image.height)).map { image.pixels[$0 * 3] >= 128 ? 1 : 0 }
+            masks[entry] = TrackPromptFile.mask(image)
         }
         self.masks = masks
         guard let stems = record["frames"] as? [String], !stems.isEmpty else { throw fail("reference.json lists no frames") }
