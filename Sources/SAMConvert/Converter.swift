@@ -31,6 +31,8 @@ public struct ConversionResult: Sendable {
     public let imported: ImportedWeights
     public let metadata: ModelFileMetadata
     public let storedTensors: [String: Tensor]
+    /// The matrices stored quantized (`--dtype int8|q4`), not in `storedTensors`.
+    public let quantizedWeights: [String: QuantizedWeight]
     /// Weights holding NaN or infinity, written because `allowNonFinite` (empty otherwise).
     public let nonFinite: [NonFiniteWeight]
 }
@@ -89,10 +91,12 @@ public enum Converter {
         }
         // Built to be checked, then dropped before writing: it holds a copy of every weight.
         let components: [String]
+        let matrixKeys: Set<String>
         do {
-            let sam = try Sam(weights: WeightStore(imported.canonicalTensors, source: plan.weightFiles.joined(separator: " + ")),
-                              config: config, densePositionalEncoding: imported.denseImagePE.map { FloatTensor($0.tensor) })
+            let store = WeightStore(imported.canonicalTensors, source: plan.weightFiles.joined(separator: " + "))
+            let sam = try Sam(weights: store, config: config, densePositionalEncoding: imported.denseImagePE.map { FloatTensor($0.tensor) })
             components = sam.presentComponents
+            matrixKeys = store.matrixKeys
         } catch {
             throw ConversionFailure("the weights do not make a model: \(error)")
         }
@@ -103,6 +107,12 @@ public enum Converter {
         let (stored, narrowedPE, overflowed) = Self.store(imported, precision: request.precision)
         if !overflowed.isEmpty && !request.allowNonFinite {
             throw ConversionFailure(Self.nonFiniteMessage(overflowed, "do not fit f16") + " (or convert with --dtype f32)")
+        }
+        var plain = stored
+        var quantized: [String: QuantizedWeight] = [:]
+        if let scheme = request.precision.quantization {
+            progress("quantizing \(matrixKeys.count) matrices to \(request.precision.rawValue)")
+            (plain, quantized) = try WeightQuantization.quantize(stored, matrices: matrixKeys, scheme: scheme)
         }
         nonFinite += overflowed
         var sources = try provenance.wait()
@@ -115,11 +125,13 @@ public enum Converter {
         try MetadataRoundTrip.check(metadata, output: request.output)
         progress("writing \(request.output)")
         do {
-            try ModelFile.write(tensors: stored, densePositionalEncoding: narrowedPE, metadata: metadata, to: request.output, policy: policy)
+            try ModelFile.write(tensors: plain, quantized: quantized, densePositionalEncoding: narrowedPE, metadata: metadata,
+                                to: request.output, policy: policy)
         } catch {
             throw ConversionFailure("\(error)")
         }
-        return ConversionResult(imported: imported, metadata: metadata, storedTensors: stored, nonFinite: nonFinite)
+        return ConversionResult(imported: imported, metadata: metadata, storedTensors: plain, quantizedWeights: quantized,
+                                nonFinite: nonFinite)
     }
 
     /// The tensors as stored at `precision`, and every one that narrowing to f16 overflowed.

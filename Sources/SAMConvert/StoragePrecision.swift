@@ -1,8 +1,19 @@
 import SAMTensor
 
-/// How weights are stored in the .samw: as they are (f32), or narrowed to half precision.
-public enum StoragePrecision: String, Sendable {
-    case single = "f32", half = "f16"
+/// How weights are stored in the .samw: as they are (f32), narrowed to half precision, or with the
+/// model's matrices (its linear layers' weights) quantized: int8 per output channel, or 4-bit in
+/// groups of 32 (`QuantizedWeight`); every other tensor stays f32 in those.
+public enum StoragePrecision: String, Sendable, CaseIterable {
+    case single = "f32", half = "f16", int8, q4
+
+    /// The scheme the model's matrices are quantized to, nil for f32 and f16.
+    public var quantization: QuantizedWeight.Scheme? {
+        switch self {
+        case .single, .half: nil
+        case .int8: .int8
+        case .q4: .int4
+        }
+    }
 
     /// f32 tensors narrowed to f16 (round to nearest even) for `.half`; everything else unchanged.
     public func convert(_ tensor: Tensor) -> Tensor { narrow(tensor).tensor }

@@ -19,12 +19,16 @@ public enum ModelFile {
     /// Writes `tensors` (sorted by name, so the same inputs give the same file) atomically; `policy`
     /// says what may stand at `path` (see `OutputRule`). A model is always replaced by a rename, never
     /// rewritten in place, so a process that has the old file mapped keeps reading the old file.
-    public static func write(tensors: [String: Tensor], densePositionalEncoding: Tensor?, metadata: ModelFileMetadata,
+    /// `quantized` weights (`--dtype int8|q4`) are written as `q8`/`q4` rows among the rest, in name
+    /// order; a file with any is format version 2.
+    public static func write(tensors: [String: Tensor], quantized: [String: QuantizedWeight] = [:],
+                             densePositionalEncoding: Tensor?, metadata: ModelFileMetadata,
                              to path: String, policy: OutputPolicy = .replace) throws(ModelFileError) {
         var metadata = metadata
-        var ordered = tensors.sorted { $0.key < $1.key }.map { (name: $0.key, tensor: $0.value) }
+        var ordered = (tensors.map { SAMWRow(name: $0.key, tensor: $0.value) }
+            + quantized.map { SAMWRow(name: $0.key, quantized: $0.value) }).sorted { $0.name < $1.name }
         if let densePositionalEncoding {
-            ordered.append((densePositionalEncodingName, densePositionalEncoding))
+            ordered.append(SAMWRow(name: densePositionalEncodingName, tensor: densePositionalEncoding))
             metadata.densePositionalEncoding = densePositionalEncodingName
         }
         let header: JSONValue
@@ -33,7 +37,7 @@ public enum ModelFile {
         } catch {
             throw .metadata(file: path, "cannot encode: \(error)")
         }
-        do { try SAMWWriter.write(tensors: ordered, metadata: header, to: path, policy: policy) } catch { throw .format(error) }
+        do { try SAMWWriter.write(rows: ordered, metadata: header, to: path, policy: policy) } catch { throw .format(error) }
     }
 
     /// Maps the file, checks its table, reads its metadata, checks both and every tensor's checksum
@@ -45,7 +49,8 @@ public enum ModelFile {
         let metadata = try readMetadata(file)
         try checkBeforeBuilding(file, metadata: metadata, verifyingChecksums: verifyingChecksums)
         var tensors: [String: Tensor]
-        do { tensors = try file.tensors() } catch { throw .format(error) }
+        let quantized: [String: QuantizedWeight]
+        do { (tensors, quantized) = (try file.tensors(), try file.quantizedWeights()) } catch { throw .format(error) }
         var densePE: FloatTensor? = nil
         if let name = metadata.densePositionalEncoding {
             guard let tensor = tensors.removeValue(forKey: name) else {
@@ -54,7 +59,7 @@ public enum ModelFile {
             densePE = FloatTensor(tensor)
         }
         do {
-            let sam = try Sam(weights: WeightStore(tensors, source: path), config: metadata.config, densePositionalEncoding: densePE)
+            let sam = try Sam(weights: WeightStore(tensors, quantized: quantized, source: path), config: metadata.config, densePositionalEncoding: densePE)
             return LoadedModel(sam: sam, metadata: metadata, file: file)
         } catch {
             throw .weights(file: path, error)

@@ -10,6 +10,7 @@ public struct WeightTensor: WeightOperand {
     private enum Elements: Sendable {
         case float32(TensorStorage)
         case float16(TensorStorage)
+        case quantized(QuantizedWeight)
     }
 
     public let shape: [Int]
@@ -32,6 +33,13 @@ public struct WeightTensor: WeightOperand {
         }
     }
 
+    /// A quantized weight used in place: int8 products read its codes (`Kernels.linear`), every
+    /// other use widens it to float32 for the call, as float16.
+    public init(_ weight: QuantizedWeight) {
+        shape = weight.shape
+        elements = .quantized(weight)
+    }
+
     /// An owned copy of `floats` (weights computed at load, tests).
     public init(_ floats: FloatTensor) {
         shape = floats.shape
@@ -46,8 +54,14 @@ public struct WeightTensor: WeightOperand {
         return false
     }
 
-    /// float32 elements in place, or (float16 storage) a temporary widened copy that lives only
-    /// for the call: one layer's weights at a time, never the whole model.
+    /// The quantized weight, when stored so.
+    public var quantized: QuantizedWeight? {
+        if case .quantized(let weight) = elements { return weight }
+        return nil
+    }
+
+    /// float32 elements in place, or (float16 or quantized storage) a temporary widened copy that
+    /// lives only for the call: one layer's weights at a time, never the whole model.
     public func withFloats<R>(_ body: (UnsafeBufferPointer<Float>) throws -> R) rethrows -> R {
         switch elements {
         case .float32(let storage):
@@ -59,6 +73,11 @@ public struct WeightTensor: WeightOperand {
             let widened = UnsafeMutableBufferPointer<Float>.allocate(capacity: count)
             defer { widened.deallocate() }
             Half.widen(storage.bytes, into: widened)
+            return try body(UnsafeBufferPointer(widened))
+        case .quantized(let weight):
+            let widened = UnsafeMutableBufferPointer<Float>.allocate(capacity: count)
+            defer { widened.deallocate() }
+            weight.dequantize(into: widened)
             return try body(UnsafeBufferPointer(widened))
         }
     }

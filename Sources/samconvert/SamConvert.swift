@@ -42,7 +42,7 @@ struct SamConvert: ParsableCommand {
     @Option(name: .customLong("max-points"), help: "Largest point count the model accepts (default 100).")
     var maxPoints: Int?
 
-    @Option(help: "Storage precision of the weights: f32 or f16.")
+    @Option(help: "Storage precision of the weights: f32, f16, int8 (linear layers' matrices int8 per output channel, computed in int8 products) or q4 (those matrices 4-bit in groups of 32).")
     var dtype: String = "f32"
 
     @Flag(help: "Replace --out if a regular file stands there.")
@@ -63,7 +63,7 @@ struct SamConvert: ParsableCommand {
 
     mutating func run() throws {
         guard let precision = StoragePrecision(rawValue: dtype) else {
-            ConsoleProgress.error("samconvert: --dtype must be f32 or f16, not '\(dtype)'")
+            ConsoleProgress.error("samconvert: --dtype must be f32, f16, int8 or q4, not '\(TerminalText.escaped(dtype))'")
             throw ExitCode(2)
         }
         var request = ConversionRequest(inputs: inputs, output: out)

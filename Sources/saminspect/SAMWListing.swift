@@ -21,8 +21,19 @@ struct SAMWListing {
         for entry in file.entries {
             var line = "  " + TensorListing.pad(entry.name, width) + "  " + TensorListing.pad(entry.dtype, 5)
                 + TensorListing.pad(Shape.text(entry.shape), 18) + "  @\(entry.offset) +\(entry.length) B"
-            if withStats { line += "  " + TensorListing.statsText(try file.tensor(named: entry.name)) }
+            if withStats {
+                // A quantized weight's statistics are those of the values it stands for.
+                let tensor = SAMWFile.isQuantized(entry)
+                    ? try file.quantizedWeight(named: entry.name).floatTensorForListing
+                    : try file.tensor(named: entry.name)
+                line += "  " + TensorListing.statsText(tensor)
+            }
             Console.line(line)
         }
     }
+}
+
+extension QuantizedWeight {
+    /// The dequantized values as a float32 tensor (one weight at a time, for statistics).
+    var floatTensorForListing: Tensor { Tensor(shape: shape, floats: floats()) }
 }

@@ -8,6 +8,8 @@ public final class SAMWFile: @unchecked Sendable {
     public let path: String
     public let metadata: JSONValue
     public let entries: [SAMWEntry]
+    /// The format version in the preamble: 1, or 2 when the file holds quantized weights.
+    public let version: UInt32
     private let file: MappedFile
     private let index: [String: Int]
 
@@ -19,9 +21,11 @@ public final class SAMWFile: @unchecked Sendable {
             throw FormatError(.corrupt, file: path, "not a .samw file (bad magic)")
         }
         let version = bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self).littleEndian
-        guard version == SAMWLayout.version else {
-            throw FormatError(.unsupported, file: path, ".samw version \(version) (this build reads version \(SAMWLayout.version))")
+        guard (SAMWLayout.plainVersion...SAMWLayout.newestVersion).contains(version) else {
+            throw FormatError(.unsupported, file: path, ".samw version \(version) (this build reads versions "
+                + "\(SAMWLayout.plainVersion)...\(SAMWLayout.newestVersion)); update the toolkit or convert the model again")
         }
+        self.version = version
         let headerLength = bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self).littleEndian
         guard headerLength <= UInt64(SAMWLayout.maximumHeaderBytes) else {
             throw FormatError(.corrupt, file: path, "header length \(headerLength) is implausibly large")
@@ -36,7 +40,7 @@ public final class SAMWFile: @unchecked Sendable {
         let dataStart = SAMWLayout.preambleSize + Int(headerLength)
         var index: [String: Int] = [:]
         for (position, entry) in header.tensors.enumerated() {
-            try Self.check(entry, dataStart: dataStart, fileSize: bytes.count, file: path)
+            try Self.check(entry, version: version, dataStart: dataStart, fileSize: bytes.count, file: path)
             if index.updateValue(position, forKey: entry.name) != nil {
                 throw FormatError(.corrupt, file: path, tensor: entry.name, "listed twice in the tensor table")
             }
@@ -46,17 +50,26 @@ public final class SAMWFile: @unchecked Sendable {
         self.index = index
     }
 
-    private static func check(_ entry: SAMWEntry, dataStart: Int, fileSize: Int, file: String) throws(FormatError) {
-        guard let dtype = SAMWLayout.dtype(named: entry.dtype) else {
-            throw FormatError(.unsupported, file: file, tensor: entry.name, "dtype '\(entry.dtype)'")
-        }
+    private static func check(_ entry: SAMWEntry, version: UInt32, dataStart: Int, fileSize: Int, file: String) throws(FormatError) {
         let expected: Int
-        do { expected = try Shape.byteCount(entry.shape, dtype) } catch {
-            throw FormatError(.corrupt, file: file, tensor: entry.name, "\(error)")
+        if let dtype = SAMWLayout.dtype(named: entry.dtype) {
+            do { expected = try Shape.byteCount(entry.shape, dtype) } catch {
+                throw FormatError(.corrupt, file: file, tensor: entry.name, "\(error)")
+            }
+        } else if let scheme = SAMWLayout.scheme(named: entry.dtype) {
+            guard version >= SAMWLayout.quantizedVersion else {
+                throw FormatError(.corrupt, file: file, tensor: entry.name,
+                                  "dtype '\(entry.dtype)' in a version \(version) file (quantized weights need version \(SAMWLayout.quantizedVersion))")
+            }
+            do { expected = try QuantizedWeight.layout(scheme, shape: entry.shape).byteCount } catch {
+                throw FormatError(.corrupt, file: file, tensor: entry.name, error.description)
+            }
+        } else {
+            throw FormatError(.unsupported, file: file, tensor: entry.name, "dtype '\(entry.dtype)'")
         }
         guard entry.length == expected else {
             throw FormatError(.sizeMismatch, file: file, tensor: entry.name,
-                              "table says \(entry.length) bytes, \(dtype) \(Shape.text(entry.shape)) needs \(expected)")
+                              "table says \(entry.length) bytes, \(entry.dtype) \(Shape.text(entry.shape)) needs \(expected)")
         }
         let (end, overflow) = entry.offset.addingReportingOverflow(entry.length)
         guard entry.offset >= dataStart, !overflow, end <= fileSize else {
@@ -79,16 +92,38 @@ public final class SAMWFile: @unchecked Sendable {
         }
         let bytes = try file.slice(offset: entry.offset, length: entry.length, tensor: name)
         guard let dtype = SAMWLayout.dtype(named: entry.dtype) else {
-            throw FormatError(.unsupported, file: path, tensor: name, "dtype '\(entry.dtype)'")
+            throw FormatError(.unsupported, file: path, tensor: name, "dtype '\(entry.dtype)' is a quantized weight, not a plain tensor")
         }
         // init checked dtype, shape and length of every row against each other and the file.
         return Tensor(dtype: dtype, shape: entry.shape, checkedStorage: TensorStorage(borrowing: bytes, owner: file))
     }
 
-    /// Every tensor, by name.
+    /// The quantized weight `name` (a `q8` or `q4` row), borrowing the mapped file.
+    public func quantizedWeight(named name: String) throws(FormatError) -> QuantizedWeight {
+        guard let entry = entry(named: name) else {
+            throw FormatError(.missingTensor, file: path, tensor: name, "not in the tensor table")
+        }
+        guard let scheme = SAMWLayout.scheme(named: entry.dtype) else {
+            throw FormatError(.unsupported, file: path, tensor: name, "dtype '\(entry.dtype)' is not a quantized weight")
+        }
+        let bytes = try file.slice(offset: entry.offset, length: entry.length, tensor: name)
+        return QuantizedWeight(scheme: scheme, shape: entry.shape, checkedStorage: TensorStorage(borrowing: bytes, owner: file))
+    }
+
+    /// Whether row `entry` holds a quantized weight.
+    public static func isQuantized(_ entry: SAMWEntry) -> Bool { SAMWLayout.scheme(named: entry.dtype) != nil }
+
+    /// Every plain tensor, by name (quantized weights: `quantizedWeights()`).
     public func tensors() throws(FormatError) -> [String: Tensor] {
         var result: [String: Tensor] = [:]
-        for entry in entries { result[entry.name] = try tensor(named: entry.name) }
+        for entry in entries where !Self.isQuantized(entry) { result[entry.name] = try tensor(named: entry.name) }
+        return result
+    }
+
+    /// Every quantized weight, by name.
+    public func quantizedWeights() throws(FormatError) -> [String: QuantizedWeight] {
+        var result: [String: QuantizedWeight] = [:]
+        for entry in entries where Self.isQuantized(entry) { result[entry.name] = try quantizedWeight(named: entry.name) }
         return result
     }
 

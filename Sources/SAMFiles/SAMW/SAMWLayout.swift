@@ -4,7 +4,12 @@ import SAMTensor
 public enum SAMWLayout {
     /// "SAMW" then 0x0D 0x0A 0x1A 0x0A (catches text-mode and truncating transfers, as PNG's does).
     public static let magic: [UInt8] = [0x53, 0x41, 0x4D, 0x57, 0x0D, 0x0A, 0x1A, 0x0A]
-    public static let version: UInt32 = 1
+    /// Files without quantized weights are written as version 1, byte for byte as before; a file
+    /// holding `q8`/`q4` rows is version 2, so a reader that knows only version 1 refuses it by
+    /// its version instead of failing on an unknown dtype. This reader reads both.
+    public static let plainVersion: UInt32 = 1
+    public static let quantizedVersion: UInt32 = 2
+    public static let newestVersion: UInt32 = quantizedVersion
     /// magic (8) + version (u32) + reserved (u32) + header length (u64).
     public static let preambleSize = 24
     /// Tensor data offsets are multiples of this (AVX-512 line; also fine for NEON and page mapping).
@@ -14,6 +19,7 @@ public enum SAMWLayout {
 
     static func dtypeName(_ dtype: DType) -> String { dtype.shortName }
     static func dtype(named name: String) -> DType? { DType.allCases.first { $0.shortName == name } }
+    static func scheme(named name: String) -> QuantizedWeight.Scheme? { QuantizedWeight.Scheme(rawValue: name) }
 }
 
 /// One row of the tensor table.

@@ -8,29 +8,34 @@ import SAMTensor
 public enum SAMWWriter {
     public static func write(tensors: [(name: String, tensor: Tensor)], metadata: JSONValue, to path: String,
                              policy: OutputPolicy = .replace) throws(FormatError) {
+        try write(rows: tensors.map { SAMWRow(name: $0.name, tensor: $0.tensor) }, metadata: metadata, to: path, policy: policy)
+    }
+
+    public static func write(rows tensors: [SAMWRow], metadata: JSONValue, to path: String,
+                             policy: OutputPolicy = .replace) throws(FormatError) {
         var names = Set<String>()
-        for (name, _) in tensors where !names.insert(name).inserted {
-            throw FormatError(.corrupt, file: path, tensor: name, "two tensors share this name")
+        for row in tensors where !names.insert(row.name).inserted {
+            throw FormatError(.corrupt, file: path, tensor: row.name, "two tensors share this name")
         }
         let checksums = [UInt32](unsafeUninitializedCapacity: tensors.count) { buffer, initialized in
             // Tensors are independent: checksum them on every core.
             let out = buffer.baseAddress!
-            Workers.forEach(tensors.count) { index in out[index] = CRC32.checksum(tensors[index].tensor.storage.bytes) }
+            Workers.forEach(tensors.count) { index in out[index] = CRC32.checksum(tensors[index].storage.bytes) }
             initialized = tensors.count
         }
         let (header, entries) = try layOut(tensors, checksums: checksums, metadata: metadata, path: path)
 
         let writer = try AtomicFileWriter(path: path, policy: policy)
         var preamble = SAMWLayout.magic
-        append(SAMWLayout.version, to: &preamble)
+        append(tensors.contains(where: \.isQuantized) ? SAMWLayout.quantizedVersion : SAMWLayout.plainVersion, to: &preamble)
         append(UInt32(0), to: &preamble)
         append(UInt64(header.count), to: &preamble)
         try writer.write(preamble)
         try writer.write(header)
         var position = SAMWLayout.preambleSize + header.count
-        for (entry, (_, tensor)) in zip(entries, tensors) where entry.length > 0 {
+        for (entry, row) in zip(entries, tensors) where entry.length > 0 {
             try writer.writeZeros(entry.offset - position)
-            try writer.write(tensor.storage.bytes)
+            try writer.write(row.storage.bytes)
             position = entry.offset + entry.length
         }
         // The file ends where the last entry does, an empty one included (its offset is in the file).
@@ -42,16 +47,16 @@ public enum SAMWWriter {
     /// The header bytes (JSON padded with spaces) and the table it holds. The data offsets depend on
     /// the header's own length: lay the data out after a guess, and grow the guess until the encoded
     /// header fits.
-    private static func layOut(_ tensors: [(name: String, tensor: Tensor)], checksums: [UInt32], metadata: JSONValue,
+    private static func layOut(_ tensors: [SAMWRow], checksums: [UInt32], metadata: JSONValue,
                                path: String) throws(FormatError) -> (header: [UInt8], entries: [SAMWEntry]) {
         var reserved = 4096
         while true {
             var entries: [SAMWEntry] = []
             var offset = align(SAMWLayout.preambleSize + reserved)
-            for ((name, tensor), crc32) in zip(tensors, checksums) {
-                entries.append(SAMWEntry(name: name, dtype: SAMWLayout.dtypeName(tensor.dtype), shape: tensor.shape,
-                                         offset: offset, length: tensor.byteCount, crc32: crc32))
-                offset = align(offset + tensor.byteCount)
+            for (row, crc32) in zip(tensors, checksums) {
+                entries.append(SAMWEntry(name: row.name, dtype: row.dtype, shape: row.shape,
+                                         offset: offset, length: row.byteCount, crc32: crc32))
+                offset = align(offset + row.byteCount)
             }
             let encoded: Data
             do {

@@ -10,22 +10,42 @@ public final class WeightStore: Sendable {
     /// Describes where the weights came from, for messages ("mobile_sam.h5").
     public let source: String
     private let tensors: [String: Tensor]
+    /// Weights stored quantized (`.samw` files written with `--dtype int8|q4`).
+    private let quantized: [String: QuantizedWeight]
     private let used: Mutex<Set<String>>
+    private let matrices: Mutex<Set<String>>
 
-    public init(_ tensors: [String: Tensor], source: String) {
+    /// `quantized` holds weights stored as `QuantizedWeight`s; a key is in one dictionary or the
+    /// other, never both.
+    public init(_ tensors: [String: Tensor], quantized: [String: QuantizedWeight] = [:], source: String) {
+        precondition(Set(tensors.keys).isDisjoint(with: quantized.keys), "a weight is both plain and quantized")
         self.tensors = tensors
+        self.quantized = quantized
         self.source = source
+        matrices = Mutex([])
         // BatchNorm's step counter carries no numeric information in eval mode.
         used = Mutex(Set(tensors.keys.filter { $0.hasSuffix(".num_batches_tracked") }))
     }
 
-    public var keys: [String] { tensors.keys.sorted() }
-    public func contains(_ key: String) -> Bool { tensors[key] != nil }
-    public func shape(of key: String) -> [Int]? { tensors[key]?.shape }
+    public var keys: [String] { (Array(tensors.keys) + Array(quantized.keys)).sorted() }
+    public func contains(_ key: String) -> Bool { tensors[key] != nil || quantized[key] != nil }
+    public func shape(of key: String) -> [Int]? { tensors[key]?.shape ?? quantized[key]?.shape }
 
-    /// The tensor at `key` as float32, checking its shape when `shape` is given.
+    /// The tensor at `key` as float32, checking its shape when `shape` is given (a quantized weight
+    /// dequantized).
     public func take(_ key: String, shape expected: [Int]? = nil) throws(WeightError) -> FloatTensor {
-        FloatTensor(try stored(key, shape: expected))
+        if let weight = try storedQuantized(key, shape: expected) { return FloatTensor(shape: weight.shape, data: weight.floats()) }
+        return FloatTensor(try stored(key, shape: expected))
+    }
+
+    /// The quantized weight at `key`, checked and marked as taken; nil when `key` is not quantized.
+    private func storedQuantized(_ key: String, shape expected: [Int]?) throws(WeightError) -> QuantizedWeight? {
+        guard let weight = quantized[key] else { return nil }
+        if let expected, expected != weight.shape {
+            throw .shapeMismatch(key: key, expected: expected, actual: weight.shape, source: source)
+        }
+        _ = used.withLock { $0.insert(key) }
+        return weight
     }
 
     /// The stored tensor at `key`, checked (present, shape, floating point) and marked as taken.
@@ -44,9 +64,19 @@ public final class WeightStore: Sendable {
     /// The tensor at `key` for a kernel to multiply by, used in place (see `WeightTensor`): a
     /// large matrix is never copied at load.
     public func takeWeight(_ key: String, shape expected: [Int]? = nil) throws(WeightError) -> WeightTensor {
-        let tensor = try stored(key, shape: expected)
-        return WeightTensor(tensor)
+        let weight: WeightTensor
+        if let stored = try storedQuantized(key, shape: expected) {
+            weight = WeightTensor(stored)
+        } else {
+            weight = WeightTensor(try stored(key, shape: expected))
+        }
+        _ = matrices.withLock { $0.insert(key) }
+        return weight
     }
+
+    /// The keys taken by `takeWeight`: the matrices the model multiplies by (linear layers), which
+    /// `samconvert --dtype int8|q4` quantizes.
+    public var matrixKeys: Set<String> { matrices.withLock { $0 } }
 
     /// Like `take`, but returns nil when the key is absent (optional biases).
     public func takeIfPresent(_ key: String, shape expected: [Int]? = nil) throws(WeightError) -> FloatTensor? {
@@ -61,6 +91,6 @@ public final class WeightStore: Sendable {
 
     /// Keys not yet taken (for diagnostics).
     public var unusedKeys: [String] {
-        used.withLock { used in tensors.keys.filter { !used.contains($0) }.sorted() }
+        used.withLock { used in keys.filter { !used.contains($0) } }
     }
 }

@@ -1,0 +1,27 @@
+import SAMTensor
+
+/// `--dtype int8|q4`: the model's matrices (the weights its linear layers multiply by, as the model
+/// built from them reports: `WeightStore.matrixKeys`) quantized; norms, biases, embeddings,
+/// convolution filters and tables stay float32. A matrix whose rows q4 cannot group by 32 is
+/// stored int8.
+enum WeightQuantization {
+    static func quantize(_ tensors: [String: Tensor], matrices: Set<String>, scheme: QuantizedWeight.Scheme)
+        throws(ConversionFailure) -> (plain: [String: Tensor], quantized: [String: QuantizedWeight]) {
+        var plain = tensors
+        var quantized: [String: QuantizedWeight] = [:]
+        for name in matrices.sorted() {
+            guard let tensor = tensors[name] else { continue }
+            let chosen = (try? QuantizedWeight.layout(scheme, shape: tensor.shape)) != nil ? scheme : .int8
+            let floats = tensor.floats()
+            do {
+                quantized[name] = try floats.withUnsafeBufferPointer { (values) throws(QuantizedWeight.QuantizationRefused) in
+                    try QuantizedWeight(quantizing: values, shape: tensor.shape, scheme: chosen)
+                }
+            } catch {
+                throw ConversionFailure("\(name): cannot store as \(chosen.rawValue): \(error.description)")
+            }
+            plain[name] = nil
+        }
+        return (plain, quantized)
+    }
+}

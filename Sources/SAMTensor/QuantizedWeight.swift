@@ -1,0 +1,125 @@
+/// A weight stored as small integers with float scales (`samconvert --dtype int8|q4`): the matrix
+/// of a linear layer, `[out, in]`, or any weight read as `[out, inner]` rows (`inner` = the product
+/// of the other dimensions).
+///
+/// - `int8`: one float32 scale per output row; element = code × scale, codes in -127...127
+///   (symmetric, per output channel).
+/// - `int4`: one float16 scale per group of 32 consecutive elements of a row; element =
+///   (nibble - 8) × scale, nibbles 0...15 (as ggml's q4_0). `inner` is a multiple of 32.
+///
+/// The bytes (one `.samw` table row, [samw-format.md](../../docs/samw-format.md)): the scales, then
+/// the codes from the next multiple of 64 bytes. int4 packs two codes per byte, the even element
+/// in the low nibble.
+public struct QuantizedWeight: Sendable {
+    public enum Scheme: String, Sendable, CaseIterable {
+        case int8 = "q8"
+        case int4 = "q4"
+
+        /// Elements per scale along a row (`int8`: the whole row).
+        public static let int4GroupSize = 32
+    }
+
+    public let scheme: Scheme
+    public let shape: [Int]
+    /// Scales then codes, laid out as `layout(scheme, shape)` says.
+    public let storage: TensorStorage
+
+    /// Where the parts of a quantized row lie, in bytes from its start.
+    public struct Layout: Equatable, Sendable {
+        public let rows: Int, inner: Int
+        public let scaleBytes: Int, codesOffset: Int, codeBytes: Int
+        public var byteCount: Int { codesOffset + codeBytes }
+    }
+
+    /// Why a shape cannot be stored in a scheme.
+    public struct ShapeRefused: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The layout of `shape` in `scheme`, or why it has none: a shape of rank 2 or more with no
+    /// zero dimension, and for `int4` rows whose length is a multiple of 32.
+    public static func layout(_ scheme: Scheme, shape: [Int]) throws(ShapeRefused) -> Layout {
+        guard shape.count >= 2, shape.allSatisfy({ $0 > 0 }) else {
+            throw ShapeRefused(description: "\(scheme.rawValue) stores weights of rank 2 or more without empty dimensions, not \(shape)")
+        }
+        let count: Int
+        do { count = try Shape.elementCount(shape) } catch { throw ShapeRefused(description: "\(error)") }
+        // Codes are at most one byte each: a shape whose count fits is safe to size in bytes.
+        guard count <= Int.max / 8 else { throw ShapeRefused(description: "\(shape) is too large") }
+        let rows = shape[0], inner = count / rows
+        switch scheme {
+        case .int8:
+            let scaleBytes = rows * 4
+            return Layout(rows: rows, inner: inner, scaleBytes: scaleBytes, codesOffset: aligned(scaleBytes), codeBytes: count)
+        case .int4:
+            guard inner % Scheme.int4GroupSize == 0 else {
+                throw ShapeRefused(description: "q4 needs rows of a multiple of \(Scheme.int4GroupSize) elements; \(shape) has rows of \(inner)")
+            }
+            let scaleBytes = rows * (inner / Scheme.int4GroupSize) * 2
+            return Layout(rows: rows, inner: inner, scaleBytes: scaleBytes, codesOffset: aligned(scaleBytes), codeBytes: count / 2)
+        }
+    }
+
+    private static func aligned(_ bytes: Int) -> Int { (bytes + 63) / 64 * 64 }
+
+    /// Wraps `storage`, which must hold `layout(scheme, shape).byteCount` bytes (the `.samw` reader
+    /// checks its table rows against the layout before building one).
+    public init(scheme: Scheme, shape: [Int], checkedStorage storage: TensorStorage) {
+        precondition((try? Self.layout(scheme, shape: shape).byteCount) == storage.bytes.count,
+                     "storage of \(storage.bytes.count) bytes is not a \(scheme.rawValue) \(shape)")
+        self.scheme = scheme
+        self.shape = shape
+        self.storage = storage
+    }
+
+    public var layout: Layout { try! Self.layout(scheme, shape: shape) }
+    public var count: Int { shape.reduce(1, *) }
+
+    /// The scales' and the codes' bytes.
+    public var scaleBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: storage.bytes[0..<layout.scaleBytes]) }
+    public var codeBytes: UnsafeRawBufferPointer {
+        let layout = layout
+        return UnsafeRawBufferPointer(rebasing: storage.bytes[layout.codesOffset..<layout.byteCount])
+    }
+
+    /// The scale of output row `row` (`int8`).
+    public func rowScale(_ row: Int) -> Float {
+        Float(bitPattern: UInt32(littleEndian: storage.bytes.loadUnaligned(fromByteOffset: row * 4, as: UInt32.self)))
+    }
+
+    /// Every element as float32, C order, into `out` (`count` floats): exact, code × scale.
+    public func dequantize(into out: UnsafeMutableBufferPointer<Float>) {
+        precondition(out.count == count, "dequantize: \(out.count) floats for \(count) elements")
+        let layout = layout
+        let codes = codeBytes
+        switch scheme {
+        case .int8:
+            for row in 0..<layout.rows {
+                let scale = rowScale(row), base = row * layout.inner
+                for column in 0..<layout.inner {
+                    out[base + column] = Float(Int8(bitPattern: codes[base + column])) * scale
+                }
+            }
+        case .int4:
+            let groups = layout.inner / Scheme.int4GroupSize
+            let scales = scaleBytes
+            for group in 0..<(layout.rows * groups) {
+                let scale = Half.toFloat(UInt16(littleEndian: scales.loadUnaligned(fromByteOffset: group * 2, as: UInt16.self)))
+                let first = group * Scheme.int4GroupSize
+                for pair in 0..<(Scheme.int4GroupSize / 2) {
+                    let byte = codes[first / 2 + pair]
+                    out[first + 2 * pair] = Float(Int(byte & 0x0F) - 8) * scale
+                    out[first + 2 * pair + 1] = Float(Int(byte >> 4) - 8) * scale
+                }
+            }
+        }
+    }
+
+    /// An owned float32 copy of every element.
+    public func floats() -> [Float] {
+        [Float](unsafeUninitializedCapacity: count) { buffer, initialized in
+            dequantize(into: buffer)
+            initialized = count
+        }
+    }
+}
