@@ -84,9 +84,10 @@ let package = Package(
         .target(name: "CFMAPeak"),
         // Linear layers with bfloat16 products (AVX512_BF16), the opt-in lower-precision path.
         .target(name: "CBFloat16"),
+        .target(name: "CInt8"),
 
         // CPU kernels: GEMM-backed convolutions, depthwise conv, norms, activations, attention.
-        .target(name: "SAMKernels", dependencies: ["SAMTensor", "SAMBLAS", "SAMParallel", "CVectorMath", "CBFloat16"]),
+        .target(name: "SAMKernels", dependencies: ["SAMTensor", "SAMBLAS", "SAMParallel", "CVectorMath", "CBFloat16", "CInt8"]),
 
         // Architecture facts both the importer and the runtime need (index tables no state dict
         // holds, BatchNorm folding), written once.
@@ -147,7 +148,7 @@ let package = Package(
         .testTarget(name: "SAMFormatsTests", dependencies: ["SAMFiles", "SAMFormats", "SAMTensor", "SAMTestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "SAMFilesTests", dependencies: ["SAMFiles", "SAMTensor", "SAMTestSupport"]),
-        .testTarget(name: "SAMKernelsTests", dependencies: ["SAMKernels", "SAMBLAS", "SAMParallel", "SAMTestSupport", "CVectorMath", "CBFloat16"]),
+        .testTarget(name: "SAMKernelsTests", dependencies: ["SAMKernels", "SAMBLAS", "SAMParallel", "SAMTestSupport", "CVectorMath", "CBFloat16", "CInt8"]),
         .testTarget(name: "SAMImageTests", dependencies: ["SAMImage", "SAMImageFiles", "SAMTensor", "SAMFormats", "SAMTestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "SAMConvertTests", dependencies: [

@@ -28,6 +28,10 @@ extension Kernels {
             return output
         }
 
+        // int8 weights (`samconvert --dtype int8`) multiply in int8 when the opt-in int8 products are on
+        // (`setInt8Products`); otherwise they are widened to float32 like float16 storage, below.
+        if let product = int8Linear(x, weight: weight, bias: bias, epilogue: epilogue, outShape: outShape) { return product }
+
         // The opt-in bfloat16 path (`setLinearPrecision`) multiplies by the weight's packed panels;
         // float32 on AVX-512 CPUs by the panel product (`Float32LinearKernel`), on panels kept with
         // the weight for few rows, packed for this call otherwise.

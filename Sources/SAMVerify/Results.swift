@@ -146,6 +146,11 @@ public struct VerificationReport: Codable, Sendable, Equatable {
     public var maxRtol: Double?
     /// "bfloat16" when the run used the opt-in bfloat16 linear layers (`--bf16`); absent for float32.
     public var linearPrecision: String?
+    /// The task-level cost of lower-precision weights or products against the float32 references
+    /// (absent for a float32 run).
+    public var precisionCost: PrecisionCost?
+    /// true when int8 weights ran in int8 products (`--int8-products`); absent otherwise.
+    public var int8Products: Bool?
     public var decoderInputs = "decoder cases take the reference references/image_embeddings.npy (PyTorch's) as input, "
         + "so they check the prompt encoder and mask decoder alone; case image_encoder checks the encoder"
     public var cases: [CaseResult]

@@ -23,6 +23,10 @@ public enum TableReport {
         if let precision = report.linearPrecision {
             lines.append("  linear layers: \(precision) products (--bf16, the opt-in lower-precision path): judge it by the task level")
         }
+        if let weightDType = report.model.weightDType, weightDType == "int8" || weightDType == "q4" {
+            lines.append("  weights: \(weightDType) (samconvert --dtype \(weightDType)): tensors miss float32's tolerances by design; "
+                         + "judge it by the task level")
+        }
         lines.append("")
 
         let header = ["CASE", "OUTPUT", "STATUS", "MAX ABS", "MEAN ABS", "MEDIAN ABS", "MAX REL", "MEDIAN REL",

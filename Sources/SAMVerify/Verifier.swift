@@ -136,6 +136,9 @@ public enum Verifier {
                                         taskThresholds: references.taskThresholds)
         report.decoderInputs = runner.decoderInputsNote
         if Kernels.linearPrecision == .bfloat16 { report.linearPrecision = Kernels.LinearPrecision.bfloat16.rawValue }
+        if Kernels.int8Products && model.weightDType == "int8" { report.int8Products = true }
+        report.precisionCost = PrecisionCost.measure(weightDType: model.weightDType, linearPrecision: report.linearPrecision,
+                                                     int8Products: report.int8Products == true, cases: results)
         return report
     }
 }

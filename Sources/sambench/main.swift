@@ -129,6 +129,8 @@ if mode != "sgemm" && mode != "fma-peak" && !args.contains("--untuned") {
 if args.contains("--bf16") {
     do { try Kernels.setLinearPrecision(.bfloat16) } catch { fail("\(error)") }
 }
+// `--int8-products`: int8 weights multiplied in int8 products (Kernels.setInt8Products), the opt-in path.
+Kernels.setInt8Products(args.contains("--int8-products"))
 // `--blas-linear`: float32 linear layers on OpenBLAS sgemm instead of the panel product (A/B runs).
 if args.contains("--blas-linear") {
     do { try Kernels.setFloat32LinearKernel(.blas) } catch { fail("\(error)") }
@@ -401,6 +403,7 @@ case "encoder":
     emit(["mode": "encoder", "load_s": loadSeconds, "encoder_runs": times, "encoder_median_s": median(times),
           "family": loaded.metadata.config.imageEncoder.family, "blas": BLAS.backendDescription,
           "linear_kernel": Kernels.float32LinearKernel.rawValue, "threads": threads,
+          "weight_dtype": loaded.metadata.weightDType, "int8_products": Kernels.int8Products,
           "kernel_workers": Kernels.workerCount, "peak_rss_kib": peakRSSKiB()])
 
 default:

@@ -96,6 +96,7 @@ struct RunOutputs {
             "reused_embeddings": reusedEmbeddings,
             "seconds": timings,
             "linear_precision": Kernels.linearPrecision.rawValue,
+            "int8_products": Kernels.int8Products,
         ]
         if let provenance = predictor.embeddingsProvenance {
             object["embeddings_computed_from"] = [

@@ -66,6 +66,9 @@ struct SamRun: ParsableCommand {
     var profile = false
     @Flag(name: .customLong("bf16"), help: "Run the linear layers in bfloat16 products (the opt-in lower-precision path, CPUs with AVX512_BF16); result.json records it.")
     var bfloat16 = false
+
+    @Flag(name: .customLong("int8-products"), help: "With a model converted --dtype int8, multiply its int8 weights in int8 products (inputs rounded to int8 per row: faster, less accurate; docs/quantization.md); result.json records it.")
+    var int8Products = false
     @Option(name: .customLong("profile-depth"), help: "Dot-separated path components to aggregate --profile by (5: image_encoder.layers.0.blocks.0).")
     var profileDepth: Int = 5
     @OptionGroup(title: "Segment everything") var everything: EverythingOptions
@@ -91,6 +94,7 @@ struct SamRun: ParsableCommand {
             if bfloat16 {
                 do { try Kernels.setLinearPrecision(.bfloat16) } catch { throw RunFailure("--bf16: \(error)") }
             }
+            Kernels.setInt8Products(int8Products)
             if everything.everything {
                 guard points.isEmpty, box.isEmpty, maskInput == nil, embeddings == nil, !profile else {
                     throw RunFailure("--everything makes its own prompts: --point, --box, --mask-input, --embeddings and --profile do not apply")

@@ -119,6 +119,11 @@ struct SamVerify: ParsableCommand {
                              + "to measure its accuracy: its errors exceed float32's tolerances, so judge it by the task-level figures."))
     var bfloat16 = false
 
+    @Flag(name: .customLong("int8-products"),
+          help: ArgumentHelp("With a model converted --dtype int8, multiply its int8 weights in int8 products (inputs rounded "
+                             + "to int8 per row), to measure their cost: the report's precision-cost line gives the task-level figures."))
+    var int8Products = false
+
     @Flag(help: "No progress on standard error.")
     var quiet = false
 
@@ -154,6 +159,7 @@ struct SamVerify: ParsableCommand {
                 return 2
             }
         }
+        Kernels.setInt8Products(int8Products)
         let options = VerifyOptions(cases: cases, atol: atol, rtol: rtol, maxAtol: maxAtol, maxRtol: maxRtol,
                                     locateDivergence: !noDivergence, measureModules: calibrate != nil)
         let inputs = ReportFiles.inputs(model: model, references: references) + [tolerances].compactMap { $0 }

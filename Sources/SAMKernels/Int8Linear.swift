@@ -1,0 +1,112 @@
+import CInt8
+import SAMTensor
+import Synchronization
+
+extension Kernels {
+    /// Whether `linear` multiplies int8 weights in int8 products (opt-in, process-wide: the tools'
+    /// `--int8-products`). Off, int8 weights are widened to float32 for each product, and only the
+    /// weights' rounding costs accuracy.
+    ///
+    /// Chosen by measurement: on the full-size MobileSAM set (seeded random weights) int8 weights with
+    /// float32 products keep every mask within IoU 0.98 of PyTorch's on 16 of 16 prompts; int8 products,
+    /// whose inputs are rounded to 8 bits per row, on 3 of 16 (min IoU 0.948), for an encoder about
+    /// 1.25x faster (AVX512_VNNI). docs/quantization.md has the figures.
+    public static var int8Products: Bool {
+        scopedInt8Products ?? int8ProductsSetting.load(ordering: .relaxed)
+    }
+
+    private static let int8ProductsSetting = Atomic<Bool>(false)
+    @TaskLocal static var scopedInt8Products: Bool?
+
+    public static func setInt8Products(_ enabled: Bool) { int8ProductsSetting.store(enabled, ordering: .relaxed) }
+
+    /// Runs `body` with int8 products on or off in this task alone (tests, an app comparing both).
+    public static func withInt8Products<R>(_ enabled: Bool, _ body: () throws -> R) rethrows -> R {
+        try $scopedInt8Products.withValue(enabled) { try body() }
+    }
+
+    /// A linear layer whose weight is stored int8 (`samconvert --dtype int8`), with int8 products on:
+    /// each input row is quantized to int8 with its own scale on the call (dynamic, symmetric),
+    /// multiplied by the codes in exact integer sums (CInt8: AVX512_VNNI, AVX2 or portable C, all
+    /// the same bits), and scaled back with the bias seeding the result.
+    ///
+    /// Called by `linear`; nil when int8 products are off, the weight is not int8, or its rows are
+    /// too long for exact 32-bit sums.
+    static func int8Linear(_ x: FloatTensor, weight: some WeightOperand, bias: FloatTensor?, epilogue: Epilogue,
+                           outShape: [Int]) -> FloatTensor? {
+        guard let stored = (weight as? WeightTensor)?.quantized, stored.scheme == .int8, stored.shape.count == 2,
+              stored.shape[1] <= int8MaximumInputs, int8Products else { return nil }
+        let (outFeatures, inFeatures) = (stored.shape[0], stored.shape[1])
+        let rows = x.count / inFeatures
+        let packed = rows < keptPanelRowLimit ? (weight as! WeightTensor).derived("int8 panels") { Int8Panels(stored) }
+            : Int8Panels(stored)
+        let rowBytes = Int(sam_q8_row_bytes(Int64(inFeatures)))
+        // Tiles of whole six-row blocks; at least two per worker when there are rows enough.
+        let tileRows = max(6, min(96, (rows / (2 * workerCount) + 5) / 6 * 6))
+        let tiles = (rows + tileRows - 1) / tileRows
+        let count = rows * outFeatures
+        let data = [Float](unsafeUninitializedCapacity: count) { outBuffer, initialized in
+            let out = outBuffer.baseAddress!
+            x.data.withUnsafeBufferPointer { xBuffer in
+                (bias?.data ?? []).withUnsafeBufferPointer { biasBuffer in
+                    withResidual(epilogue) { residual in
+                        let xs = xBuffer.baseAddress!, biasPointer = bias == nil ? nil : biasBuffer.baseAddress
+                        parallelFor(tiles) { tile in
+                            let first = tile * tileRows, tileCount = min(tileRows, rows - first)
+                            let codes = UnsafeMutablePointer<UInt8>.allocate(capacity: tileCount * rowBytes)
+                            let scales = UnsafeMutablePointer<Float>.allocate(capacity: tileCount)
+                            defer { codes.deallocate(); scales.deallocate() }
+                            sam_q8_quantize_rows(xs + first * inFeatures, Int64(tileCount), Int64(inFeatures), Int64(inFeatures),
+                                                 codes, scales)
+                            let tileOut = out + first * outFeatures
+                            packed.product(codes: codes, scales: scales, rows: tileCount, bias: biasPointer, into: tileOut)
+                            applyEpilogue(epilogue.activation, tileOut, count: tileCount * outFeatures,
+                                          residual: residual.map { $0 + first * outFeatures })
+                        }
+                    }
+                }
+            }
+            initialized = count
+        }
+        return FloatTensor(shape: outShape, data: data)
+    }
+
+    /// Longest rows whose integer sums cannot overflow 32 bits (65536 × 255 × 127 < 2³¹).
+    static let int8MaximumInputs = 65_536
+
+    /// An int8 weight packed for CInt8's product (panels of 64 features and their code sums), with
+    /// its per-feature scales, which it reads from the weight in place.
+    final class Int8Panels: @unchecked Sendable {
+        let weight: QuantizedWeight
+        let features: Int, inputs: Int
+        private let panels: UnsafeMutablePointer<Int8>
+        private let sums: UnsafeMutablePointer<Int32>
+
+        init(_ weight: QuantizedWeight) {
+            self.weight = weight
+            (features, inputs) = (weight.shape[0], weight.shape[1])
+            let (n, k) = (Int64(features), Int64(inputs))
+            let panelCount = Int(sam_q8_panel_count(n))
+            panels = .allocate(capacity: Int(sam_q8_panel_bytes(n, k)))
+            sums = .allocate(capacity: panelCount * 64)
+            let codes = weight.codeBytes.baseAddress!.assumingMemoryBound(to: Int8.self)
+            let (panels, sums) = (panels, sums)
+            parallelForChunks(panelCount) { range in
+                sam_q8_pack_weights(codes, n, k, k, Int64(range.lowerBound), Int64(range.count), panels, sums)
+            }
+        }
+
+        deinit {
+            panels.deallocate()
+            sums.deallocate()
+        }
+
+        /// out[r, j] = bias[j] + the product, for `rows` quantized rows (out rows `features` apart).
+        func product(codes: UnsafePointer<UInt8>, scales: UnsafePointer<Float>, rows: Int, bias: UnsafePointer<Float>?,
+                     into out: UnsafeMutablePointer<Float>) {
+            let weightScales = weight.scaleBytes.baseAddress!.assumingMemoryBound(to: Float.self)
+            sam_q8_linear(codes, scales, Int64(rows), Int64(inputs), panels, sums, weightScales, Int64(features),
+                          bias, 0, out, Int64(features))
+        }
+    }
+}
