@@ -59,6 +59,16 @@ public final class MappedFile: @unchecked Sendable {
         return UnsafeRawBufferPointer(rebasing: bytes[offset..<end])
     }
 
+    /// Gives back the pages of `range` (a part of `bytes`) that reading made resident: they count
+    /// in the process's memory until then. Reading them again maps them again from the page cache.
+    public func releasePages(of range: UnsafeRawBufferPointer) {
+        guard let mapping, let start = range.baseAddress, range.count > 0 else { return }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let first = max((start - UnsafeRawPointer(mapping)) / page * page, 0)
+        let end = min(start - UnsafeRawPointer(mapping) + range.count, bytes.count)
+        _ = madvise(mapping + first, end - first, MADV_DONTNEED)
+    }
+
     deinit {
         if let mapping {
             FaultContainment.unregisterMapping(mapping)

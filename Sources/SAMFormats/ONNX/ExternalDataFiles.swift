@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import SAMFiles
+import SAMTensor
 
 /// The side files an ONNX model keeps large tensors in, mapped once each on first use.
 /// Locations are checked as the ONNX external-data spec requires: relative to the model's folder,
@@ -32,6 +33,18 @@ final class ExternalDataFiles: @unchecked Sendable {
                               "external data \(offset)..<\(overflow ? Int.max : end) runs past the end of the file (\(file.count) bytes)")
         }
         return (try file.slice(offset: offset, length: length, tensor: tensor), file)
+    }
+
+    /// A copy of the bytes `offset ..< offset+length` of `location`, whose mapped pages are given back
+    /// at once: a model's weights are read one tensor at a time without staying resident.
+    func copy(location: String, offset: Int, length: Int, tensor: String) throws(FormatError) -> TensorStorage {
+        let (bytes, file) = try bytes(location: location, offset: offset, length: length, tensor: tensor)
+        guard let storage = TensorStorage(zeroedByteCountIfAvailable: length) else {
+            throw FormatError(.outOfMemory, file: modelPath, tensor: tensor, "cannot allocate \(length) bytes for its external data")
+        }
+        if length > 0 { UnsafeMutableRawPointer(mutating: storage.bytes.baseAddress!).copyMemory(from: bytes.baseAddress!, byteCount: length) }
+        (file as? MappedFile)?.releasePages(of: bytes)
+        return storage
     }
 
     /// `folder/location` of every file mapped so far (each passed `safePath`), sorted.

@@ -77,8 +77,8 @@ extension ONNXModel {
                 throw FormatError(.sizeMismatch, file: path, tensor: name,
                                   "external length \(length) bytes, \(dtype) \(Shape.text(description.shape)) needs \(byteCount)")
             }
-            let (bytes, owner) = try externalData.bytes(location: location, offset: offset, length: byteCount, tensor: name)
-            return Tensor(dtype: dtype, shape: description.shape, checkedStorage: TensorStorage(borrowing: bytes, owner: owner))
+            let storage = try externalData.copy(location: location, offset: offset, length: byteCount, tensor: name)
+            return Tensor(dtype: dtype, shape: description.shape, checkedStorage: storage)
         case .constantAttribute(let attribute):
             // Not produced for TensorProtos; those constants are read from `scalarConstants`.
             throw FormatError(.corrupt, file: path, tensor: name, "\(attribute) is not stored as a TensorProto")
