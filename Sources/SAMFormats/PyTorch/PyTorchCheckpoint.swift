@@ -34,6 +34,9 @@ public final class PyTorchCheckpoint: @unchecked Sendable {
     /// drops each tensor keeps none), those already counted, and the bytes readings have made.
     private var inflated: [String: WeakStorage] = [:]
     private var counted: Set<String> = []
+    /// Entries whose copies are counted: reading one again (a conversion reads each tensor when it
+    /// needs it) makes the same bytes, freed in between, so it counts once.
+    private var copiesCounted: Set<String> = []
     private var madeBytes = 0
     private let memoryBudget: Int
     private let lock = NSLock()
@@ -104,7 +107,9 @@ public final class PyTorchCheckpoint: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         let bytes = try storage(of: entry)
-        try spend(entry.copiedBytes, for: entry, "copies of strided or bfloat16 views")
+        if copiesCounted.insert(entry.key).inserted {
+            try spend(entry.copiedBytes, for: entry, "copies of strided or bfloat16 views")
+        }
         return try entry.tensor(from: bytes, file: path)
     }
 
