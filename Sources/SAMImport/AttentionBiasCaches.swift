@@ -10,8 +10,9 @@ enum AttentionBiasCaches {
         for name in result.tensors.keys.sorted() where name.hasSuffix(".ab") {
             let cache = result.tensors[name]!
             let target = String(name.dropLast(".ab".count)) + ".attention_biases"
+            let table = try cache.read()
             let recovered: Tensor
-            do { recovered = try LayoutRules.attentionBiasesFromTable(cache.tensor) } catch {
+            do { recovered = try LayoutRules.attentionBiasesFromTable(table) } catch {
                 throw ImportError(.invalidLayout, file: file, tensor: cache.origin.sources.first ?? name, error.message)
             }
             result.tensors[name] = nil

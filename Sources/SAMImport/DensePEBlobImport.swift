@@ -47,11 +47,11 @@ public enum DensePEBlobImport {
     static func embeddingDim(from context: ImportedWeights) -> (Int, String)? {
         if let stated = context.facts.embeddingDim { return (stated, "the other inputs' stated image-embedding shape") }
         // PositionEmbeddingRandom(embed_dim // 2): the matrix is [2, C/2] (prompt_encoder.py PromptEncoder.__init__).
-        if let matrix = context.tensors["prompt_encoder.pe_layer.positional_encoding_gaussian_matrix"], matrix.tensor.shape.count == 2 {
-            return (2 * matrix.tensor.shape[1], "prompt_encoder.pe_layer.positional_encoding_gaussian_matrix")
+        if let matrix = context.tensors["prompt_encoder.pe_layer.positional_encoding_gaussian_matrix"], matrix.shape.count == 2 {
+            return (2 * matrix.shape[1], "prompt_encoder.pe_layer.positional_encoding_gaussian_matrix")
         }
         for name in ["prompt_encoder.no_mask_embed.weight", "prompt_encoder.not_a_point_embed.weight", "mask_decoder.iou_token.weight"] {
-            if let embedding = context.tensors[name], embedding.tensor.shape.count == 2 { return (embedding.tensor.shape[1], name) }
+            if let embedding = context.tensors[name], embedding.shape.count == 2 { return (embedding.shape[1], name) }
         }
         return nil
     }

@@ -43,7 +43,7 @@ public enum ImportMerge {
     /// Compares two sources of one tensor; throws when they disagree beyond what their derivations allow.
     static func compare(_ name: String, _ existing: ImportedTensor, _ incoming: ImportedTensor,
                         tolerance: AgreementTolerance) throws(ImportError) -> Agreement {
-        let (a, b) = (existing.tensor, incoming.tensor)
+        let (a, b) = (try existing.read(), try incoming.read())
         let files = [existing.origin.file, incoming.origin.file]
         let derivations = [existing.origin.derivation, incoming.origin.derivation]
         func conflict(_ message: String) -> ImportError {

@@ -24,7 +24,7 @@ extension ImportedWeights {
             "\(component.rawValue) \(tensors.keys.filter { SAMComponent.of($0) == component }.count)"
         }
         lines.append("canonical tensors: \(tensors.count) (" + perComponent.joined(separator: ", ") + ")")
-        if let dense = denseImagePE { lines.append("dense image PE: \(Shape.text(dense.tensor.shape)) from \(dense.origin.file)") }
+        if let dense = denseImagePE { lines.append("dense image PE: \(Shape.text(dense.shape)) from \(dense.origin.file)") }
         if let size = facts.imageEmbeddingSize { lines.append("image embedding: \(facts.embeddingDim.map(String.init) ?? "?") x \(size) x \(size)") }
         for (file, opset) in facts.opsets.sorted(by: { $0.key < $1.key }) { lines.append("opset \(opset): \(file)") }
         if let normalization = facts.inGraphNormalization { lines.append("in-graph preprocessing: \(normalization)") }

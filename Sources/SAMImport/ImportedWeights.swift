@@ -37,19 +37,6 @@ public struct TensorOrigin: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// One canonical tensor and where it came from.
-public struct ImportedTensor: Sendable {
-    public let tensor: Tensor
-    public var origin: TensorOrigin
-    /// Other inputs that supplied the same tensor (and agreed).
-    public var alsoIn: [String] = []
-
-    public init(tensor: Tensor, origin: TensorOrigin) {
-        self.tensor = tensor
-        self.origin = origin
-    }
-}
-
 /// A stored tensor a rule deliberately left out (head, counters, derived constants).
 public struct DroppedTensor: Sendable, Equatable {
     public let file: String
@@ -117,7 +104,8 @@ public struct ImportedWeights: Sendable {
 
     public init() {}
 
-    /// Canonical name -> tensor, what the `.samw` writer and the runtime's `WeightStore` take.
+    /// Canonical name -> tensor, every one read into memory at once (for small models and tests;
+    /// a conversion reads them one at a time).
     public var canonicalTensors: [String: Tensor] { tensors.mapValues(\.tensor) }
 
     public var names: [String] { tensors.keys.sorted() }
@@ -134,9 +122,11 @@ public struct ImportedWeights: Sendable {
 extension ImportedWeights {
     /// Adds one canonical tensor of the file being imported. Two stored tensors of one file may
     /// map to the same name (tied weights) only if they hold the same bits.
-    mutating func insert(_ name: String, _ tensor: Tensor, origin: TensorOrigin) throws(ImportError) {
+    /// `remake` makes `tensor` again from its file; given, a large tensor is not held (see `ImportedTensor`).
+    mutating func insert(_ name: String, _ tensor: Tensor, origin: TensorOrigin,
+                         remake: ImportedTensor.Remake? = nil) throws(ImportError) {
         if let existing = tensors[name] {
-            guard existing.tensor.isBitwiseEqual(to: tensor) else {
+            guard try existing.read().isBitwiseEqual(to: tensor) else {
                 throw ImportError(.conflictingTensors, file: origin.file, tensor: name,
                                   "two stored tensors map here with different values: \(existing.origin) and \(origin)")
             }
@@ -145,6 +135,6 @@ extension ImportedWeights {
                                                  namedBy: existing.origin.namedBy)
             return
         }
-        tensors[name] = ImportedTensor(tensor: tensor, origin: origin)
+        tensors[name] = ImportedTensor(tensor: tensor, origin: origin, remake: remake)
     }
 }

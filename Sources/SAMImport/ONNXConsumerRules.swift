@@ -8,13 +8,25 @@ enum ONNXTarget: Equatable {
     /// `cat(iou_token, mask_tokens)`: two canonical tensors.
     case outputTokens(iouToken: String, maskTokens: String)
 
-    enum Layout: Equatable {
+    enum Layout: Equatable, Sendable {
         case asStored
         case linearWeightFromMatMul
         case channelAffine
         case noMaskEmbedding
         case attentionBiasTable
         case gatheredRelativePositions
+
+        /// The canonical tensor made from the stored one.
+        func apply(to tensor: Tensor) throws(LayoutRuleError) -> Tensor {
+            switch self {
+            case .asStored: tensor
+            case .linearWeightFromMatMul: try LayoutRules.linearWeightFromMatMul(tensor)
+            case .channelAffine: try LayoutRules.channelAffine(tensor)
+            case .noMaskEmbedding: try LayoutRules.noMaskEmbedding(tensor)
+            case .attentionBiasTable: try LayoutRules.attentionBiasesFromTable(tensor)
+            case .gatheredRelativePositions: try LayoutRules.relativePositionsFromGathered(tensor)
+            }
+        }
     }
 }
 

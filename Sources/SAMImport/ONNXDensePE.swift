@@ -35,7 +35,7 @@ extension ONNXWeightMapper {
         }
         let rule: ImportRule = isMap ? .densePEConstant : .densePETokensUnflattened
         let imported = ImportedTensor(tensor: dense, origin: origin(stored, rule, .computedByExporter))
-        if let existing = result.denseImagePE, !existing.tensor.isBitwiseEqual(to: dense) {
+        if let existing = result.denseImagePE, !(try existing.read()).isBitwiseEqual(to: dense) {
             throw ImportError(.conflictingTensors, file: file, tensor: stored.name,
                               "a second constant-folded dense PE differs from \(existing.origin)")
         }

@@ -90,7 +90,16 @@ struct ONNXWeightMapper {
 
     func read(_ name: String) throws(ImportError) -> Tensor {
         if let tensor = dequantized[name] { return tensor }
+        return try Self.readStored(model, name)
+    }
+
+    static func readStored(_ model: ONNXModel, _ name: String) throws(ImportError) -> Tensor {
         do { return try model.tensor(named: name).narrowedToFloat32().tensor } catch { throw ImportError(error) }
+    }
+
+    /// The canonical tensor `layout` makes of a stored one; a failure names the file and the stored tensor.
+    static func laidOut(_ tensor: Tensor, _ layout: ONNXTarget.Layout, stored: String, file: String) throws(ImportError) -> Tensor {
+        do { return try layout.apply(to: tensor) } catch { throw ImportError(.invalidLayout, file: file, tensor: stored, error.message) }
     }
 
     // MARK: - One stored tensor
@@ -164,17 +173,16 @@ struct ONNXWeightMapper {
         let tensor = try read(stored.name)
         switch target {
         case .tensor(let name, let layout, let rule):
-            let value = try layoutStep(stored) { () throws(LayoutRuleError) -> Tensor in
-                switch layout {
-                case .asStored: tensor
-                case .linearWeightFromMatMul: try LayoutRules.linearWeightFromMatMul(tensor)
-                case .channelAffine: try LayoutRules.channelAffine(tensor)
-                case .noMaskEmbedding: try LayoutRules.noMaskEmbedding(tensor)
-                case .attentionBiasTable: try LayoutRules.attentionBiasesFromTable(tensor)
-                case .gatheredRelativePositions: try LayoutRules.relativePositionsFromGathered(tensor)
+            let value = try Self.laidOut(tensor, layout, stored: stored.name, file: file)
+            // Dequantized weights are held; stored ones are read and laid out again when needed.
+            let (model, file, storedName) = (self.model, self.file, stored.name)
+            var remake: ImportedTensor.Remake?
+            if dequantized[stored.name] == nil {
+                remake = { () throws(ImportError) -> Tensor in
+                    try ONNXWeightMapper.laidOut(try ONNXWeightMapper.readStored(model, storedName), layout, stored: storedName, file: file)
                 }
             }
-            try result.insert(name, value, origin: origin(stored, rule, derivation, namedBy: evidence))
+            try result.insert(name, value, origin: origin(stored, rule, derivation, namedBy: evidence), remake: remake)
         case .outputTokens(let iouName, let masksName):
             // SAM 2's decoder puts its object-score token first.
             let tokens = try splitObjectScoreToken(tensor, stored: stored, derivation: derivation)

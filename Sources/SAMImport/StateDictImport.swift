@@ -51,20 +51,23 @@ public enum StateDictImport {
                 }
                 continue
             }
-            let tensor: Tensor
-            do { tensor = try stored.read(key) } catch { throw ImportError(error) }
-            let (value, narrowed) = tensor.narrowedToFloat32()
+            let (value, narrowed) = try read(key, from: stored).narrowedToFloat32()
+            let remake: ImportedTensor.Remake = { () throws(ImportError) -> Tensor in try read(key, from: stored).narrowedToFloat32().tensor }
             let origin = TensorOrigin(file: path, sources: [key], rule: narrowed ? .narrowFloat64 : rule, derivation: .stored)
             if name.contains(HuggingFaceSam2Names.rowToken) {
                 try insertRows(of: value, as: name, key: key, origin: origin, into: &result)
             } else {
-                try result.insert(name, value, origin: origin)
+                try result.insert(name, value, origin: origin, remake: remake)
             }
         }
         try StateDictRules.apply(to: &result, file: path, eps: options.batchNormEps)
         try AttentionBiasCaches.recover(in: &result, file: path)
         try Unmapped.report(unmapped, file: path, into: &result, options: options)
         return result
+    }
+
+    static func read(_ key: String, from stored: StoredTensors) throws(ImportError) -> Tensor {
+        do { return try stored.read(key) } catch { throw ImportError(error) }
     }
 
     /// A stored [rows, C] table whose rows are upstream's separate [1, C] tensors: row r is

@@ -50,12 +50,13 @@ enum StateDictRules {
                 guard let part = result.tensors[name] else {
                     throw ImportError(.incompleteBatchNorm, file: file, tensor: name, "BatchNorm \(bn) is incomplete")
                 }
-                parts.append(part.tensor)
+                parts.append(try part.read())
             }
             let convBias = result.tensors[biasName]
+            let (weightTensor, biasTensor) = (try weight.read(), try convBias?.read())
             let folded: (weight: Tensor, bias: Tensor)
             do {
-                folded = try LayoutRules.foldBatchNorm(weight: weight.tensor, convBias: convBias?.tensor, gamma: parts[0], beta: parts[1],
+                folded = try LayoutRules.foldBatchNorm(weight: weightTensor, convBias: biasTensor, gamma: parts[0], beta: parts[1],
                                                        mean: parts[2], variance: parts[3], eps: eps)
             } catch {
                 throw ImportError(.invalidLayout, file: file, tensor: bn, error.message)

@@ -5,7 +5,7 @@ import SAMTensor
 /// The tensors one state-dict file stores, listed by key with dtype and shape before any is read:
 /// the import reads a tensor's bytes only when its key maps to a weight, so a large dataset the
 /// model does not use costs nothing.
-public struct StoredTensors {
+public struct StoredTensors: Sendable {
     public struct Entry: Sendable, Equatable {
         public let dtype: DType
         public let shape: [Int]
@@ -20,9 +20,10 @@ public struct StoredTensors {
     }
 
     public let entries: [String: Entry]
-    private let reader: (String) throws(FormatError) -> Tensor
+    /// Readers are safe to call from any thread (libhdf5 behind its one lock, the checkpoint's own lock, mapped files).
+    private let reader: @Sendable (String) throws(FormatError) -> Tensor
 
-    public init(entries: [String: Entry], read: @escaping (String) throws(FormatError) -> Tensor) {
+    public init(entries: [String: Entry], read: @escaping @Sendable (String) throws(FormatError) -> Tensor) {
         self.entries = entries
         reader = read
     }
@@ -36,7 +37,8 @@ public struct StoredTensors {
     /// An HDF5 file's datasets, read on demand.
     public init(_ file: HDF5File) {
         entries = Dictionary(file.datasets.map { ($0.key, Entry(dtype: $0.dtype, shape: $0.shape)) }, uniquingKeysWith: { first, _ in first })
-        reader = { (key: String) throws(FormatError) -> Tensor in try file.tensor(named: key) }
+        let file = UncheckedSendable(file)
+        reader = { (key: String) throws(FormatError) -> Tensor in try file.value.tensor(named: key) }
     }
 
     /// A PyTorch checkpoint's tensors, read (and their storages inflated) on demand.
@@ -56,4 +58,10 @@ public struct StoredTensors {
     public var keys: [String] { entries.keys.sorted() }
 
     public func read(_ key: String) throws(FormatError) -> Tensor { try reader(key) }
+}
+
+/// An `HDF5File` handed to other threads: its reads go through libhdf5's one lock.
+private struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
