@@ -24,11 +24,20 @@ public enum ModelFile {
     public static func write(tensors: [String: Tensor], quantized: [String: QuantizedWeight] = [:],
                              densePositionalEncoding: Tensor?, metadata: ModelFileMetadata,
                              to path: String, policy: OutputPolicy = .replace) throws(ModelFileError) {
+        try write(rows: tensors.map { SAMWRow(name: $0.key, tensor: $0.value) } + quantized.map { SAMWRow(name: $0.key, quantized: $0.value) },
+                  densePositionalEncoding: densePositionalEncoding.map { SAMWRow(name: densePositionalEncodingName, tensor: $0) },
+                  metadata: metadata, to: path, policy: policy)
+    }
+
+    /// `write(tensors:...)` for rows, held or made as they are written (`SAMWRow`): in name order, the
+    /// dense positional encoding (named `densePositionalEncodingName`) last.
+    public static func write(rows: [SAMWRow], densePositionalEncoding: SAMWRow?, metadata: ModelFileMetadata,
+                             to path: String, policy: OutputPolicy = .replace) throws(ModelFileError) {
         var metadata = metadata
-        var ordered = (tensors.map { SAMWRow(name: $0.key, tensor: $0.value) }
-            + quantized.map { SAMWRow(name: $0.key, quantized: $0.value) }).sorted { $0.name < $1.name }
+        var ordered = rows.sorted { $0.name < $1.name }
         if let densePositionalEncoding {
-            ordered.append(SAMWRow(name: densePositionalEncodingName, tensor: densePositionalEncoding))
+            precondition(densePositionalEncoding.name == densePositionalEncodingName, "the dense PE row is named \(densePositionalEncodingName)")
+            ordered.append(densePositionalEncoding)
             metadata.densePositionalEncoding = densePositionalEncodingName
         }
         let header: JSONValue

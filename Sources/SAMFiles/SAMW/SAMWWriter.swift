@@ -4,7 +4,8 @@ import SAMTensor
 
 /// Writes a .samw file: preamble, JSON header, then every tensor's bytes at 64-byte-aligned offsets,
 /// streamed to a temporary sibling that is renamed into place (`AtomicFileWriter`). Besides the
-/// header, nothing the size of the model is held: the tensors are written from where they are.
+/// header, nothing the size of the model is held: the tensors are written from where they are, and
+/// rows made on demand (`SAMWRow.Make`) are made one at a time as they are written.
 public enum SAMWWriter {
     public static func write(tensors: [(name: String, tensor: Tensor)], metadata: JSONValue, to path: String,
                              policy: OutputPolicy = .replace) throws(FormatError) {
@@ -18,9 +19,11 @@ public enum SAMWWriter {
             throw FormatError(.corrupt, file: path, tensor: row.name, "two tensors share this name")
         }
         let checksums = [UInt32](unsafeUninitializedCapacity: tensors.count) { buffer, initialized in
-            // Tensors are independent: checksum them on every core.
+            // Tensors are independent: checksum them on every core. Rows made on demand bring theirs.
             let out = buffer.baseAddress!
-            Workers.forEach(tensors.count) { index in out[index] = CRC32.checksum(tensors[index].storage.bytes) }
+            Workers.forEach(tensors.count) { index in
+                out[index] = tensors[index].crc32 ?? CRC32.checksum(tensors[index].heldBytes!.bytes)
+            }
             initialized = tensors.count
         }
         let (header, entries) = try layOut(tensors, checksums: checksums, metadata: metadata, path: path)
@@ -34,14 +37,27 @@ public enum SAMWWriter {
         try writer.write(header)
         var position = SAMWLayout.preambleSize + header.count
         for (entry, row) in zip(entries, tensors) where entry.length > 0 {
+            let bytes = try checkedBytes(row, entry, path: path)
             try writer.writeZeros(entry.offset - position)
-            try writer.write(row.storage.bytes)
+            try writer.write(bytes.bytes)
             position = entry.offset + entry.length
         }
         // The file ends where the last entry does, an empty one included (its offset is in the file).
         let end = entries.last.map { $0.offset + $0.length } ?? align(SAMWLayout.preambleSize + header.count)
         try writer.writeZeros(end - position)
         try writer.commit()
+    }
+
+    /// The row's bytes; made ones must be what the header says (their maker read an input again,
+    /// which may have changed since).
+    private static func checkedBytes(_ row: SAMWRow, _ entry: SAMWEntry, path: String) throws(FormatError) -> TensorStorage {
+        let bytes = try row.bytes()
+        guard row.heldBytes == nil else { return bytes }
+        guard bytes.bytes.count == entry.length, CRC32.checksum(bytes.bytes) == entry.crc32 else {
+            throw FormatError(.writeFailed, file: path, tensor: row.name,
+                              "its bytes changed between checksumming and writing (an input changed during the conversion?)")
+        }
+        return bytes
     }
 
     /// The header bytes (JSON padded with spaces) and the table it holds. The data offsets depend on
