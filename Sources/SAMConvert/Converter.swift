@@ -30,15 +30,17 @@ public struct ConversionRequest: Sendable {
 public struct ConversionResult: Sendable {
     public let imported: ImportedWeights
     public let metadata: ModelFileMetadata
-    public let storedTensors: [String: Tensor]
+    /// The plain tensors as written (their bytes are made again on request, not held).
+    public let storedTensors: [String: StoredTensor]
     /// The matrices stored quantized (`--dtype int8|q4`), not in `storedTensors`.
-    public let quantizedWeights: [String: QuantizedWeight]
+    public let quantizedWeights: [String: StoredQuantizedWeight]
     /// Weights holding NaN or infinity, written because `allowNonFinite` (empty otherwise).
     public let nonFinite: [NonFiniteWeight]
 }
 
 /// Exported weights in, one checked .samw out: import and merge, resolve the architecture, build the
-/// model strictly (so a file that would not load is never written), then write atomically.
+/// model strictly (so a file that would not load is never written), then write atomically. Large
+/// tensors are read from the inputs when each step needs them, one at a time (`ImportedTensor`).
 public enum Converter {
     public static let version = "0.1.0"
 
@@ -89,32 +91,19 @@ public enum Converter {
         do { try config.validate(file: plan.configFile ?? "the configuration inferred from the weights", components: heldComponents) } catch {
             throw ConversionFailure("\(error)")
         }
-        // Built to be checked, then dropped before writing: it holds a copy of every weight.
-        let components: [String]
-        let matrixKeys: Set<String>
-        do {
-            let store = WeightStore(imported.canonicalTensors, source: plan.weightFiles.joined(separator: " + "))
-            let sam = try Sam(weights: store, config: config, densePositionalEncoding: imported.denseImagePE.map { FloatTensor($0.tensor) })
-            components = sam.presentComponents
-            matrixKeys = store.matrixKeys
-        } catch {
-            throw ConversionFailure("the weights do not make a model: \(error)")
-        }
+        let (components, matrixKeys) = try ModelCheck.build(imported, config: config, source: plan.weightFiles.joined(separator: " + "))
         guard !components.isEmpty else {
             throw ConversionFailure("\(plan.weightFiles.joined(separator: ", ")): the weights make no component of a SAM model; nothing was written")
         }
 
-        let (stored, narrowedPE, overflowed) = Self.store(imported, precision: request.precision)
-        if !overflowed.isEmpty && !request.allowNonFinite {
-            throw ConversionFailure(Self.nonFiniteMessage(overflowed, "do not fit f16") + " (or convert with --dtype f32)")
-        }
-        var plain = stored
-        var quantized: [String: QuantizedWeight] = [:]
-        if let scheme = request.precision.quantization {
+        if request.precision.quantization != nil {
             progress("quantizing \(matrixKeys.count) matrices to \(request.precision.rawValue)")
-            (plain, quantized) = try WeightQuantization.quantize(stored, matrices: matrixKeys, scheme: scheme)
         }
-        nonFinite += overflowed
+        let stored = try StoredRows(imported, precision: request.precision, matrices: matrixKeys)
+        if !stored.overflowed.isEmpty && !request.allowNonFinite {
+            throw ConversionFailure(Self.nonFiniteMessage(stored.overflowed, "do not fit f16") + " (or convert with --dtype f32)")
+        }
+        nonFinite += stored.overflowed
         var sources = try provenance.wait()
         sources.sources += try referenced.wait().sources
         for index in sources.sources.indices {
@@ -125,31 +114,13 @@ public enum Converter {
         try MetadataRoundTrip.check(metadata, output: request.output)
         progress("writing \(request.output)")
         do {
-            try ModelFile.write(tensors: plain, quantized: quantized, densePositionalEncoding: narrowedPE, metadata: metadata,
+            try ModelFile.write(rows: stored.rows, densePositionalEncoding: stored.densePE, metadata: metadata,
                                 to: request.output, policy: policy)
         } catch {
             throw ConversionFailure("\(error)")
         }
-        return ConversionResult(imported: imported, metadata: metadata, storedTensors: plain, quantizedWeights: quantized,
+        return ConversionResult(imported: imported, metadata: metadata, storedTensors: stored.plain, quantizedWeights: stored.quantized,
                                 nonFinite: nonFinite)
-    }
-
-    /// The tensors as stored at `precision`, and every one that narrowing to f16 overflowed.
-    static func store(_ imported: ImportedWeights, precision: StoragePrecision)
-        -> (tensors: [String: Tensor], densePE: Tensor?, overflowed: [NonFiniteWeight]) {
-        var tensors: [String: Tensor] = [:]
-        var overflowed: [NonFiniteWeight] = []
-        func narrow(_ name: String, _ source: ImportedTensor) -> Tensor {
-            let (tensor, count, largest) = precision.narrow(source.tensor)
-            if count > 0 {
-                overflowed.append(NonFiniteWeight(tensor: name, file: source.origin.file, nan: 0, infinite: count,
-                                                  elements: tensor.elementCount, beyondHalf: largest))
-            }
-            return tensor
-        }
-        for name in imported.tensors.keys.sorted() { tensors[name] = narrow(name, imported.tensors[name]!) }
-        let densePE = imported.denseImagePE.map { narrow("denseImagePE", $0) }
-        return (tensors, densePE, overflowed)
     }
 
     static func nonFiniteMessage(_ weights: [NonFiniteWeight], _ what: String) -> String {

@@ -26,7 +26,7 @@ public enum ModelConfiguration {
             let strides: [Int]? = stages > 0 && (0..<stages).allSatisfy { facts.mergeStrides[$0] != nil }
                 ? (0..<stages).map { facts.mergeStrides[$0]! } : nil
             do {
-                config = try SAMConfig.inferred(fromShapes: imported.tensors.mapValues(\.tensor.shape), imageSize: facts.imageSize,
+                config = try SAMConfig.inferred(fromShapes: imported.tensors.mapValues(\.shape), imageSize: facts.imageSize,
                                                 mergeStrides: strides, imageEmbeddingSize: facts.imageEmbeddingSize)
             } catch {
                 let files = Set(imported.tensors.values.map(\.origin.file)).sorted()
@@ -35,7 +35,7 @@ public enum ModelConfiguration {
         }
         if let maxPoints { config.maxPoints = maxPoints }
         // A config.json written for image mode says nothing of video mode: its sizes come from the weights.
-        let shapes = imported.tensors.mapValues(\.tensor.shape)
+        let shapes = imported.tensors.mapValues(\.shape)
         if config.imageEncoder.family == HieraFamily.name, SAM2VideoConfig.present(inShapes: shapes) {
             // The config's switches (or the published defaults), the sizes from the weights.
             config.video = SAM2VideoConfig.inferred(fromShapes: shapes, base: config.video ?? SAM2VideoConfig())

@@ -5,23 +5,16 @@ import SAMTensor
 /// convolution filters and tables stay float32. A matrix whose rows q4 cannot group by 32 is
 /// stored int8.
 enum WeightQuantization {
-    static func quantize(_ tensors: [String: Tensor], matrices: Set<String>, scheme: QuantizedWeight.Scheme)
-        throws(ConversionFailure) -> (plain: [String: Tensor], quantized: [String: QuantizedWeight]) {
-        var plain = tensors
-        var quantized: [String: QuantizedWeight] = [:]
-        for name in matrices.sorted() {
-            guard let tensor = tensors[name] else { continue }
-            let chosen = (try? QuantizedWeight.layout(scheme, shape: tensor.shape)) != nil ? scheme : .int8
-            let floats = tensor.floats()
-            do {
-                quantized[name] = try floats.withUnsafeBufferPointer { (values) throws(QuantizedWeight.QuantizationRefused) in
-                    try QuantizedWeight(quantizing: values, shape: tensor.shape, scheme: chosen)
-                }
-            } catch {
-                throw ConversionFailure("\(name): cannot store as \(chosen.rawValue): \(error.description)")
+    /// One matrix quantized to `scheme` (int8 where q4 cannot group its rows).
+    static func quantize(_ name: String, _ tensor: Tensor, scheme: QuantizedWeight.Scheme) throws(ConversionFailure) -> QuantizedWeight {
+        let chosen = (try? QuantizedWeight.layout(scheme, shape: tensor.shape)) != nil ? scheme : .int8
+        let floats = tensor.floats()
+        do {
+            return try floats.withUnsafeBufferPointer { (values) throws(QuantizedWeight.QuantizationRefused) in
+                try QuantizedWeight(quantizing: values, shape: tensor.shape, scheme: chosen)
             }
-            plain[name] = nil
+        } catch {
+            throw ConversionFailure("\(name): cannot store as \(chosen.rawValue): \(error.description)")
         }
-        return (plain, quantized)
     }
 }

@@ -15,7 +15,7 @@ struct ConversionSummary {
 
     var imported: ImportedWeights { result.imported }
     var metadata: ModelFileMetadata { result.metadata }
-    var tensors: [String: Tensor] { result.storedTensors }
+    var tensors: [String: StoredTensor] { result.storedTensors }
 
     func print() {
         let config = metadata.config

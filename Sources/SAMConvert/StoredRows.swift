@@ -1,0 +1,106 @@
+import SAMFiles
+import SAMImport
+import SAMModelFile
+import SAMParallel
+import SAMTensor
+
+/// The rows of the .samw as `precision` stores them, made from the imported weights one tensor at a
+/// time: each is read, narrowed or quantized and checksummed here (on every core), then dropped, and
+/// made again when the writer writes it. What the making finds (overflow in f16, a matrix that cannot
+/// be quantized) is known before anything is written.
+struct StoredRows {
+    var rows: [SAMWRow] = []
+    var densePE: SAMWRow?
+    /// Weights that narrowing to f16 made infinite, by name.
+    var overflowed: [NonFiniteWeight] = []
+    var plain: [String: StoredTensor] = [:]
+    var quantized: [String: StoredQuantizedWeight] = [:]
+
+    /// One row made: held bytes, and how many finite values narrowing made infinite (the largest of them).
+    private struct Made {
+        let row: SAMWRow
+        let storedDType: DType?
+        let scheme: QuantizedWeight.Scheme?
+        let overflow: (count: Int, largest: Float)
+    }
+
+    init(_ imported: ImportedWeights, precision: StoragePrecision, matrices: Set<String>) throws(ConversionFailure) {
+        let names = imported.tensors.keys.sorted()
+        let makers = names.map { name in
+            Self.maker(name, imported.tensors[name]!, precision: precision,
+                       scheme: matrices.contains(name) ? precision.quantization : nil)
+        }
+        // Made once here for the checksums, on every core; an error is the first in name order.
+        let summaries = [Result<(SAMWRow, Made), ConversionFailure>?](unsafeUninitializedCapacity: names.count) { buffer, initialized in
+            let out = buffer.baseAddress!
+            (0..<names.count).forEach { (out + $0).initialize(to: nil) }
+            Workers.forEach(names.count) { index in
+                do throws(ConversionFailure) {
+                    let made = try makers[index]()
+                    out[index] = .success((try Self.lazyRow(made, names[index], imported.tensors[names[index]]!, makers[index]), made))
+                } catch {
+                    out[index] = .failure(error)
+                }
+            }
+            initialized = names.count
+        }
+        for (index, name) in names.enumerated() {
+            let (row, made): (SAMWRow, Made)
+            do throws(ConversionFailure) { (row, made) = try summaries[index]!.get() } catch { throw error }
+            rows.append(row)
+            if let scheme = made.scheme {
+                quantized[name] = StoredQuantizedWeight(scheme: scheme, shape: row.shape, byteCount: row.byteCount)
+            } else {
+                let maker = makers[index]
+                plain[name] = StoredTensor(dtype: made.storedDType!, shape: row.shape, byteCount: row.byteCount) { () throws(ConversionFailure) in
+                    let again = try maker()
+                    do { return try Tensor(dtype: again.storedDType!, shape: again.row.shape, storage: again.row.bytes()) } catch {
+                        throw ConversionFailure("\(name): \(error)")
+                    }
+                }
+            }
+            if made.overflow.count > 0 {
+                let source = imported.tensors[name]!
+                overflowed.append(NonFiniteWeight(tensor: name, file: source.origin.file, nan: 0, infinite: made.overflow.count,
+                                                  elements: source.elementCount, beyondHalf: made.overflow.largest))
+            }
+        }
+        if let dense = imported.denseImagePE {
+            let (tensor, count, largest) = precision.narrow(dense.tensor)
+            if count > 0 {
+                overflowed.append(NonFiniteWeight(tensor: "denseImagePE", file: dense.origin.file, nan: 0, infinite: count,
+                                                  elements: tensor.elementCount, beyondHalf: largest))
+            }
+            densePE = SAMWRow(name: ModelFile.densePositionalEncodingName, tensor: tensor)
+        }
+    }
+
+    /// Reads `source` and stores it at `precision`, or quantized to `scheme`.
+    private static func maker(_ name: String, _ source: ImportedTensor, precision: StoragePrecision,
+                              scheme: QuantizedWeight.Scheme?) -> @Sendable () throws(ConversionFailure) -> Made {
+        { () throws(ConversionFailure) -> Made in
+            let tensor: Tensor
+            do throws(ImportError) { tensor = try source.read() } catch { throw ConversionFailure("\(error)") }
+            if let scheme {
+                let weight = try WeightQuantization.quantize(name, tensor, scheme: scheme)
+                return Made(row: SAMWRow(name: name, quantized: weight), storedDType: nil, scheme: weight.scheme, overflow: (0, 0))
+            }
+            let (narrowed, count, largest) = precision.narrow(tensor)
+            return Made(row: SAMWRow(name: name, tensor: narrowed), storedDType: narrowed.dtype, scheme: nil, overflow: (count, largest))
+        }
+    }
+
+    /// The row the writer makes again when it writes it, checksummed from `made`.
+    private static func lazyRow(_ made: Made, _ name: String, _ source: ImportedTensor,
+                                _ maker: @escaping @Sendable () throws(ConversionFailure) -> Made) throws(ConversionFailure) -> SAMWRow {
+        let bytes: TensorStorage
+        do throws(FormatError) { bytes = try made.row.bytes() } catch { throw ConversionFailure("\(error)") }
+        let file = source.origin.file
+        return SAMWRow(name: name, dtype: made.row.dtype, shape: made.row.shape, byteCount: made.row.byteCount,
+                       isQuantized: made.row.isQuantized, crc32: CRC32.checksum(bytes.bytes)) { () throws(FormatError) -> TensorStorage in
+            do { return try maker().row.bytes() } catch {
+                throw FormatError(.unreadable, file: file, tensor: name, "cannot read it again to write it: \(error)")
+            }
+        }
+    }
+}
