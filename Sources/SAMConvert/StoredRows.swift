@@ -16,9 +16,15 @@ struct StoredRows {
     var plain: [String: StoredTensor] = [:]
     var quantized: [String: StoredQuantizedWeight] = [:]
 
-    /// One row made: held bytes, and how many finite values narrowing made infinite (the largest of them).
+    /// One row made: held bytes, and what was learnt making them.
     private struct Made {
         let row: SAMWRow
+        let facts: Facts
+    }
+
+    /// What making a row tells besides its bytes: the dtype or scheme stored, and how many finite
+    /// values narrowing made infinite (the largest of them).
+    private struct Facts {
         let storedDType: DType?
         let scheme: QuantizedWeight.Scheme?
         let overflow: (count: Int, largest: Float)
@@ -30,14 +36,14 @@ struct StoredRows {
             Self.maker(name, imported.tensors[name]!, precision: precision,
                        scheme: matrices.contains(name) ? precision.quantization : nil)
         }
-        // Made once here for the checksums, on every core; an error is the first in name order.
-        let summaries = [Result<(SAMWRow, Made), ConversionFailure>?](unsafeUninitializedCapacity: names.count) { buffer, initialized in
+        // Made once here for the checksums, on every core, and dropped; an error is the first in name order.
+        let summaries = [Result<(SAMWRow, Facts), ConversionFailure>?](unsafeUninitializedCapacity: names.count) { buffer, initialized in
             let out = buffer.baseAddress!
             (0..<names.count).forEach { (out + $0).initialize(to: nil) }
             Workers.forEach(names.count) { index in
                 do throws(ConversionFailure) {
                     let made = try makers[index]()
-                    out[index] = .success((try Self.lazyRow(made, names[index], imported.tensors[names[index]]!, makers[index]), made))
+                    out[index] = .success((try Self.lazyRow(made, names[index], imported.tensors[names[index]]!, makers[index]), made.facts))
                 } catch {
                     out[index] = .failure(error)
                 }
@@ -45,7 +51,7 @@ struct StoredRows {
             initialized = names.count
         }
         for (index, name) in names.enumerated() {
-            let (row, made): (SAMWRow, Made)
+            let (row, made): (SAMWRow, Facts)
             do throws(ConversionFailure) { (row, made) = try summaries[index]!.get() } catch { throw error }
             rows.append(row)
             if let scheme = made.scheme {
@@ -54,7 +60,7 @@ struct StoredRows {
                 let maker = makers[index]
                 plain[name] = StoredTensor(dtype: made.storedDType!, shape: row.shape, byteCount: row.byteCount) { () throws(ConversionFailure) in
                     let again = try maker()
-                    do { return try Tensor(dtype: again.storedDType!, shape: again.row.shape, storage: again.row.bytes()) } catch {
+                    do { return try Tensor(dtype: again.facts.storedDType!, shape: again.row.shape, storage: again.row.bytes()) } catch {
                         throw ConversionFailure("\(name): \(error)")
                     }
                 }
@@ -83,10 +89,11 @@ struct StoredRows {
             do throws(ImportError) { tensor = try source.read() } catch { throw ConversionFailure("\(error)") }
             if let scheme {
                 let weight = try WeightQuantization.quantize(name, tensor, scheme: scheme)
-                return Made(row: SAMWRow(name: name, quantized: weight), storedDType: nil, scheme: weight.scheme, overflow: (0, 0))
+                return Made(row: SAMWRow(name: name, quantized: weight), facts: Facts(storedDType: nil, scheme: weight.scheme, overflow: (0, 0)))
             }
             let (narrowed, count, largest) = precision.narrow(tensor)
-            return Made(row: SAMWRow(name: name, tensor: narrowed), storedDType: narrowed.dtype, scheme: nil, overflow: (count, largest))
+            return Made(row: SAMWRow(name: name, tensor: narrowed),
+                        facts: Facts(storedDType: narrowed.dtype, scheme: nil, overflow: (count, largest)))
         }
     }
 
