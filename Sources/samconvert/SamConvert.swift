@@ -58,6 +58,7 @@ struct SamConvert: ParsableCommand {
     static func main() {
         FaultContainment.install()  // a libhdf5 crash on a corrupt .h5, or a mapped input truncated, exits 2 naming the file
         FaultContainment.removeTemporariesOnInterrupt()  // Ctrl-C leaves no half-written model beside --out
+        ConversionMemory.returnLargeBuffersWhenFreed()  // tensors are read one at a time; their buffers must not pile up
         mainExitingWithToolStatus()
     }
 
