@@ -17,12 +17,8 @@ enum LayoutRules {
         guard stored.shape.count == 2 else {
             throw LayoutRuleError("a MatMul weight must be 2-D [in,out], got \(Shape.text(stored.shape))")
         }
-        let (rows, columns) = (stored.shape[0], stored.shape[1])
         // out[j, i] = stored[i, j]
-        return stored.gathered(shape: [columns, rows], count: rows * columns) { index in
-            let (j, i) = index.quotientAndRemainder(dividingBy: rows)
-            return i * columns + j
-        }
+        return stored.transposed2D()
     }
 
     /// LayerNorm2d's `weight[:, None, None]` / `bias[:, None, None]`, stored [C,1,1] -> [C].

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A typed, shaped, immutable block of little-endian elements, as the readers produce it.
 /// Numeric code converts to `[Float]` (or `FloatTensor`) once, at the edge.
 public struct Tensor: Sendable {
@@ -109,6 +115,8 @@ extension Tensor {
 
     /// True when both tensors have the same dtype, shape and bytes.
     public func isBitwiseEqual(to other: Tensor) -> Bool {
-        dtype == other.dtype && shape == other.shape && storage.bytes.elementsEqual(other.storage.bytes)
+        guard dtype == other.dtype, shape == other.shape, storage.bytes.count == other.storage.bytes.count else { return false }
+        guard let left = storage.bytes.baseAddress, let right = other.storage.bytes.baseAddress else { return true }
+        return memcmp(left, right, storage.bytes.count) == 0
     }
 }
