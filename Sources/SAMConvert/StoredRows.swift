@@ -41,6 +41,12 @@ struct StoredRows {
             let out = buffer.baseAddress!
             (0..<names.count).forEach { (out + $0).initialize(to: nil) }
             Workers.forEach(names.count) { index in
+                let source = imported.tensors[names[index]]!
+                if let kept = Self.keptAsImported(names[index], source, precision: precision, quantized: matrices.contains(names[index]),
+                                                  maker: makers[index]) {
+                    out[index] = .success(kept)
+                    return
+                }
                 do throws(ConversionFailure) {
                     let made = try makers[index]()
                     out[index] = .success((try Self.lazyRow(made, names[index], imported.tensors[names[index]]!, makers[index]), made.facts))
@@ -79,6 +85,21 @@ struct StoredRows {
             }
             densePE = SAMWRow(name: ModelFile.densePositionalEncodingName, tensor: tensor)
         }
+    }
+
+    /// The row of a tensor stored as it was imported (f32, or already f16, and not quantized), from
+    /// what the import learnt: it need not be made to be checksummed.
+    private static func keptAsImported(_ name: String, _ source: ImportedTensor, precision: StoragePrecision, quantized: Bool,
+                                       maker: @escaping @Sendable () throws(ConversionFailure) -> Made) -> (SAMWRow, Facts)? {
+        guard !(quantized && precision.quantization != nil), precision != .half || source.dtype != .float32 else { return nil }
+        let file = source.origin.file
+        let row = SAMWRow(name: name, dtype: SAMWLayout.dtypeName(source.dtype), shape: source.shape, byteCount: source.byteCount,
+                          isQuantized: false, crc32: source.crc32) { () throws(FormatError) -> TensorStorage in
+            do { return try maker().row.bytes() } catch {
+                throw FormatError(.unreadable, file: file, tensor: name, "cannot read it again to write it: \(error)")
+            }
+        }
+        return (row, Facts(storedDType: source.dtype, scheme: nil, overflow: (0, 0)))
     }
 
     /// Reads `source` and stores it at `precision`, or quantized to `scheme`.

@@ -1,8 +1,10 @@
+import SAMFiles
 import SAMTensor
 
 /// One canonical tensor and where it came from. A large tensor that can be made again from its
 /// file is not held: `read()` makes it again (the same bytes every time), so a conversion holds
-/// one tensor at a time, not the model. Its NaN and infinity counts are taken when it is first made.
+/// one tensor at a time, not the model. Its NaN and infinity counts and its checksum are taken when
+/// it is first made.
 public struct ImportedTensor: Sendable {
     /// Makes the tensor again from its file (read, narrowed, laid out as at import).
     public typealias Remake = @Sendable () throws(ImportError) -> Tensor
@@ -17,6 +19,8 @@ public struct ImportedTensor: Sendable {
     public var alsoIn: [String] = []
     /// NaN and infinite elements (zero for non-float dtypes).
     public let nonFinite: NonFiniteCount
+    /// The CRC-32 of its bytes, what a file that stores it as it is records.
+    public let crc32: UInt32
     private let source: Source
 
     private enum Source: Sendable {
@@ -30,6 +34,7 @@ public struct ImportedTensor: Sendable {
         shape = tensor.shape
         self.origin = origin
         nonFinite = NonFiniteCount(tensor)
+        crc32 = CRC32.checksum(tensor.storage.bytes)
         if let remake, tensor.byteCount >= Self.heldByteLimit {
             source = .remade(remake)
         } else {

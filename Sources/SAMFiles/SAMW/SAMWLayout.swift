@@ -17,7 +17,7 @@ public enum SAMWLayout {
     /// Refuse headers larger than this before allocating for them.
     public static let maximumHeaderBytes = 64 << 20
 
-    static func dtypeName(_ dtype: DType) -> String { dtype.shortName }
+    public static func dtypeName(_ dtype: DType) -> String { dtype.shortName }
     static func dtype(named name: String) -> DType? { DType.allCases.first { $0.shortName == name } }
     static func scheme(named name: String) -> QuantizedWeight.Scheme? { QuantizedWeight.Scheme(rawValue: name) }
 }
