@@ -94,7 +94,7 @@ struct ONNXWeightMapper {
     }
 
     static func readStored(_ model: ONNXModel, _ name: String) throws(ImportError) -> Tensor {
-        do { return try model.tensor(named: name).narrowedToFloat32().tensor } catch { throw ImportError(error) }
+        do { return try model.tensor(named: name, copyingExternalData: true).narrowedToFloat32().tensor } catch { throw ImportError(error) }
     }
 
     /// The canonical tensor `layout` makes of a stored one; a failure names the file and the stored tensor.

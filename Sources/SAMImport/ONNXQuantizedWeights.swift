@@ -136,6 +136,6 @@ extension ONNXWeightMapper {
     }
 
     private func readRaw(_ name: String) throws(ImportError) -> Tensor {
-        do { return try model.tensor(named: name) } catch { throw ImportError(error) }
+        do { return try model.tensor(named: name, copyingExternalData: true) } catch { throw ImportError(error) }
     }
 }

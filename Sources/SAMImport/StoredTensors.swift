@@ -41,11 +41,11 @@ public struct StoredTensors: Sendable {
         reader = { (key: String) throws(FormatError) -> Tensor in try file.value.tensor(named: key) }
     }
 
-    /// A PyTorch checkpoint's tensors, read (and their storages inflated) on demand.
+    /// A PyTorch checkpoint's tensors, read (and their storages inflated) on demand; stored ones copied out of the mapping.
     public init(_ checkpoint: PyTorchCheckpoint) {
         entries = Dictionary(checkpoint.entries.map { ($0.key, Entry(dtype: $0.dtype, shape: $0.shape)) },
                              uniquingKeysWith: { first, _ in first })
-        reader = { (key: String) throws(FormatError) -> Tensor in try checkpoint.tensor(named: key) }
+        reader = { (key: String) throws(FormatError) -> Tensor in try checkpoint.tensor(named: key, copyingStoredData: true) }
     }
 
     /// A safetensors file's tensors, read on demand (borrowing the mapped file; bfloat16 widened).

@@ -114,13 +114,15 @@ public final class ONNXModel: @unchecked Sendable {
     /// (`folder/location`), sorted: only locations that passed the path checks and were opened.
     public var externalDataFilesRead: [String] { externalData.pathsRead }
 
-    /// Reads the initializer or Constant output called `name`.
-    public func tensor(named name: String) throws(FormatError) -> Tensor {
+    /// Reads the initializer or Constant output called `name`. External data is borrowed from its
+    /// mapping; with `copyingExternalData` it is copied out and the mapped pages given back at once,
+    /// for a reader that reads every tensor once and must not leave them all resident (a conversion).
+    public func tensor(named name: String, copyingExternalData: Bool = false) throws(FormatError) -> Tensor {
         if let constant = scalarConstants[name] { return constant }
         guard let proto = tensorProtos[name] else {
             throw FormatError(.missingTensor, file: path, tensor: name, "no initializer or Constant of that name")
         }
-        return try decode(proto, name: name)
+        return try decode(proto, name: name, copyingExternalData: copyingExternalData)
     }
 
     /// Reads the tensor-valued attribute `attribute` of node number `nodeIndex` in `graph.nodes`.

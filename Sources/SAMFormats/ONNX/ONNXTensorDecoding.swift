@@ -53,7 +53,7 @@ extension ONNXModel {
     }
 
     /// Reads a TensorProto's data into a Tensor, borrowing the bytes wherever the layout allows.
-    func decode(_ proto: UnsafeMutablePointer<Onnx__TensorProto>, name: String) throws(FormatError) -> Tensor {
+    func decode(_ proto: UnsafeMutablePointer<Onnx__TensorProto>, name: String, copyingExternalData: Bool = false) throws(FormatError) -> Tensor {
         let description = try Self.describe(proto, name: name, file: path)
         guard let dtype = description.elementType.dtype else {
             throw FormatError(.unsupported, file: path, tensor: name,
@@ -77,8 +77,12 @@ extension ONNXModel {
                 throw FormatError(.sizeMismatch, file: path, tensor: name,
                                   "external length \(length) bytes, \(dtype) \(Shape.text(description.shape)) needs \(byteCount)")
             }
-            let storage = try externalData.copy(location: location, offset: offset, length: byteCount, tensor: name)
-            return Tensor(dtype: dtype, shape: description.shape, checkedStorage: storage)
+            if copyingExternalData {
+                let storage = try externalData.copy(location: location, offset: offset, length: byteCount, tensor: name)
+                return Tensor(dtype: dtype, shape: description.shape, checkedStorage: storage)
+            }
+            let (bytes, owner) = try externalData.bytes(location: location, offset: offset, length: byteCount, tensor: name)
+            return Tensor(dtype: dtype, shape: description.shape, checkedStorage: TensorStorage(borrowing: bytes, owner: owner))
         case .constantAttribute(let attribute):
             // Not produced for TensorProtos; those constants are read from `scalarConstants`.
             throw FormatError(.corrupt, file: path, tensor: name, "\(attribute) is not stored as a TensorProto")

@@ -100,17 +100,37 @@ public final class PyTorchCheckpoint: @unchecked Sendable {
 
     /// One tensor: its storage is inflated on first use (and kept for the other views of it); the
     /// memory a reading makes is counted against the file's budget (`PyTorchLimits.memoryAllowance`).
-    public func tensor(named key: String) throws(FormatError) -> Tensor {
+    /// A contiguous view of a stored (not deflated) storage borrows the mapped file; with
+    /// `copyingStoredData` it is copied out and the pages the reading touched are given back, for a
+    /// reader that reads every tensor once and must not leave them all resident (a conversion).
+    public func tensor(named key: String, copyingStoredData: Bool = false) throws(FormatError) -> Tensor {
         guard let entry = entry(named: key) else {
             throw FormatError(.missingTensor, file: path, tensor: key, "not in the state dict")
         }
         lock.lock()
         defer { lock.unlock() }
         let bytes = try storage(of: entry)
-        if copiesCounted.insert(entry.key).inserted {
-            try spend(entry.copiedBytes, for: entry, "copies of strided or bfloat16 views")
+        let firstReading = !copiesCounted.contains(entry.key)
+        if firstReading { try spend(entry.copiedBytes, for: entry, "copies of strided or bfloat16 views") }
+        let tensor = try entry.tensor(from: bytes, file: path)
+        guard copyingStoredData, archive.entry(named: entry.storageEntry)?.method == .stored else {
+            copiesCounted.insert(entry.key)
+            return tensor
         }
-        return try entry.tensor(from: bytes, file: path)
+        let owned: Tensor
+        if let base = tensor.storage.bytes.baseAddress, bytes.bytes.baseAddress.map({ base >= $0 && base < $0 + bytes.bytes.count }) == true {
+            if firstReading { try spend(tensor.byteCount, for: entry, "copies of stored views") }
+            guard let copy = TensorStorage(zeroedByteCountIfAvailable: tensor.byteCount) else {
+                throw FormatError(.outOfMemory, file: path, tensor: key, "cannot allocate \(tensor.byteCount) bytes to copy it")
+            }
+            UnsafeMutableRawPointer(mutating: copy.bytes.baseAddress!).copyMemory(from: base, byteCount: tensor.byteCount)
+            owned = Tensor(dtype: tensor.dtype, shape: tensor.shape, checkedStorage: copy)
+        } else {
+            owned = tensor
+        }
+        copiesCounted.insert(entry.key)
+        archive.file.releasePages(of: bytes.bytes)
+        return owned
     }
 
     /// Every tensor, by state-dict key; each storage is inflated at most once.
