@@ -113,6 +113,7 @@ public struct ImportedWeights: Sendable {
     /// Components with at least one tensor.
     public var components: Set<SAMComponent> { Set(tensors.keys.compactMap(SAMComponent.of)) }
 
+    /// The tensor called `name`, read (see `ImportedTensor.tensor`); `tensors[name]` to look without reading.
     public subscript(name: String) -> Tensor? { tensors[name]?.tensor }
 
     /// The agreement with the largest absolute difference, if any inputs overlapped.

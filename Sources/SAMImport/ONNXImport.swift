@@ -136,7 +136,7 @@ struct ONNXWeightMapper {
             // modules (LayerNorms still at their initial ones): each reader's module gets its copy.
             for use in uses {
                 guard let target = ONNXConsumerRules.target(for: use, shape: stored.shape, components: components),
-                      case .tensor(let name, _, _) = target, name != named.path, result[name] == nil,
+                      case .tensor(let name, _, _) = target, name != named.path, result.tensors[name] == nil,
                       CanonicalNames.leaf(name) == CanonicalNames.leaf(named.path) else { continue }
                 try apply(target, to: stored, namedBy: use.scopeEvidence, derivation: derivation)
             }
