@@ -36,11 +36,24 @@ public enum SAMWWriter {
         try writer.write(preamble)
         try writer.write(header)
         var position = SAMWLayout.preambleSize + header.count
-        for (entry, row) in zip(entries, tensors) where entry.length > 0 {
-            let bytes = try checkedBytes(row, entry, path: path)
-            try writer.writeZeros(entry.offset - position)
-            try writer.write(bytes.bytes)
-            position = entry.offset + entry.length
+        // Rows are made a few at a time on every core, then written in order: memory holds one batch.
+        for batch in stride(from: 0, to: tensors.count, by: Workers.count).map({ $0..<min($0 + Workers.count, tensors.count) }) {
+            let made = [Result<TensorStorage, FormatError>?](unsafeUninitializedCapacity: batch.count) { buffer, initialized in
+                let out = buffer.baseAddress!
+                for offset in 0..<batch.count { (out + offset).initialize(to: nil) }
+                Workers.forEach(batch.count) { offset in
+                    let index = batch.lowerBound + offset
+                    guard entries[index].length > 0 else { return }
+                    out[offset] = Result { () throws(FormatError) in try checkedBytes(tensors[index], entries[index], path: path) }
+                }
+                initialized = batch.count
+            }
+            for (offset, index) in batch.enumerated() where entries[index].length > 0 {
+                let bytes = try made[offset]!.get()
+                try writer.writeZeros(entries[index].offset - position)
+                try writer.write(bytes.bytes)
+                position = entries[index].offset + entries[index].length
+            }
         }
         // The file ends where the last entry does, an empty one included (its offset is in the file).
         let end = entries.last.map { $0.offset + $0.length } ?? align(SAMWLayout.preambleSize + header.count)
