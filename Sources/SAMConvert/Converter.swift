@@ -112,7 +112,8 @@ public enum Converter {
         var quantized: [String: QuantizedWeight] = [:]
         if let scheme = request.precision.quantization {
             progress("quantizing \(matrixKeys.count) matrices to \(request.precision.rawValue)")
-            (plain, quantized) = try WeightQuantization.quantize(stored, matrices: matrixKeys, scheme: scheme)
+            (plain, quantized) = try WeightQuantization.quantize(stored, matrices: matrixKeys, scheme: scheme,
+                                                                 exporterScales: imported.tensors.compactMapValues(\.exporterInt8Scales))
         }
         nonFinite += overflowed
         var sources = try provenance.wait()

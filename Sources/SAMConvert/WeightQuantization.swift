@@ -3,9 +3,11 @@ import SAMTensor
 /// `--dtype int8|q4`: the model's matrices (the weights its linear layers multiply by, as the model
 /// built from them reports: `WeightStore.matrixKeys`) quantized; norms, biases, embeddings,
 /// convolution filters and tables stay float32. A matrix whose rows q4 cannot group by 32 is
-/// stored int8.
+/// stored int8. For int8, a matrix an export stored as int8 codes (`exporterScales`: onnxruntime's
+/// QInt8) keeps the exporter's codes and scales.
 enum WeightQuantization {
-    static func quantize(_ tensors: [String: Tensor], matrices: Set<String>, scheme: QuantizedWeight.Scheme)
+    static func quantize(_ tensors: [String: Tensor], matrices: Set<String>, scheme: QuantizedWeight.Scheme,
+                         exporterScales: [String: [Float]] = [:])
         throws(ConversionFailure) -> (plain: [String: Tensor], quantized: [String: QuantizedWeight]) {
         var plain = tensors
         var quantized: [String: QuantizedWeight] = [:]
@@ -15,7 +17,8 @@ enum WeightQuantization {
             let floats = tensor.floats()
             do {
                 quantized[name] = try floats.withUnsafeBufferPointer { (values) throws(QuantizedWeight.QuantizationRefused) in
-                    try QuantizedWeight(quantizing: values, shape: tensor.shape, scheme: chosen)
+                    try QuantizedWeight(quantizing: values, shape: tensor.shape, scheme: chosen,
+                                        int8RowScales: chosen == .int8 ? exporterScales[name] : nil)
                 }
             } catch {
                 throw ConversionFailure("\(name): cannot store as \(chosen.rawValue): \(error.description)")

@@ -43,6 +43,10 @@ public struct ImportedTensor: Sendable {
     public var origin: TensorOrigin
     /// Other inputs that supplied the same tensor (and agreed).
     public var alsoIn: [String] = []
+    /// The exporter's own symmetric int8 scales, one per row of this (canonical) tensor, when it was
+    /// stored as int8 codes with zero point 0 (onnxruntime's QInt8): `samconvert --dtype int8` keeps
+    /// those codes and scales instead of rounding the dequantized values a second time.
+    public var exporterInt8Scales: [Float]?
 
     public init(tensor: Tensor, origin: TensorOrigin) {
         self.tensor = tensor

@@ -1,5 +1,6 @@
 import Foundation
 import SAMConvert
+import SAMFormats
 import SAMFiles
 import SAMKernels
 import SAMModelFile
@@ -65,5 +66,63 @@ struct QuantizedConversionTests {
         #expect(int8Errors.worstMask < 0.16 && productErrors.worstMask < 0.2 && q4Errors.worstMask < 1.65)
         #expect(q4Errors.worstMask > int8Errors.worstMask)
         #expect(productErrors.worstMask != int8Errors.worstMask)
+    }
+}
+
+/// `--dtype int8` from onnxruntime's int8 exports: QInt8 codes (zero point 0, per tensor or per
+/// channel) are stored as the exporter wrote them, with its scales; QUInt8 ones are requantized.
+@Suite("Conversion: int8 ONNX kept int8")
+struct Int8ExportConversionTests {
+    static let exports = TestPaths.tinyReferences + "/exports"
+
+    func convert(_ style: String) throws -> ConversionResult {
+        var request = ConversionRequest(inputs: ["\(Self.exports)/\(style)/ImageEncoder.onnx", "\(Self.exports)/\(style)/mobile_sam_decoder.onnx"],
+                                        output: try temporaryFolder() + "/model.samw")
+        request.configFile = TestPaths.tinyReferences + "/config.json"
+        request.precision = .int8
+        return try Converter.run(request)
+    }
+
+    @Test("QInt8 matrices keep the exporter's codes and scales")
+    func keptCodes() throws {
+        let result = try convert("int8-dynamic-qint8-per-channel")
+        var kept = 0
+        for (name, weight) in result.quantizedWeights {
+            let imported = try #require(result.imported.tensors[name])
+            guard let scales = imported.exporterInt8Scales else { continue }
+            kept += 1
+            let source = try #require(imported.origin.sources.first)
+            let model = try ONNXModel(path: imported.origin.file)
+            let codes = try model.tensor(named: source)  // int8 [in, out] (MatMulInteger) or [out, in]
+            #expect(codes.dtype == .int8)
+            let (rows, inner) = (weight.shape[0], weight.shape[1])
+            // MatMulInteger stores [in, out], Gemm and named weights [out, in]: the codes match one way.
+            func differences(transposed: Bool) -> Int {
+                withExtendedLifetime(weight) {
+                    let stored = weight.codeBytes
+                    var count = 0
+                    for row in 0..<rows {
+                        for column in 0..<inner
+                        where Int8(bitPattern: stored[row * inner + column])
+                            != Int8(codes.value(at: transposed ? column * rows + row : row * inner + column)) {
+                            count += 1
+                        }
+                    }
+                    return count
+                }
+            }
+            let asStored = codes.shape == [rows, inner] ? differences(transposed: false) : -1
+            let transposed = codes.shape == [inner, rows] ? differences(transposed: true) : -1
+            #expect(asStored == 0 || transposed == 0, "\(name) from \(source) \(codes.shape): \(asStored) / \(transposed) codes differ")
+            #expect((0..<rows).map(weight.rowScale) == scales, "\(name)")
+        }
+        #expect(kept > 20, "matrices kept from the export: \(kept)")
+    }
+
+    @Test("QUInt8 (nonzero zero points) is requantized from its values")
+    func requantized() throws {
+        let result = try convert("int8-dynamic-quint8-per-tensor")
+        #expect(!result.quantizedWeights.isEmpty)
+        #expect(result.imported.tensors.values.allSatisfy { $0.exporterInt8Scales == nil })
     }
 }
