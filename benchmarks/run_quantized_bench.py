@@ -35,6 +35,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DTYPES = ("f32", "f16", "int8", "q4")
 PROTOBUF_LIMIT = 2 ** 31 - 1
 NATIVE = "native {}"
+# int8 weights multiplied in int8 products (`sambench --int8-products`), the opt-in path.
+NATIVE_INT8_PRODUCTS = "native int8 products"
 ORT_F32, ORT_INT8 = "onnxruntime f32", "onnxruntime int8 (quantize_dynamic)"
 
 
@@ -141,6 +143,9 @@ def bench_set(folder, a, env, tmp):
     ort_script = os.path.join(HERE, "ort_encoder_bench.py")
     sides = {NATIVE.format(c["dtype"]): [sambench, "encoder", c["path"], image] + timing
              for c in conversions if c["converted"]}
+    int8 = next((c for c in conversions if c["dtype"] == "int8" and c["converted"]), None)
+    if int8:
+        sides[NATIVE_INT8_PRODUCTS] = [sambench, "encoder", int8["path"], image, "--int8-products"] + timing
     # The ONNX sides compare their output with PyTorch's after the timed runs and the VmHWM reading.
     compare = ["--reference", reference] if not a.no_accuracy and os.path.exists(reference) else []
     sides[ORT_F32] = [sys.executable, ort_script, encoder_onnx, image] + timing + compare
@@ -279,7 +284,8 @@ def report(result):
         return f"{name} failed"
 
     headline = []
-    for native, other in (("int8", ORT_F32), ("int8", ORT_INT8), ("f32", ORT_F32)):
+    for native, other in (("int8", ORT_F32), ("int8", ORT_INT8), ("int8 products", ORT_F32), ("int8 products", ORT_INT8),
+                          ("f32", ORT_F32)):
         name = NATIVE.format(native)
         r = result["ratios"].get(f"{name} / {other}")
         short = "ORT f32" if other == ORT_F32 else "ORT int8"
