@@ -17,7 +17,7 @@ CPU_FLAGS    ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma 
 RELEASE      := -c release $(CPU_FLAGS)
 
 .PHONY: setup build test test-blas-paths test-release-tools check-dependency check-reference-set check-drops docs verify verify-fuzz demo references venv \
-        regen-onnx-proto clean bench bench-venv bench-encoders bench-everything fuzz fuzz-explore test-asan sam2-references verify-sam2 bench-sam2 \
+        regen-onnx-proto clean bench bench-venv bench-encoders bench-quantized bench-everything fuzz fuzz-explore test-asan sam2-references verify-sam2 bench-sam2 \
         bench-video video-references verify-video
 
 setup:
@@ -208,6 +208,23 @@ bench-encoders: setup bench-venv
 	$(SWIFT) build $(RELEASE) --product samconvert
 	$(PYTHON) benchmarks/run_encoder_bench.py --bin "$$($(SWIFT) build $(RELEASE) --show-bin-path)" --threads 2 \
 	    $(foreach set,$(ENCODER_SETS),--encoder-set "$(set)")
+
+# The image encoder by weight precision (benchmarks/run_quantized_bench.py) on QUANT_SETS (REFERENCE_SET and
+# ENCODER_SETS unless given: sets with an ImageEncoder.onnx): the set's weights converted with samconvert --dtype
+# f32, f16, int8 and q4 (a dtype samconvert refuses is reported and left out), file sizes, conversion time and
+# peak RSS; `sambench encoder` at each, onnxruntime on the set's ImageEncoder.onnx and on onnxruntime's own
+# quantize_dynamic int8 export of it (weight_type QInt8), separate processes, 5 interleaved rounds, 2 threads;
+# medians, fastest runs, load, peak RSS, ratios; each side's error against PyTorch's references (samverify).
+# Prints the tables, writes out/bench-quantized.json. QUANT_BENCH_ARGS passes options (e.g. --rounds 1 --no-accuracy).
+QUANT_SETS       ?= $(REFERENCE_SET) $(ENCODER_SETS)
+QUANT_BENCH_ARGS ?=
+bench-quantized: setup bench-venv
+	@for set in $(QUANT_SETS); do test -f "$$set/ImageEncoder.onnx" || { echo "bench-quantized: $$set/ImageEncoder.onnx is missing" >&2; exit 1; }; done
+	$(SWIFT) build $(RELEASE) --product sambench
+	$(SWIFT) build $(RELEASE) --product samconvert
+	$(SWIFT) build $(RELEASE) --product samverify
+	$(PYTHON) benchmarks/run_quantized_bench.py --bin "$$($(SWIFT) build $(RELEASE) --show-bin-path)" --threads 2 \
+	    $(foreach set,$(QUANT_SETS),--set "$(set)") --rounds 5 --json out/bench-quantized.json $(QUANT_BENCH_ARGS)
 
 # SAM 2.1's image encoder beside onnxruntime on samexporter's export of the same model (SAM2_SET, a
 # full-size set from `make sam2-references`), separate processes, 10 interleaved rounds (median and fastest

@@ -4,6 +4,8 @@ any model family, every output of the encoder): one process, prints one JSON obj
 Creates a session for ENCODER.onnx, runs it on IMAGE.npy (--warmups untimed runs, one by default,
 then --runs timed runs) and reports session creation time, the run times and peak RSS (VmHWM). Same work as
 `sambench encoder MODEL.samw IMAGE.npy`. Threads via OMP_NUM_THREADS and intra_op_num_threads.
+With --reference REF.npy, also the first output's largest and mean absolute difference from REF (after
+the timed runs, outside them).
 """
 import argparse
 import json
@@ -26,6 +28,7 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--runs", type=int, default=1)
     p.add_argument("--warmups", type=int, default=1)
+    p.add_argument("--reference", default=None, help="a .npy the first output is compared with (max/mean abs)")
     a = p.parse_args()
     os.environ["OMP_NUM_THREADS"] = str(a.threads)
     import numpy as np
@@ -42,12 +45,21 @@ def main():
     feeds = {session.get_inputs()[0].name: image}
     times = []
     for run in range(a.warmups + a.runs):  # the first `warmups` runs are not timed
+        outputs = None  # the previous run's outputs are not held through this one
         s = time.perf_counter()
-        session.run(None, feeds)
+        outputs = session.run(None, feeds)
         if run >= a.warmups:
             times.append(time.perf_counter() - s)
-    json.dump({"mode": "onnxruntime_encoder", "version": ort.__version__, "load_s": load_s, "encoder_runs": times,
-               "encoder_median_s": float(np.median(times)), "peak_rss_kib": peak_rss_kib()}, os.sys.stdout)
+    result = {"mode": "onnxruntime_encoder", "version": ort.__version__, "load_s": load_s, "encoder_runs": times,
+              "encoder_median_s": float(np.median(times)), "peak_rss_kib": peak_rss_kib()}
+    if a.reference:
+        reference = np.load(a.reference).astype(np.float64)
+        if reference.shape == outputs[0].shape:
+            difference = np.abs(outputs[0].astype(np.float64) - reference)
+            result.update(reference_max_abs=float(difference.max()), reference_mean_abs=float(difference.mean()))
+        else:
+            result["reference_error"] = f"shape {list(outputs[0].shape)} vs reference {list(reference.shape)}"
+    json.dump(result, os.sys.stdout)
     print()
 
 

@@ -97,8 +97,16 @@ def avx512():
 def bf16_accuracy(samverify, model, drop, env, tmp):
     """samverify --bf16 on the full-size set: the task-level figures (against PyTorch's float32 references) and
     the image embeddings' error."""
-    report = os.path.join(tmp, "bf16-verify.json")
-    subprocess.run([samverify, model, "--references", drop, "--bf16", "--quiet", "--json", report],
+    return task_accuracy(samverify, model, drop, env, tmp, ["--bf16"])
+
+
+def task_accuracy(samverify, model, drop, env, tmp, extra=()):
+    """samverify (with `extra` options) on a reference set: the task-level figures (against PyTorch's float32
+    references) and the image embeddings' error."""
+    report = os.path.join(tmp, "accuracy-verify.json")
+    if os.path.exists(report):
+        os.remove(report)  # never read an earlier model's report
+    subprocess.run([samverify, model, "--references", drop, *extra, "--quiet", "--json", report],
                    env=env, stdout=subprocess.DEVNULL)
     r = json.load(open(report))
     tasks = [c["task"] for c in r["cases"] if c.get("task")]
@@ -134,20 +142,26 @@ def summarise(runs):
     return s
 
 
+def encoder_set_weights(folder):
+    """A reference set's weights file and the samconvert options it needs: (path, [--config FILE] or [])."""
+    names = ("sam.h5", "mobile_sam.h5", "sam_hq.h5", "efficientvit_sam.h5")
+    weights = next((os.path.join(folder, name) for name in names if os.path.exists(os.path.join(folder, name))), None)
+    if weights is None:
+        sys.exit(f"bench: {folder} holds none of {', '.join(names)}")
+    # The set's config.json, where it names a model family the weights alone would not (SAM-HQ's).
+    config_file = os.path.join(folder, "config.json")
+    named = os.path.exists(config_file) and "modelFamily" in json.load(open(config_file))
+    return weights, (["--config", config_file] if named else [])
+
+
 def bench_encoder_set(folder, sambench, samconvert, threads, rounds, env, tmp, bf16=False):
     """Image encoder alone, native (`sambench encoder`) and onnxruntime (ort_encoder_bench.py) in
     interleaved separate processes, on one reference set; with `bf16` also native with bfloat16
     linear layers."""
     folder = os.path.abspath(folder)
-    names = ("sam.h5", "mobile_sam.h5", "sam_hq.h5", "efficientvit_sam.h5")
-    weights = next((os.path.join(folder, name) for name in names if os.path.exists(os.path.join(folder, name))), None)
-    if weights is None:
-        sys.exit(f"bench: {folder} holds none of {', '.join(names)}")
+    weights, config_args = encoder_set_weights(folder)
     model = os.path.join(tmp, "encoder-set.samw")
-    # The set's config.json, where it names a model family the weights alone would not (SAM-HQ's).
-    config_file = os.path.join(folder, "config.json")
-    named = os.path.exists(config_file) and "modelFamily" in json.load(open(config_file))
-    convert_s = timed([samconvert, weights, "--out", model, "--force"] + (["--config", config_file] if named else []), env)
+    convert_s = timed([samconvert, weights, "--out", model, "--force"] + config_args, env)
     image = os.path.join(folder, "references", "input_image.npy")
     native_cmd = [sambench, "encoder", model, image, "--threads", threads]
     ort_cmd = [sys.executable, os.path.join(os.path.dirname(__file__), "ort_encoder_bench.py"),

@@ -42,9 +42,11 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import platform
 import shutil
 import sys
+import tempfile
 import warnings
 from importlib import metadata
 from pathlib import Path
@@ -531,14 +533,32 @@ def export_onnx(out: OutDir, ctx: Dict[str, Any]) -> Dict[str, Any]:
         except Exception as exc:  # record and move on: the h5 + npy set matters most
             report[f"{name}_error"] = f"{type(exc).__name__}: {exc}"
             out.path(name).unlink(missing_ok=True)
+            out.path(name + ".data").unlink(missing_ok=True)
     return report
 
 
 def _torchscript_export(model, args, path: Path, **kwargs) -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(model, args, str(path), dynamo=False, opset_version=OPSET,
-                          do_constant_folding=True, export_params=True, **kwargs)
+    """torch.onnx.export into ``path``. A model over protobuf's 2 GB limit (SAM ViT-H) is written by
+    torch as one external file per initializer beside the graph; those are gathered into one file,
+    ``<path>.data`` (onnx's external-data layout, what samconvert and onnxruntime find beside it)."""
+    with tempfile.TemporaryDirectory(prefix=".onnx-export-", dir=path.parent) as tmp:
+        staged = Path(tmp) / path.name
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(model, args, str(staged), dynamo=False, opset_version=OPSET,
+                              do_constant_folding=True, export_params=True, **kwargs)
+        if [p.name for p in Path(tmp).iterdir()] == [path.name]:
+            staged.replace(path)  # under 2 GB: the file as torch wrote it
+            return
+        import onnx
+
+        data = path.with_name(path.name + ".data")
+        data.unlink(missing_ok=True)
+        onnx.save_model(onnx.load(str(staged)), str(path), save_as_external_data=True,
+                        all_tensors_to_one_file=True, location=data.name, size_threshold=1024)
+        umask = os.umask(0)
+        os.umask(umask)
+        data.chmod(0o666 & ~umask)  # onnx writes it owner-only; the set's other files follow the umask
 
 
 def export_encoder_onnx(ctx: Dict[str, Any], path: Path) -> None:

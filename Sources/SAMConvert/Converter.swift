@@ -97,7 +97,7 @@ public enum Converter {
         }
 
         if request.precision.quantization != nil {
-            progress("quantizing \(matrixKeys.count) matrices to \(request.precision.rawValue)")
+            progress("quantizing the image encoder's \(matrixKeys.filter { Sam.component(ofTensor: $0) == Sam.imageEncoderKey }.count) matrices to \(request.precision.rawValue)")
         }
         let stored = try StoredRows(imported, precision: request.precision, matrices: matrixKeys)
         if !stored.overflowed.isEmpty && !request.allowNonFinite {

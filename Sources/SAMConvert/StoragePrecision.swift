@@ -1,8 +1,9 @@
 import SAMTensor
 
 /// How weights are stored in the .samw: as they are (f32), narrowed to half precision, or with the
-/// model's matrices (its linear layers' weights) quantized: int8 per output channel, or 4-bit in
-/// groups of 32 (`QuantizedWeight`); every other tensor stays f32 in those.
+/// image encoder's matrices (its linear layers' weights) quantized: int8 per output channel, or
+/// 4-bit in groups of 32 (`QuantizedWeight`), the other matrices f16 and every other tensor f32
+/// (`WeightQuantization`).
 public enum StoragePrecision: String, Sendable, CaseIterable {
     case single = "f32", half = "f16", int8, q4
 

@@ -34,7 +34,7 @@ struct StoredRows {
         let names = imported.tensors.keys.sorted()
         let makers = names.map { name in
             Self.maker(name, imported.tensors[name]!, precision: precision,
-                       scheme: matrices.contains(name) ? precision.quantization : nil)
+                       plan: WeightQuantization.plan(name, isMatrix: matrices.contains(name), precision: precision))
         }
         // Made once here for the checksums, on every core, and dropped; an error is the first in name order.
         let summaries = [Result<(SAMWRow, Facts), ConversionFailure>?](unsafeUninitializedCapacity: names.count) { buffer, initialized in
@@ -102,15 +102,22 @@ struct StoredRows {
         return (row, Facts(storedDType: source.dtype, scheme: nil, overflow: (0, 0)))
     }
 
-    /// Reads `source` and stores it at `precision`, or quantized to `scheme`.
+    /// Reads `source` and stores it as `plan` says: at `precision`, quantized, or in float16.
     private static func maker(_ name: String, _ source: ImportedTensor, precision: StoragePrecision,
-                              scheme: QuantizedWeight.Scheme?) -> @Sendable () throws(ConversionFailure) -> Made {
+                              plan: WeightQuantization.Plan) -> @Sendable () throws(ConversionFailure) -> Made {
         { () throws(ConversionFailure) -> Made in
             let tensor: Tensor
             do throws(ImportError) { tensor = try source.read() } catch { throw ConversionFailure("\(error)") }
-            if let scheme {
-                let weight = try WeightQuantization.quantize(name, tensor, scheme: scheme)
+            switch plan {
+            case .quantized(let scheme):
+                let weight = try WeightQuantization.quantize(name, tensor, scheme: scheme, exporterScales: source.exporterInt8Scales)
                 return Made(row: SAMWRow(name: name, quantized: weight), facts: Facts(storedDType: nil, scheme: weight.scheme, overflow: (0, 0)))
+            case .halfUnlessOverflowing:
+                let (half, count, _) = StoragePrecision.half.narrow(tensor)
+                let kept = count == 0 ? half : tensor
+                return Made(row: SAMWRow(name: name, tensor: kept), facts: Facts(storedDType: kept.dtype, scheme: nil, overflow: (0, 0)))
+            case .asPrecision:
+                break
             }
             let (narrowed, count, largest) = precision.narrow(tensor)
             return Made(row: SAMWRow(name: name, tensor: narrowed),

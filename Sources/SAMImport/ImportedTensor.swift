@@ -17,6 +17,10 @@ public struct ImportedTensor: Sendable {
     public var origin: TensorOrigin
     /// Other inputs that supplied the same tensor (and agreed).
     public var alsoIn: [String] = []
+    /// The exporter's own symmetric int8 scales, one per row of this (canonical) tensor, when it was
+    /// stored as int8 codes with zero point 0 (onnxruntime's QInt8): `samconvert --dtype int8` keeps
+    /// those codes and scales instead of rounding the dequantized values a second time.
+    public var exporterInt8Scales: [Float]?
     /// NaN and infinite elements (zero for non-float dtypes).
     public let nonFinite: NonFiniteCount
     /// The CRC-32 of its bytes, what a file that stores it as it is records.

@@ -26,6 +26,8 @@ struct ONNXWeightMapper {
     var unmapped: [UnmappedTensor] = []
     /// Quantized weights already turned into float32, by stored name (`read` returns these).
     var dequantized: [String: Tensor] = [:]
+    /// The quantized weights dequantized into `dequantized`, by stored name.
+    var quantizedSources: [String: ONNXQuantizedWeight] = [:]
 
     init(model: ONNXModel, file: String, options: ImportOptions) {
         self.model = model
@@ -111,6 +113,7 @@ struct ONNXWeightMapper {
 
     mutating func importQuantized(_ weight: ONNXQuantizedWeight) throws(ImportError) {
         dequantized[weight.stored.name] = try dequantize(weight)
+        quantizedSources[weight.stored.name] = weight
         result.facts.storedPrecisions[file, default: []].insert(weight.description)
         try importWeight(weight.stored, storedName: weight.baseName, uses: weight.uses, derivation: .dequantized)
     }
@@ -183,6 +186,9 @@ struct ONNXWeightMapper {
                 }
             }
             try result.insert(name, value, origin: origin(stored, rule, derivation, namedBy: evidence), remake: remake)
+            if let source = quantizedSources[stored.name], let scales = try int8RowScales(source, layout: layout) {
+                result.tensors[name]?.exporterInt8Scales = scales
+            }
         case .outputTokens(let iouName, let masksName):
             // SAM 2's decoder puts its object-score token first.
             let tokens = try splitObjectScoreToken(tensor, stored: stored, derivation: derivation)

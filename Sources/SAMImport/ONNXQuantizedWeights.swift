@@ -135,6 +135,28 @@ extension ONNXWeightMapper {
         return Tensor(shape: shape, floats: floats)
     }
 
+    /// The exporter's scales per row of the canonical matrix the weight becomes through `layout`, when
+    /// its codes are int8 with zero point 0 and its scale is per tensor or per output feature: then
+    /// `samconvert --dtype int8` can store the exporter's codes as they are. nil otherwise (uint8 or
+    /// nonzero zero points, scales along the inputs, a layout that is not a matrix's).
+    func int8RowScales(_ weight: ONNXQuantizedWeight, layout: ONNXTarget.Layout) throws(ImportError) -> [Float]? {
+        guard weight.stored.elementType.code == 3, weight.stored.shape.count == 2 else { return nil }  // INT8 matrices
+        if let zeroPoint = weight.zeroPoint, try readRaw(zeroPoint).floats().contains(where: { $0 != 0 }) { return nil }
+        let scales = try readRaw(weight.scale).floats()
+        // The stored axis that runs along the canonical rows (output features).
+        let rowAxis: Int
+        switch layout {
+        case .asStored: rowAxis = 0
+        case .linearWeightFromMatMul: rowAxis = 1
+        default: return nil
+        }
+        let rows = weight.stored.shape[rowAxis]
+        let axis = weight.axis < 0 ? weight.axis + 2 : weight.axis
+        if scales.count == 1 { return [Float](repeating: scales[0], count: rows) }
+        guard scales.count == rows, axis == rowAxis else { return nil }
+        return scales
+    }
+
     private func readRaw(_ name: String) throws(ImportError) -> Tensor {
         do { return try model.tensor(named: name, copyingExternalData: true) } catch { throw ImportError(error) }
     }

@@ -9,7 +9,11 @@ extension QuantizedWeight {
     /// - `int4`: per group of 32, d = the element of largest magnitude / -8 (rounded to float16),
     ///   nibble = clamp(round(x / d) + 8, 0, 15), so that element is exact (ggml's q4_0 rule).
     /// An all-zero row or group gets scale 0. Non-finite values are refused.
-    public init(quantizing floats: UnsafeBufferPointer<Float>, shape: [Int], scheme: Scheme) throws(QuantizationRefused) {
+    ///
+    /// `int8RowScales` (int8 only) gives each row's scale instead: an exporter's own (onnxruntime's
+    /// QInt8), whose dequantized values this recovers the codes of exactly, -128 included.
+    public init(quantizing floats: UnsafeBufferPointer<Float>, shape: [Int], scheme: Scheme,
+                int8RowScales: [Float]? = nil) throws(QuantizationRefused) {
         let layout: Layout
         do { layout = try Self.layout(scheme, shape: shape) } catch { throw QuantizationRefused(description: error.description) }
         guard floats.count == layout.rows * layout.inner else {
@@ -21,16 +25,22 @@ extension QuantizedWeight {
         let storage = TensorStorage(zeroedByteCount: layout.byteCount)
         let raw = UnsafeMutableRawPointer(mutating: storage.bytes.baseAddress!)
         let codes = raw + layout.codesOffset
+        if let int8RowScales {
+            guard scheme == .int8, int8RowScales.count == layout.rows, int8RowScales.allSatisfy({ $0.isFinite && $0 >= 0 }) else {
+                throw QuantizationRefused(description: "\(int8RowScales.count) row scales for \(scheme.rawValue) \(shape)")
+            }
+        }
         switch scheme {
         case .int8:
             for row in 0..<layout.rows {
                 let values = UnsafeBufferPointer(rebasing: floats[(row * layout.inner)..<((row + 1) * layout.inner)])
                 let largest = values.reduce(Float(0)) { max($0, abs($1)) }
-                let scale = largest / 127
+                let scale = int8RowScales?[row] ?? largest / 127
+                let lowest: Float = int8RowScales == nil ? -127 : -128
                 raw.storeBytes(of: scale.bitPattern.littleEndian, toByteOffset: row * 4, as: UInt32.self)
                 guard scale > 0 else { continue }
                 for (column, value) in values.enumerated() {
-                    let code = min(127, max(-127, (value / scale).rounded(.toNearestOrEven)))
+                    let code = min(127, max(lowest, (value / scale).rounded(.toNearestOrEven)))
                     codes.storeBytes(of: Int8(code), toByteOffset: row * layout.inner + column, as: Int8.self)
                 }
             }

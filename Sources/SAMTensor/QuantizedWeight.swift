@@ -3,7 +3,7 @@
 /// of the other dimensions).
 ///
 /// - `int8`: one float32 scale per output row; element = code × scale, codes in -127...127
-///   (symmetric, per output channel).
+///   (symmetric, per output channel; -128 too where an export's own codes are kept).
 /// - `int4`: one float16 scale per group of 32 consecutive elements of a row; element =
 ///   (nibble - 8) × scale, nibbles 0...15 (as ggml's q4_0). `inner` is a multiple of 32.
 ///

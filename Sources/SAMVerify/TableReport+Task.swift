@@ -34,7 +34,7 @@ extension TableReport {
                 column == row.count - 1 ? text : text.padding(toLength: widths[column], withPad: " ", startingAt: 0)
             }.joined(separator: "  "))
         }
-        if let cost = report.precisionCost { lines += ["", "precision cost against the float32 references: " + cost.summary] }
+        if let cost = report.precisionCost { lines += [""] + cost.lines }
         var notes: [String] = []
         for result in results {
             let task = result.task!
