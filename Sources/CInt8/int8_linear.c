@@ -49,23 +49,35 @@ static inline uint8_t code_of(float x, float inv) {
     return (uint8_t)((int)v + 128);
 }
 
+// Folds the magnitudes of row[from..<k] into *largest; 0 when one of them is NaN or infinite.
+static inline int fold_largest(const float *row, int64_t from, int64_t k, float *largest) {
+    int finite = 1;
+    for (int64_t i = from; i < k; i++) {
+        const float a = fabsf(row[i]);
+        if (!(a <= 3.4028235e38f)) finite = 0;  // NaN fails every comparison
+        else if (a > *largest) *largest = a;
+    }
+    return finite;
+}
+
+// A row's scale (NaN for a non-finite row, 0 for an all-zero one) and the factor its codes are
+// made with, 0 when the row keeps code 0 throughout.
+static inline float row_scale(float largest, int finite, float *scale) {
+    if (!finite) { *scale = NAN; return 0; }
+    *scale = largest / 127.f;
+    return largest == 0 ? 0 : 127.f / largest;
+}
+
 static void quantize_rows_portable(const float *x, int64_t rows, int64_t k, int64_t ldx, uint8_t *q, float *scales) {
     const int64_t kb = sam_q8_row_bytes(k);
     for (int64_t r = 0; r < rows; r++) {
         const float *row = x + r * ldx;
         float largest = 0;
-        int finite = 1;
-        for (int64_t i = 0; i < k; i++) {
-            const float a = fabsf(row[i]);
-            if (!(a <= 3.4028235e38f)) finite = 0;  // NaN fails every comparison
-            else if (a > largest) largest = a;
-        }
+        const int finite = fold_largest(row, 0, k, &largest);
         uint8_t *out = q + r * kb;
         memset(out, 128, (size_t)kb);
-        if (!finite) { scales[r] = NAN; continue; }
-        scales[r] = largest / 127.f;
-        if (largest == 0) continue;
-        const float inv = 127.f / largest;
+        const float inv = row_scale(largest, finite, scales + r);
+        if (inv == 0) continue;
         for (int64_t i = 0; i < k; i++) out[i] = code_of(row[i], inv);
     }
 }
@@ -132,18 +144,11 @@ AVX2_TARGET static void quantize_rows_avx2(const float *x, int64_t rows, int64_t
         _mm256_storeu_ps(lanes, largest);
         float big = 0;
         for (int l = 0; l < 8; l++) big = lanes[l] > big ? lanes[l] : big;
-        int finite = _mm256_movemask_ps(bad) == 0;
-        for (; i < k; i++) {
-            const float a = fabsf(row[i]);
-            if (!(a <= 3.4028235e38f)) finite = 0;
-            else if (a > big) big = a;
-        }
+        const int finite = fold_largest(row, i, k, &big) && _mm256_movemask_ps(bad) == 0;
         uint8_t *out = q + r * kb;
         memset(out, 128, (size_t)kb);
-        if (!finite) { scales[r] = NAN; continue; }
-        scales[r] = big / 127.f;
-        if (big == 0) continue;
-        const float inv = 127.f / big;
+        const float inv = row_scale(big, finite, scales + r);
+        if (inv == 0) continue;
         const __m256 vinv = _mm256_set1_ps(inv);
         const __m256i offset = _mm256_set1_epi32(128);
         i = 0;
