@@ -34,11 +34,11 @@ extension Kernels {
     /// too long for exact 32-bit sums.
     static func int8Linear(_ x: FloatTensor, weight: some WeightOperand, bias: FloatTensor?, epilogue: Epilogue,
                            outShape: [Int]) -> FloatTensor? {
-        guard let stored = (weight as? WeightTensor)?.quantized, stored.scheme == .int8, stored.shape.count == 2,
+        guard let tensor = weight as? WeightTensor, let stored = tensor.quantized, stored.scheme == .int8, stored.shape.count == 2,
               stored.shape[1] <= int8MaximumInputs, int8Products else { return nil }
         let (outFeatures, inFeatures) = (stored.shape[0], stored.shape[1])
         let rows = x.count / inFeatures
-        let packed = rows < keptPanelRowLimit ? (weight as! WeightTensor).derived("int8 panels") { Int8Panels(stored) }
+        let packed = rows < keptPanelRowLimit ? tensor.derived("int8 panels") { Int8Panels(stored) }
             : Int8Panels(stored)
         let rowBytes = Int(sam_q8_row_bytes(Int64(inFeatures)))
         // Tiles of whole six-row blocks; at least two per worker when there are rows enough.

@@ -65,22 +65,23 @@ public struct QuantizedWeight: Sendable {
     /// Wraps `storage`, which must hold `layout(scheme, shape).byteCount` bytes (the `.samw` reader
     /// checks its table rows against the layout before building one).
     public init(scheme: Scheme, shape: [Int], checkedStorage storage: TensorStorage) {
-        precondition((try? Self.layout(scheme, shape: shape).byteCount) == storage.bytes.count,
-                     "storage of \(storage.bytes.count) bytes is not a \(scheme.rawValue) \(shape)")
+        // An internal invariant (callers check user input first), as `Tensor(checkedStorage:)`'s.
+        guard let layout = try? Self.layout(scheme, shape: shape), layout.byteCount == storage.bytes.count else {
+            preconditionFailure("storage of \(storage.bytes.count) bytes is not a \(scheme.rawValue) \(shape)")
+        }
         self.scheme = scheme
         self.shape = shape
         self.storage = storage
+        self.layout = layout
     }
 
-    public var layout: Layout { try! Self.layout(scheme, shape: shape) }
-    public var count: Int { shape.reduce(1, *) }
+    /// Where the scales and codes lie, fixed by `scheme` and `shape`.
+    public let layout: Layout
+    public var count: Int { layout.rows * layout.inner }
 
     /// The scales' and the codes' bytes.
     public var scaleBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: storage.bytes[0..<layout.scaleBytes]) }
-    public var codeBytes: UnsafeRawBufferPointer {
-        let layout = layout
-        return UnsafeRawBufferPointer(rebasing: storage.bytes[layout.codesOffset..<layout.byteCount])
-    }
+    public var codeBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: storage.bytes[layout.codesOffset..<layout.byteCount]) }
 
     /// The scale of output row `row` (`int8`).
     public func rowScale(_ row: Int) -> Float {
@@ -90,7 +91,6 @@ public struct QuantizedWeight: Sendable {
     /// Every element as float32, C order, into `out` (`count` floats): exact, code × scale.
     public func dequantize(into out: UnsafeMutableBufferPointer<Float>) {
         precondition(out.count == count, "dequantize: \(out.count) floats for \(count) elements")
-        let layout = layout
         let codes = codeBytes
         switch scheme {
         case .int8:
