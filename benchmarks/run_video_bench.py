@@ -47,6 +47,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from run_bench import cpu_model
+
 ROOT = Path(__file__).resolve().parent.parent
 FRAME_LINE = re.compile(r"^samtrack: frame (\S+) \((\d+) of (\d+)\) ([0-9.]+) frames/s")
 PROMPT_KEYS = ("frame", "object", "points", "box", "mask", "round")
@@ -64,23 +66,6 @@ def med(values):
 
 def ratio(a, b):
     return a / b if b and a == a and b == b else float("nan")
-
-
-def cpu_model():
-    """The model name, with cpuid's family and model (a VM's name does not say which generation ran)."""
-    fields = {}
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            key = key.strip()
-            if key in ("model name", "cpu family", "model") and key not in fields:
-                fields[key] = value.strip()
-    except OSError:
-        pass
-    name = fields.get("model name") or platform.processor() or "unknown"
-    if "cpu family" in fields and "model" in fields:
-        name += f" (family {fields['cpu family']}, model {fields['model']})"
-    return name
 
 
 def cpu_flags():
