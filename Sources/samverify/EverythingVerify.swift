@@ -16,7 +16,7 @@ extension SamVerify {
     func verifyEverything() -> Int32 {
         let notApplicable = [("--case", !cases.isEmpty), ("--atol", atol != nil), ("--rtol", rtol != nil), ("--tolerances", tolerances != nil),
                              ("--determinism", determinism), ("--calibrate", calibrate != nil), ("--dump-outputs", dumpOutputs != nil),
-                             ("--bf16", bfloat16)].filter(\.1).map(\.0)
+                             ("--bf16", bfloat16), ("--int8-products", int8Products)].filter(\.1).map(\.0)
         let inputs = ReportFiles.inputs(model: model, references: references)
         do throws(VerifyError) {
             guard notApplicable.isEmpty else {

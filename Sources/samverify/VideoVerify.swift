@@ -9,6 +9,7 @@ extension SamVerify {
     func verifyVideo() -> Int32 {
         let notApplicable = [("--case", !cases.isEmpty), ("--tolerances", tolerances != nil), ("--determinism", determinism),
                              ("--calibrate", calibrate != nil), ("--dump-outputs", dumpOutputs != nil), ("--bf16", bfloat16),
+                             ("--int8-products", int8Products),
                              ("--json", json != nil), ("--junit", junit != nil), ("--report", report != nil)].filter(\.1).map(\.0)
         do throws(VerifyError) {
             guard notApplicable.isEmpty else {
