@@ -85,6 +85,8 @@ struct SamTrack: ParsableCommand {
                 do { try outputs.write(frame, image: { try clip.frame(at: frame.frameIndex) }, prompts: file.prompts) } catch {
                     throw .frames("writing the outputs of frame \(frame.frameIndex): \(error)")
                 }
+                // The next frame's temporaries would otherwise grow the heap around this frame's holes.
+                Kernels.returnFreedMemory()
                 done += 1
                 let seconds = Date().timeIntervalSince(started)
                 FileHandle.standardError.write(Data(String(format: "samtrack: frame %@ (%d of %d) %.2f frames/s\n",
