@@ -44,6 +44,10 @@ let package = Package(
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
+        // FFmpeg's demuxers, decoders and pixel conversion (Debian's shared libraries; NOTICE has their
+        // licence). SwiftPM takes one pkg-config name: the other three share libavformat's include folder.
+        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
+                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev"]), .brew(["ffmpeg"])]),
 
         // protobuf-c code generated once from onnx.proto (see Sources/CONNXProto/GENERATED.md).
         .target(name: "CONNXProto", dependencies: ["CProtobufC"],
