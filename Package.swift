@@ -16,6 +16,8 @@ let package = Package(
                                                "SAMTensor", "SAMFiles"]),
         // PNG and JPEG files in and out (libpng, libjpeg); an Apple app can hand pixels in instead.
         .library(name: "SAMImageFiles", targets: ["SAMImageFiles"]),
+        // Video files in (FFmpeg's libavformat, libavcodec, libswscale); apps that track folders leave it out.
+        .library(name: "SAMVideoFiles", targets: ["SAMVideoFiles"]),
         .library(name: "SAMModel", targets: ["SAMModel"]),
         .library(name: "SAMKernels", targets: ["SAMKernels"]),
         .library(name: "SAMFormats", targets: ["SAMFormats"]),
@@ -104,6 +106,8 @@ let package = Package(
         .target(name: "SAMImage", dependencies: ["SAMTensor", "SAMParallel", "CVectorMath"]),
         // PNG and JPEG decoding and encoding, with limits on what a file may declare.
         .target(name: "SAMImageFiles", dependencies: ["SAMImage", "SAMFiles", "CPNG", "CJPEG"]),
+        // Video files as a VideoFrameSource: decoded through FFmpeg, every frame held to ImageLimits.
+        .target(name: "SAMVideoFiles", dependencies: ["SAMImage", "SAMImageFiles", "SAMPipeline", "SAMFiles", "CFFmpeg"]),
 
         // The .samw model file: metadata schema, and a Sam written to / loaded from it.
         .target(name: "SAMModelFile", dependencies: ["SAMModel", "SAMFiles", "SAMTensor"]),
