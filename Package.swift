@@ -159,6 +159,8 @@ let package = Package(
         .testTarget(name: "SAMKernelsTests", dependencies: ["SAMKernels", "SAMBLAS", "SAMParallel", "SAMTestSupport", "CVectorMath", "CBFloat16", "CInt8"]),
         .testTarget(name: "SAMImageTests", dependencies: ["SAMImage", "SAMImageFiles", "SAMTensor", "SAMFormats", "SAMTestSupport"],
                     exclude: ["Fixtures"]),
+        .testTarget(name: "SAMVideoFilesTests", dependencies: ["SAMVideoFiles", "SAMImageFiles", "SAMImage", "SAMFiles", "SAMTestSupport"],
+                    exclude: ["Fixtures"]),
         .testTarget(name: "SAMConvertTests", dependencies: [
             "SAMFiles", "SAMConvert", "SAMModelFile", "SAMModel", "SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport",
         ]),
