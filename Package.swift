@@ -149,7 +149,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "samtrack", dependencies: [
-            "SAMFiles", "SAMImageFiles", "SAMCommandLine", "SAMPipeline", "SAMModelFile", "SAMKernels", "SAMImage", "SAMFormats", "SAMTensor",
+            "SAMFiles", "SAMImageFiles", "SAMVideoFiles", "SAMCommandLine", "SAMPipeline", "SAMModelFile", "SAMKernels", "SAMImage", "SAMFormats", "SAMTensor",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
