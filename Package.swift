@@ -16,6 +16,8 @@ let package = Package(
                                                "SAMTensor", "SAMFiles"]),
         // PNG and JPEG files in and out (libpng, libjpeg); an Apple app can hand pixels in instead.
         .library(name: "SAMImageFiles", targets: ["SAMImageFiles"]),
+        // Video files in (FFmpeg's libavformat, libavcodec, libswscale); apps that track folders leave it out.
+        .library(name: "SAMVideoFiles", targets: ["SAMVideoFiles"]),
         .library(name: "SAMModel", targets: ["SAMModel"]),
         .library(name: "SAMKernels", targets: ["SAMKernels"]),
         .library(name: "SAMFormats", targets: ["SAMFormats"]),
@@ -44,6 +46,10 @@ let package = Package(
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
+        // FFmpeg's demuxers, decoders and pixel conversion (Debian's shared libraries; NOTICE has their
+        // licence). SwiftPM takes one pkg-config name: the other three share libavformat's include folder.
+        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
+                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev"]), .brew(["ffmpeg"])]),
 
         // protobuf-c code generated once from onnx.proto (see Sources/CONNXProto/GENERATED.md).
         .target(name: "CONNXProto", dependencies: ["CProtobufC"],
@@ -100,6 +106,8 @@ let package = Package(
         .target(name: "SAMImage", dependencies: ["SAMTensor", "SAMParallel", "CVectorMath"]),
         // PNG and JPEG decoding and encoding, with limits on what a file may declare.
         .target(name: "SAMImageFiles", dependencies: ["SAMImage", "SAMFiles", "CPNG", "CJPEG"]),
+        // Video files as a VideoFrameSource: decoded through FFmpeg, every frame held to ImageLimits.
+        .target(name: "SAMVideoFiles", dependencies: ["SAMImage", "SAMImageFiles", "SAMPipeline", "SAMFiles", "CFFmpeg"]),
 
         // The .samw model file: metadata schema, and a Sam written to / loaded from it.
         .target(name: "SAMModelFile", dependencies: ["SAMModel", "SAMFiles", "SAMTensor"]),
@@ -141,7 +149,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "samtrack", dependencies: [
-            "SAMFiles", "SAMImageFiles", "SAMCommandLine", "SAMPipeline", "SAMModelFile", "SAMKernels", "SAMImage", "SAMFormats", "SAMTensor",
+            "SAMFiles", "SAMImageFiles", "SAMVideoFiles", "SAMCommandLine", "SAMPipeline", "SAMModelFile", "SAMKernels", "SAMImage", "SAMFormats", "SAMTensor",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -150,6 +158,8 @@ let package = Package(
         .testTarget(name: "SAMFilesTests", dependencies: ["SAMFiles", "SAMTensor", "SAMTestSupport"]),
         .testTarget(name: "SAMKernelsTests", dependencies: ["SAMKernels", "SAMBLAS", "SAMParallel", "SAMTestSupport", "CVectorMath", "CBFloat16", "CInt8"]),
         .testTarget(name: "SAMImageTests", dependencies: ["SAMImage", "SAMImageFiles", "SAMTensor", "SAMFormats", "SAMTestSupport"],
+                    exclude: ["Fixtures"]),
+        .testTarget(name: "SAMVideoFilesTests", dependencies: ["SAMVideoFiles", "SAMImageFiles", "SAMImage", "SAMFiles", "SAMTestSupport"],
                     exclude: ["Fixtures"]),
         .testTarget(name: "SAMConvertTests", dependencies: [
             "SAMFiles", "SAMConvert", "SAMModelFile", "SAMModel", "SAMImport", "SAMFormats", "SAMTensor", "SAMTestSupport",

@@ -4,8 +4,8 @@
 # tiny model (converted first by this repository's release samconvert) and the bundled photo. SwiftPM
 # refuses a versioned dependency whose targets carry unsafeFlags, so this fails if one creeps back.
 # Then `ldd` of the app's binary must list none of the converters' libraries (libhdf5, libprotobuf-c,
-# OpenSSL's libcrypto): the runtime product links only what segmenting needs. Only committed work is
-# cloned.
+# OpenSSL's libcrypto) nor FFmpeg's (SAMVideoFiles only): the runtime product links only what
+# segmenting needs. Only committed work is cloned.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 samconvert="${1:?usage: check-dependency.sh PATH/TO/samconvert}"
@@ -24,8 +24,8 @@ app="$(swift build --package-path "$work/app" --show-bin-path)/segment-photo"
 
 if [ "$(uname)" = Linux ]; then
     linked="$(ldd "$app")"
-    if echo "$linked" | grep -E 'libhdf5|libprotobuf-c|libcrypto|libssl'; then
-        echo "check-dependency: the app links a converter library (above); the runtime product must not" >&2
+    if echo "$linked" | grep -E 'libhdf5|libprotobuf-c|libcrypto|libssl|libavformat|libavcodec|libswscale|libavutil'; then
+        echo "check-dependency: the app links a converter or video library (above); the runtime product must not" >&2
         exit 1
     fi
     echo "$linked" | grep -q libopenblas || { echo "check-dependency: ldd shows no libopenblas: is this the app?" >&2; exit 1; }

@@ -4,11 +4,11 @@
 set -euo pipefail
 
 packages=(pkg-config libprotobuf-c-dev protobuf-c-compiler libhdf5-dev libopenblas-dev libpng-dev libjpeg62-turbo-dev
-          zlib1g-dev)
+          zlib1g-dev libavformat-dev libavcodec-dev libavutil-dev libswscale-dev)
 
 if [ "$(uname -s)" != "Linux" ]; then
     # Accelerate is the BLAS on Apple platforms; the rest comes from Homebrew.
-    echo "setup: not Linux; install the libraries yourself: brew install pkg-config protobuf-c hdf5 libpng jpeg-turbo zlib"
+    echo "setup: not Linux; install the libraries yourself: brew install pkg-config protobuf-c hdf5 libpng jpeg-turbo zlib ffmpeg"
     exit 0
 fi
 

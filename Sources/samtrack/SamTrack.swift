@@ -7,17 +7,22 @@ import SAMImageFiles
 import SAMKernels
 import SAMModelFile
 import SAMPipeline
+import SAMVideoFiles
 
-/// `samtrack MODEL FRAMES_DIR --prompts prompts.json --out DIR`: SAM 2 tracks prompted objects
-/// through a folder of numbered frames.
+/// `samtrack MODEL FRAMES --prompts prompts.json --out DIR`: SAM 2 tracks prompted objects
+/// through a folder of numbered frames or a video file.
 @main
 struct SamTrack: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "samtrack",
-        abstract: "Track objects through a folder of video frames with a SAM 2 .samw model (converted with its video modules).",
+        abstract: "Track objects through a video file or a folder of frames with a SAM 2 .samw model (converted with its video modules).",
         discussion: """
-        FRAMES_DIR holds the clip as numbered JPEG or PNG files (00000.jpg, 00001.jpg ...), ordered by number; \
-        every frame has one size. prompts.json is a list of {"frame": N, "object": ID, "points": [[x, y, label], ...], \
+        FRAMES is a folder holding the clip as numbered JPEG or PNG files (00000.jpg, 00001.jpg ...), ordered by \
+        number, or a video file (MP4, MOV, MKV, WebM, AVI ... as FFmpeg's libavformat opens them; its best video \
+        stream, decoded to RGB as `ffmpeg -i FILE -pix_fmt rgb24` does, rotation metadata not applied), whose frames \
+        are named by position, zero-padded (00000, 00001 ...). Every frame has one size and is held to --max-pixels. \
+        A frame's index in prompts.json is its position from 0. \
+        prompts.json is a list of {"frame": N, "object": ID, "points": [[x, y, label], ...], \
         "box": [x0, y0, x1, y1], "mask": "file.png", "round": R} in the frame's pixels (label 1 foreground, 0 \
         background; a mask PNG is the frame's size, a pixel is in it when a channel is 128 or more; its path is \
         relative to prompts.json). As with SAM2VideoPredictor: each round's prompts are added in file order, \
@@ -32,7 +37,7 @@ struct SamTrack: ParsableCommand {
         """)
 
     @Argument(help: "The .samw model (SAM 2 / 2.1 converted from its .pt, .safetensors or .h5).") var model: String
-    @Argument(help: "The folder of numbered frames.") var frames: String
+    @Argument(help: "The folder of numbered frames, or a video file.") var frames: String
     @Option(help: "The prompts file (JSON).") var prompts: String
     @Option(help: "Output folder.") var out: String = "samtrack-out"
     @Flag(help: "Propagate towards the first frame.") var reverse = false
@@ -53,6 +58,7 @@ struct SamTrack: ParsableCommand {
         Kernels.restartWithStrongerBLASKernelsIfNeeded()
         FaultContainment.install()
         FaultContainment.removeTemporariesOnInterrupt()
+        FFmpegLog.silence()  // every problem with a video is reported as a VideoFileError
         Kernels.tuneProcessForInference()
         mainExitingWithToolStatus()
     }
@@ -62,7 +68,8 @@ struct SamTrack: ParsableCommand {
         if let maxFrames, maxFrames < 0 { throw TrackFailure("--max-frames \(maxFrames) is negative") }
         guard maxPixels >= 1 else { throw TrackFailure("--max-pixels must be at least 1, not \(maxPixels)") }
         let limits = ImageLimits(maxPixels: maxPixels)
-        let clip = try TrackFailure.wrap { try FolderFrames(frames, limits: limits) }
+        let clipFrames = try TrackFailure.wrap { try ClipFrames(frames, limits: limits) }
+        let clip = clipFrames.source
         if let startFrame, startFrame >= clip.frameCount {
             throw TrackFailure("--start-frame \(startFrame) is past the clip's last frame \(clip.frameCount - 1)")
         }
@@ -73,7 +80,7 @@ struct SamTrack: ParsableCommand {
         if noFillHoles { tracking.fillHoleArea = 0 }
         if correctionsAsConditioning { tracking.addCorrectionsAsConditioning = true }
         let outputs = try TrackFailure.wrap {
-            try TrackOutputs(folder: out, inputs: [modelPath, frames, prompts] + file.maskFiles, stems: clip.folder.stems, writeLogits: !noLogits)
+            try TrackOutputs(folder: out, inputs: [modelPath, frames, prompts] + file.maskFiles, stems: clipFrames.stems, writeLogits: !noLogits)
         }
         var tracker = try TrackFailure.wrap { try VideoTracker(model: tracking, frames: clip) }
         let started = Date()
@@ -90,7 +97,7 @@ struct SamTrack: ParsableCommand {
                 done += 1
                 let seconds = Date().timeIntervalSince(started)
                 FileHandle.standardError.write(Data(String(format: "samtrack: frame %@ (%d of %d) %.2f frames/s\n",
-                                                           clip.folder.stems[frame.frameIndex], done, clip.frameCount,
+                                                           clipFrames.stems[frame.frameIndex], done, clip.frameCount,
                                                            Double(done) / max(seconds, 1e-9)).utf8))
             }
         }

@@ -58,17 +58,19 @@ struct SamTrackCommandLineTests {
         #expect(Set(try manager.contentsOfDirectory(atPath: folder + "/lean")) == ["masks", "overlay", "result.json"])
     }
 
-    /// Runs samtrack with `prompts` written as the prompts file (or the given frames); it must exit 2
-    /// with `message` in its error and write nothing.
-    static func refuses(_ promptsJSON: String?, message: String, changeFrames: ((String) throws -> Void)? = nil) throws {
+    /// Runs samtrack with `prompts` written as the prompts file (or the given frames, or FRAMES made
+    /// in the test's folder by `frames`); it must exit 2 with `message` in its error and write nothing.
+    static func refuses(_ promptsJSON: String?, message: String, changeFrames: ((String) throws -> Void)? = nil,
+                        frames makeFrames: ((String) throws -> String)? = nil) throws {
         let folder = try TestPaths.temporaryFolder("samtrack-bad")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let model = try model(in: folder)
         let (frames, prompts) = try clip(in: folder)
         if let promptsJSON { try promptsJSON.write(toFile: prompts, atomically: true, encoding: .utf8) }
         try changeFrames?(frames)
+        let input = try makeFrames?(folder) ?? frames
         let started = Date()
-        let run = try samtrackTool.run([model, frames, "--prompts", prompts, "--out", folder + "/out"])
+        let run = try samtrackTool.run([model, input, "--prompts", prompts, "--out", folder + "/out"])
         #expect(run.status == 2, "\(run.stderr)")
         #expect(run.stderr.contains(message), "\(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
