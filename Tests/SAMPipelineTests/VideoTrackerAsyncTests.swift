@@ -50,10 +50,21 @@ struct VideoTrackerAsyncTests {
         let (tracker, prompts, masks) = try Self.tracker(in: folder)
         let consumer = Task { () -> (Int, (any Error)?) in
             var count = 0
+            let started = Date()
             do {
                 for try await _ in tracker.frames(prompts, masks: masks) {
                     count += 1
-                    if count == 2 { withUnsafeCurrentTask { $0?.cancel() } }
+                    if count == 1 {
+                        // A slow consumer: the producer makes the next frames meanwhile (the first frame
+                        // took longer than any later one), one into the buffer and one waiting for room.
+                        usleep(UInt32(min(20, 0.1 + 2 * Date().timeIntervalSince(started)) * 1e6))
+                    }
+                    if count == 2 {
+                        // Taking frame 2 made room: frame 3 is in the buffer within milliseconds. A
+                        // cancelled consumer must not be handed it.
+                        withUnsafeCurrentTask { $0?.cancel() }
+                        usleep(100_000)
+                    }
                 }
             } catch {
                 return (count, error)

@@ -5,13 +5,14 @@ extension VideoTracker {
     /// The frames of `run(prompts:...)` as they are made, for an app to show one by one. Tracking runs
     /// on a thread of its own; cancelling the consuming task (or dropping the stream) stops it part-way
     /// through a frame (its parallel loops skip what they have not started, `Workers.stoppable`), and
-    /// the stream ends with `CancellationError`. Errors end the stream with the `TrackingError`. At most
-    /// one finished frame waits for the consumer: tracking runs ahead by one frame, not to the end.
+    /// the consumer's next call throws `CancellationError`. Errors end the sequence with the
+    /// `TrackingError`. At most one finished frame waits for the consumer: tracking runs ahead by one
+    /// frame, not to the end.
     public func frames(_ prompts: [TrackPrompt], masks: [Int: [UInt8]] = [:], start: Int? = nil, maxFrames: Int? = nil,
-                       reverse: Bool = false) -> AsyncThrowingStream<TrackedFrame, any Error> {
+                       reverse: Bool = false) -> TrackedFrames {
         let signal = StopSignal()
         let tracker = self
-        return AsyncThrowingStream(TrackedFrame.self, bufferingPolicy: .bufferingOldest(1)) { continuation in
+        let stream = AsyncThrowingStream(TrackedFrame.self, bufferingPolicy: .bufferingOldest(1)) { continuation in
             // A thread of its own, not a task: tracking is long synchronous work, and waiting for the consumer
             // must not hold one of the few threads Swift's concurrency runs every task on.
             let producer = Thread {
@@ -45,5 +46,6 @@ extension VideoTracker {
             producer.start()
             continuation.onTermination = { _ in signal.raise() }
         }
+        return TrackedFrames(stream: stream)
     }
 }
