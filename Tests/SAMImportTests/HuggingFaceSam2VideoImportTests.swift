@@ -81,4 +81,25 @@ struct HuggingFaceSam2VideoImportTests {
         #expect(names["\(prefix)final_conv.weight"] == "\(prefix)encoder.12.weight")
         #expect(Set(names.values).count == keys.count)
     }
+
+    @Test("a canonical weight's transformers key is found again from the table, where one rule gives it")
+    func storedNames() throws {
+        let imported = try SAMImporter.importFiles([Self.fixture])
+        var found = 0
+        for (name, tensor) in imported.tensors {
+            guard let stored = HuggingFaceStoredNames.storedName(ofCanonical: name, in: imported) else { continue }
+            #expect([stored] == tensor.origin.sources, "\(name)")
+            found += 1
+        }
+        // All but 37: the 4 point-embedding rows and the Fourier matrix (two keys each give it), and
+        // what a rule could also give through a count of keys: the MLP heads' layers 1 and 2 (28) and
+        // the downsampler's entries 3 and 6 (4).
+        #expect(found == 328 - 37)
+        #expect(HuggingFaceStoredNames.storedName(ofCanonical: "memory_attention.layers.0.cross_attn_image.k_proj.weight", in: imported)
+                == "memory_attention.layers.0.cross_attn_image.k_proj.weight")
+        #expect(HuggingFaceStoredNames.storedName(ofCanonical: "memory_encoder.mask_downsampler.encoder.4.weight", in: imported)
+                == "memory_encoder.mask_downsampler.layers.1.layer_norm.weight")
+        let upstream = try StateDictImport.importPyTorch(Self.checkpoint)
+        #expect(HuggingFaceStoredNames.storedName(ofCanonical: "maskmem_tpos_enc", in: upstream) == nil)
+    }
 }
