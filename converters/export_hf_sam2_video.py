@@ -52,6 +52,7 @@ printed as JSON (``--report`` writes them to ``<out>.report.json``).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
 import json
 import shutil
@@ -227,6 +228,7 @@ def export(args: argparse.Namespace) -> Dict[str, Any]:
     renamed = script.replace_keys(dict(upstream), config)
     report: Dict[str, Any] = {"transformers": transformers.__version__, "torch": torch.__version__,
                               "set": str(args.set), "convert_script": str(args.convert_script),
+                              "convert_script_sha256": hashlib.sha256(args.convert_script.read_bytes()).hexdigest(),
                               "config": f"get_config({args.model_name!r})" if args.model_name else "from the set's config.json"}
     report["final_conv_renamed"] = name_final_conv(renamed, config)
     model = build_model(config)
