@@ -56,10 +56,7 @@ public enum Converter {
                                   inputs: plan.provenanceFiles + request.inputs, option: "--out")
         do { try OutputRule.check(request.output, policy) } catch { throw ConversionFailure(error.message) }
         // The config is read (and its sizes checked) before the weights.
-        var explicitConfig: SAMConfig?
-        if let file = plan.configFile {
-            do { explicitConfig = try SAMConfig(contentsOf: file) } catch { throw ConversionFailure("\(error)") }
-        }
+        let explicitConfig = try plan.configFile.map { (file) throws(ConversionFailure) in try ExplicitConfiguration(contentsOf: file) }
         var options = ImportOptions()
         options.allowUnmapped = request.allowUnmapped
         // Weight files hashed beside the import; the files they reference and the config after it.
@@ -85,8 +82,7 @@ public enum Converter {
         }
 
         progress("checking the model builds from \(imported.tensors.count) tensors")
-        let config = try ModelConfiguration.resolve(explicit: explicitConfig, configFile: plan.configFile, imported: imported,
-                                                    maxPoints: request.maxPoints)
+        let config = try ModelConfiguration.resolve(explicit: explicitConfig, imported: imported, maxPoints: request.maxPoints)
         let heldComponents = Set(imported.tensors.keys.compactMap(Sam.component(ofTensor:)))
         do { try config.validate(file: plan.configFile ?? "the configuration inferred from the weights", components: heldComponents) } catch {
             throw ConversionFailure("\(error)")

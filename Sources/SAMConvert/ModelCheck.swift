@@ -23,7 +23,12 @@ enum ModelCheck {
             let sam = try Sam(weights: store, config: config, densePositionalEncoding: imported.denseImagePE.map { FloatTensor($0.tensor) })
             return (sam.presentComponents, store.matrixKeys)
         } catch {
-            throw ConversionFailure("the weights do not make a model: \(error)")
+            var message = "the weights do not make a model: \(error)"
+            // A transformers checkpoint names its weights its own way: say which key is missing there.
+            if case .missing(let key, _) = error, let stored = HuggingFaceStoredNames.storedName(ofCanonical: key, in: imported) {
+                message += " (the transformers checkpoint's key \(stored))"
+            }
+            throw ConversionFailure(message)
         }
     }
 }

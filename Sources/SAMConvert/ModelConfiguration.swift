@@ -6,20 +6,17 @@ import SAMModel
 /// applies included), MobileSAM's values for the rest.
 public enum ModelConfiguration {
     public static func resolve(explicitFile: String?, imported: ImportedWeights, maxPoints: Int?) throws(ConversionFailure) -> SAMConfig {
-        var explicit: SAMConfig?
-        if let explicitFile {
-            do { explicit = try SAMConfig(contentsOf: explicitFile) } catch { throw ConversionFailure("\(error)") }
-        }
-        return try resolve(explicit: explicit, configFile: explicitFile, imported: imported, maxPoints: maxPoints)
+        let explicit = try explicitFile.map { (file) throws(ConversionFailure) in try ExplicitConfiguration(contentsOf: file) }
+        return try resolve(explicit: explicit, imported: imported, maxPoints: maxPoints)
     }
 
-    /// `resolve` with the config file (`configFile`) already read (conversion reads it before the
-    /// import, so a bad one is refused before the work).
-    public static func resolve(explicit: SAMConfig?, configFile: String?, imported: ImportedWeights,
+    /// `resolve` with the config file already read (conversion reads it before the import, so a bad
+    /// one is refused before the work).
+    public static func resolve(explicit: ExplicitConfiguration?, imported: ImportedWeights,
                                maxPoints: Int?) throws(ConversionFailure) -> SAMConfig {
         var config: SAMConfig
         if let explicit {
-            config = explicit
+            config = explicit.config
         } else {
             let facts = imported.facts
             let stages = facts.mergeStrides.keys.max().map { $0 + 1 } ?? 0
@@ -37,11 +34,12 @@ public enum ModelConfiguration {
         // A config.json written for image mode says nothing of video mode: its sizes come from the weights.
         let shapes = imported.tensors.mapValues(\.shape)
         if config.imageEncoder.family == HieraFamily.name, SAM2VideoConfig.present(inShapes: shapes) {
+            // A transformers file states the sizes its weights were saved with: they must agree.
+            try explicit?.checkVideo(against: imported)
             // The config's switches (or the published defaults), the sizes from the weights.
             config.video = SAM2VideoConfig.inferred(fromShapes: shapes, base: config.video ?? SAM2VideoConfig())
         }
-        try InGraphPreprocessing.reconcile(imported.facts.inGraphNormalization, with: &config,
-                                           configSource: explicit == nil ? nil : configFile ?? "the given configuration")
+        try InGraphPreprocessing.reconcile(imported.facts.inGraphNormalization, with: &config, configSource: explicit?.file)
         return config
     }
 }

@@ -18,11 +18,13 @@ enum HuggingFaceLayout {
         }
     }
 
-    /// The rule each renamed tensor records.
-    var importRule: ImportRule {
+    /// The rule a tensor renamed to `canonical` records: Sam2VideoModel's video weights say so.
+    func importRule(renamedTo canonical: String) -> ImportRule {
         switch self {
-        case .sam: .huggingFaceName
-        case .sam2: .huggingFaceSam2Name
+        case .sam: return .huggingFaceName
+        case .sam2:
+            let top = String(canonical.prefix { $0 != "." })
+            return SAM2Names.videoOnly.contains(top) ? .huggingFaceSam2VideoName : .huggingFaceSam2Name
         }
     }
 
@@ -30,11 +32,10 @@ enum HuggingFaceLayout {
     var unmappedContext: String {
         switch self {
         case .sam: "a transformers SamModel (or SamHQModel) key that no rule of HuggingFaceSamNames maps"
-        case .sam2: "a transformers Sam2Model key that no rule of HuggingFaceSam2Names maps"
+        case .sam2: "a transformers Sam2Model or Sam2VideoModel key that no rule of HuggingFaceSam2Names "
+            + "(or HuggingFaceSam2VideoNames) maps"
         }
     }
-
-    func isVideoOnly(_ key: String) -> Bool { self == .sam2 && HuggingFaceSam2Names.isVideoOnly(key) }
 
     /// The canonical name (or row pattern, `HuggingFaceSam2Names.rowToken`) of every key a rule
     /// maps; keys missing from the result are unmapped.

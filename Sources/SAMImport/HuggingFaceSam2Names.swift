@@ -5,7 +5,8 @@
 /// written `prompt_encoder` / `mask_decoder`, as `SAM2Names` does), one rule per module kind.
 /// Patterns are `HuggingFaceSamNames.Rule`'s, plus `#row`: the stored tensor is one table whose rows
 /// are upstream's separate tensors (`prompt_encoder.point_embed.weight` [4, C] holds
-/// `point_embeddings.0..3.weight`, each [1, C]).
+/// `point_embeddings.0..3.weight`, each [1, C]). Sam2VideoModel's video modules have their own table,
+/// `HuggingFaceSam2VideoNames`, whose rules follow these.
 /// ref: transformers 5.23 modeling_sam2.py Sam2Model, Sam2HieraDetModel, Sam2VisionNeck,
 /// Sam2PromptEncoder, Sam2MaskDecoder; sam2/modeling/backbones/hieradet.py, sam/mask_decoder.py.
 /// Checked by converters/export_hf_sam2.py, whose renamed checkpoint runs in transformers to the
@@ -16,7 +17,9 @@ enum HuggingFaceSam2Names {
     /// The token of a canonical pattern that takes one row of the stored tensor each.
     static let rowToken = "#row"
 
-    static let rules: [Rule] = hieraRules + promptEncoderRules + maskDecoderRules
+    /// Sam2Model's image modules, then Sam2VideoModel's video modules (`HuggingFaceSam2VideoNames`).
+    static let rules: [Rule] = imageRules + HuggingFaceSam2VideoNames.rules
+    static let imageRules: [Rule] = hieraRules + promptEncoderRules + maskDecoderRules
 
     // ref: sam2/modeling/backbones/hieradet.py Hiera, MultiScaleBlock; image_encoder.py FpnNeck
     static let hieraRules: [Rule] = [
@@ -97,19 +100,7 @@ enum HuggingFaceSam2Names {
     /// Key prefixes only transformers' SAM 2 layout has.
     static let layoutMarkers = ["vision_encoder.backbone.", "no_memory_embedding"]
 
-    /// Sam2VideoModel's modules and parameters that only video mode runs (its memory attention and
-    /// encoder, object pointers, temporal encodings): left out with a note, as upstream's are.
-    static let videoOnly: Set<Substring> = [
-        "memory_attention", "memory_encoder", "mask_downsample", "object_pointer_proj", "no_object_pointer",
-        "no_memory_positional_encoding", "memory_temporal_positional_encoding",
-        "occlusion_spatial_embedding_parameter", "temporal_positional_encoding_projection_layer",
-    ]
-
     static func isLayout(_ keys: some Collection<String>) -> Bool {
         keys.contains { key in layoutMarkers.contains { key.hasPrefix($0) } }
-    }
-
-    static func isVideoOnly(_ key: String) -> Bool {
-        key.split(separator: ".", maxSplits: 1).first.map(videoOnly.contains) ?? false
     }
 }

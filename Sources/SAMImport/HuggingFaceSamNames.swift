@@ -10,6 +10,9 @@ enum HuggingFaceSamNames {
     /// parameter leaf (`weight` or `bias`). In `canonical`, `#` copies the next matched index,
     /// `#+1` copies it plus one, `*` copies the leaf, and `#last` is the index after the last
     /// hidden layer of the same MLP (`proj_out` of an MLP with k hidden `layers.K` is `layers.(k+1)`).
+    /// `#x3` and `#x3+1` copy the index times 3 (plus 1), and `#x3last` is 3 times the count of the
+    /// module's `layers.K`: upstream's Sequential of (conv, norm, activation) steps and its final conv
+    /// (SAM 2's mask downsampler, whose transformers modules are `layers.K.conv`, `.layer_norm`, `final_conv`).
     struct Rule {
         let hf: String
         let canonical: String
@@ -165,13 +168,21 @@ extension HuggingFaceSamNames.Rule {
                 output.append(String(index + 1))
             case "*": output.append(leaf)
             case "#last": output.append(String(Self.hiddenLayerCount(ofMLP: parts.dropLast(2).joined(separator: "."), in: keys) + 1))
+            case "#x3":
+                guard let index = nextIndex() else { return nil }
+                output.append(String(index * 3))
+            case "#x3+1":
+                guard let index = nextIndex() else { return nil }
+                output.append(String(index * 3 + 1))
+            case "#x3last": output.append(String(Self.hiddenLayerCount(ofMLP: parts.dropLast(2).joined(separator: "."), in: keys) * 3))
             default: output.append(String(token))
             }
         }
         return output.joined(separator: ".")
     }
 
-    /// How many hidden `layers.K` a transformers SamFeedForward named `mlp` has in `keys`.
+    /// How many `layers.K` a transformers module named `mlp` has in `keys` (a SamFeedForward's hidden
+    /// layers, a mask downsampler's steps).
     static func hiddenLayerCount(ofMLP mlp: String, in keys: some Collection<String>) -> Int {
         let prefix = mlp + ".layers."
         var indexes: Set<Substring> = []

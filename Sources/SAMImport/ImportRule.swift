@@ -18,6 +18,9 @@ public enum ImportRule: String, CaseIterable, Sendable, CustomStringConvertible 
     /// A Hugging Face `transformers` Sam2Model key renamed to upstream's by `HuggingFaceSam2Names`
     /// (a row of `prompt_encoder.point_embed.weight` for each point embedding).
     case huggingFaceSam2Name = "transformers Sam2Model name renamed"
+    /// A Hugging Face `transformers` Sam2VideoModel video weight (memory attention and encoder, object
+    /// pointers, temporal encodings) renamed to upstream SAM2Base's by `HuggingFaceSam2VideoNames`.
+    case huggingFaceSam2VideoName = "transformers Sam2VideoModel video weight renamed"
     /// float64 stored tensor narrowed to float32 (the runtime's precision).
     case narrowFloat64 = "narrow float64 to float32"
     /// SAM 2's `sam_prompt_encoder.*` / `sam_mask_decoder.*`: SAM's components under SAM2Base's names.

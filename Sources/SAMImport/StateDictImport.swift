@@ -28,8 +28,8 @@ public enum StateDictImport {
         return try importTensors(StoredTensors(file), file: path, options: options)
     }
 
-    /// The one place where a state dict's stored names become canonical: transformers' SamModel and
-    /// Sam2Model names renamed, wrapper prefixes stripped, BatchNorm folded, attention-bias caches
+    /// The one place where a state dict's stored names become canonical: transformers' SamModel,
+    /// Sam2Model and Sam2VideoModel names renamed, wrapper prefixes stripped, BatchNorm folded, attention-bias caches
     /// recovered, weight-like tensors no rule maps reported. A stored tensor is read only once its key has mapped.
     static func importTensors(_ stored: StoredTensors, file path: String, options: ImportOptions) throws(ImportError) -> ImportedWeights {
         var result = ImportedWeights()
@@ -39,10 +39,6 @@ public enum StateDictImport {
         let huggingFaceNames = huggingFace?.canonicalNames(for: stored.entries.keys)
         for key in stored.keys {
             let entry = stored.entries[key]!
-            if let huggingFace, huggingFace.isVideoOnly(key) {
-                result.dropped.append(DroppedTensor(file: path, name: key, rule: .dropVideoOnly))
-                continue
-            }
             guard let (name, rule) = canonicalName(of: key, huggingFace: huggingFace, names: huggingFaceNames) else {
                 if entry.isWeightLike {
                     unmapped.append(UnmappedTensor(file: path, name: key, dtype: entry.dtype.shortName, shape: entry.shape,
@@ -98,7 +94,7 @@ extension StateDictImport {
     /// transformers checkpoint (`huggingFace` non-nil; `names` from its table), SAM 2's component
     /// names, else the key itself, wrapper prefix stripped.
     static func canonicalName(of key: String, huggingFace: HuggingFaceLayout?, names: [String: String]?) -> (String, ImportRule)? {
-        if let huggingFace { return names?[key].map { ($0, huggingFace.importRule) } }
+        if let huggingFace { return names?[key].map { ($0, huggingFace.importRule(renamedTo: $0)) } }
         switch SAM2Names.resolve(key) {
         case .canonical(let name, _): return (name, .sam2ComponentRenamed)
         case .videoOnly(let name, _): return (name, .sam2VideoKept)

@@ -19,6 +19,7 @@ struct SamConvert: ParsableCommand {
         Several inputs merge; a tensor two inputs both hold must agree, or conversion stops naming both files.
         Hyperparameters come from --config (or a config.json in an input folder), else from the weights'
         shapes and what ONNX graphs state (input size, strides), with MobileSAM's values for the rest.
+        A transformers Sam2Model or Sam2VideoModel folder (model.safetensors and its config.json) converts as it is.
         --out is written through a temporary renamed into place; SIGINT or SIGTERM removes the temporary. Without --force nothing may stand at --out, \
         also when a file appears there during the conversion; with --force only a regular file is replaced. \
         A directory, link, device or FIFO at --out, or --out naming one of the inputs, is refused and left as it is.
@@ -36,7 +37,7 @@ struct SamConvert: ParsableCommand {
     @Option(name: .customLong("image-pe"), help: "Raw little-endian f32 dense positional encoding [1,C,g,g] (image_points_embeddings.bin).")
     var imagePE: String?
 
-    @Option(help: "A config.json with the architecture hyperparameters (SAMConfig keys).")
+    @Option(help: "A config.json with the architecture hyperparameters (SAMConfig keys, or transformers' Sam2Config / Sam2VideoConfig).")
     var config: String?
 
     @Option(name: .customLong("max-points"), help: "Largest point count the model accepts (default 100).")

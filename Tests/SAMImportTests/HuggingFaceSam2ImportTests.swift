@@ -46,10 +46,10 @@ struct HuggingFaceSam2ImportTests {
         }
     }
 
-    @Test("every rule of the table maps a key of the fixture")
+    @Test("every image-mode rule of the table maps a key of the fixture")
     func noDeadRule() throws {
         let keys = Array(try Self.stored().keys)
-        for rule in HuggingFaceSam2Names.rules {
+        for rule in HuggingFaceSam2Names.imageRules {
             #expect(keys.contains { rule.canonicalName(for: $0, among: keys) != nil }, "\(rule.hf) maps nothing")
         }
     }
@@ -64,16 +64,20 @@ struct HuggingFaceSam2ImportTests {
         #expect(HuggingFaceLayout(keys: upstream) == nil)
     }
 
-    @Test("Sam2VideoModel's video-only weights are left out with a note, not reported as unmapped")
-    func videoOnlyDropped() throws {
+    @Test("Sam2VideoModel's video weights beside Sam2Model's are renamed to upstream's, not left out")
+    func videoWeightsRenamed() throws {
         var stored = try Self.stored()
-        let extra = ["memory_attention.layers.0.self_attn.q_proj.weight", "memory_encoder.projection.weight",
-                     "object_pointer_proj.proj_in.weight", "no_object_pointer", "mask_downsample.weight",
-                     "memory_temporal_positional_encoding"]
-        for key in extra { stored[key] = Tensor(shape: [2, 2], floats: [1, 2, 3, 4]) }
+        let extra = ["memory_attention.layers.0.self_attn.q_proj.weight": "memory_attention.layers.0.self_attn.q_proj.weight",
+                     "memory_encoder.projection.weight": "memory_encoder.out_proj.weight",
+                     "object_pointer_proj.proj_in.weight": "obj_ptr_proj.layers.0.weight", "no_object_pointer": "no_obj_ptr",
+                     "mask_downsample.weight": "mask_downsample.weight", "memory_temporal_positional_encoding": "maskmem_tpos_enc"]
+        for key in extra.keys { stored[key] = Tensor(shape: [2, 2], floats: [1, 2, 3, 4]) }
         let imported = try StateDictImport.importTensors(StoredTensors(stored), file: Self.fixture, options: ImportOptions())
-        #expect(imported.tensors.count == 263 && imported.unmapped.isEmpty)
-        #expect(Set(imported.dropped.map(\.name)) == Set(extra) && imported.dropped.allSatisfy { $0.rule == .dropVideoOnly })
+        #expect(imported.tensors.count == 263 + extra.count && imported.unmapped.isEmpty && imported.dropped.isEmpty)
+        for (key, canonical) in extra {
+            #expect(imported.tensors[canonical]?.origin.sources == [key] && imported.tensors[canonical]?.origin.rule == .huggingFaceSam2VideoName,
+                    "\(key)")
+        }
     }
 
     @Test("a transformers key no rule maps is an unmapped-tensor error naming the file, the key and the table")
