@@ -94,6 +94,37 @@ struct PanelLinearTests {
         }
     }
 
+    /// (rows, inputs, outputs, scale): inputs past one pass of 4096 (three passes, the last partial;
+    /// exactly two), with a scale and without, rows and outputs off their blocks.
+    static let longProducts = [(13, 9_000, 47, Float(0.125)), (25, 8_192, 32, Float(1)), (1, 4_097, 9, Float(-0.5))]
+
+    @Test("a product over more inputs than one pass is every element's single multiply-add chain, bit for bit",
+          arguments: longProducts)
+    func passes(_ shape: (Int, Int, Int, Float)) throws {
+        try #require(Kernels.panelKernelAvailable, "needs AVX-512")
+        let (rows, k, n, scale) = shape
+        var rng = SplitMix64(seed: UInt64(k))
+        let a = randomTensor([rows, k], using: &rng).data, w = randomTensor([n, k], using: &rng).data
+        let bias = randomTensor([n], using: &rng).data
+        // The product reads panels with aligned loads, as `ProductPanels` allocates them.
+        let floats = Int(sam_panel_floats(Int64(n), Int64(k)))
+        let storage = UnsafeMutableRawPointer.allocate(byteCount: floats * 4, alignment: 64)
+        defer { storage.deallocate() }
+        let panels = storage.bindMemory(to: Float.self, capacity: floats)
+        sam_pack_panels(w, Int64(n), Int64(k), Int64(k), 1, 0, Int64((n + 31) / 32), panels)
+        var out = [Float](repeating: .nan, count: rows * n)
+        sam_panel_product_avx512(a, Int64(k), Int64(rows), Int64(k), panels, Int64(n), 0, Int64((n + 31) / 32), scale, bias, &out,
+                                 Int64(n))
+        for r in 0..<rows {
+            for c in 0..<n {
+                var sum = bias[c]
+                for t in 0..<k { sum.addProduct(a[r * k + t], w[c * k + t]) }
+                let expected = scale == 1 ? sum : scale * sum
+                #expect(out[r * n + c].bitPattern == expected.bitPattern, "row \(r) output \(c): \(out[r * n + c]) vs \(expected)")
+            }
+        }
+    }
+
     @Test("the panel product is the default exactly where the CPU has it; elsewhere it is refused")
     func routing() throws {
         #expect(Kernels.float32LinearKernel == (Kernels.panelKernelAvailable ? .panels : .blas))
