@@ -1,4 +1,14 @@
 extension Kernels {
+    /// Query rows per block of the panel path. Each block streams all of its head's key panels once.
+    /// While they fit in a 2 MB L2, blocks are sized so their scores stay within ~512 KB (L2) in whole
+    /// twelve-row register blocks; beyond that the panels come from L3 or memory for every block,
+    /// so 96 rows share each pass (SAM 2's memory attention on 2 cores, `sambench attention --case
+    /// memory`: cross-attention over 7 memories, 28,736 keys of 256, 1.6x faster than 12 rows;
+    /// self-attention, 4,096 keys of 256, 6% faster than 24). Rows per block change no result.
+    static func attentionBlockRows(keyLength: Int, headDim: Int) -> Int {
+        keyLength * headDim * MemoryLayout<Float>.size > 2 << 20 ? 96 : max(12, 131_072 / keyLength / 12 * 12)
+    }
+
     /// Whether `attention`'s automatic choice takes the panel path: wide heads over many keys
     /// (Hiera's global blocks, 96-dim heads over 4096 tokens), on CPUs running the panel product.
     static func panelAttentionPays(_ s: AttentionShape) -> Bool {
@@ -17,11 +27,10 @@ extension Kernels {
                                 into out: UnsafeMutablePointer<Float>) {
         let (queryLength, keyLength, heads) = (s.queryLength, s.keyLength, s.heads)
         let valueWidth = heads * s.valueHeadDim
-        // Scores of a block within ~512 KB (L2), in whole twelve-row register blocks. The value
-        // product broadcasts from twelve score rows at once; rows a multiple of 4 KB apart (4096
-        // keys) share one L1 set and evict each other, so the stride steps off such a
-        // multiple (`sambench attention --case global --threads 1`: 253-255 ms against 272 unpadded).
-        let preferredRows = max(12, 131_072 / keyLength / 12 * 12)
+        // The value product broadcasts from twelve score rows at once; rows a multiple of 4 KB apart (4096
+        // keys) share one L1 set and evict each other, so the stride steps off such a multiple
+        // (`sambench attention --case global --threads 1`: 253-255 ms against 272 unpadded).
+        let preferredRows = attentionBlockRows(keyLength: keyLength, headDim: s.headDim)
         let scoreStride = strideOffFourKilobytes(keyLength)
         for b in 0..<s.batch {
             for h in 0..<heads {

@@ -199,7 +199,9 @@ case "attention":
                  ("SAM 2.1 tiny 8x8 windows", 1024, 64, 64, 1, 96),
                  ("SAM 2.1 tiny 4x4 windows", 1024, 16, 16, 2, 96),
                  ("SAM 2.1 tiny 14x14 windows", 25, 196, 196, 4, 96),
-                 ("SAM 2.1 tiny 7x7 windows", 25, 49, 49, 8, 96)]
+                 ("SAM 2.1 tiny 7x7 windows", 25, 49, 49, 8, 96),
+                 ("SAM 2 memory self-attention", 1, 4096, 4096, 1, 256),
+                 ("SAM 2 memory cross-attention, 7 memories", 1, 4096, 28736, 1, 256)]
     let caseFilter = args.firstIndex(of: "--case").flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil }
     let kernelFilter = args.firstIndex(of: "--kernel").flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil }
     let kernels = ([("blas_ms", "blas", Kernels.AttentionKernel.blas), ("small_heads_ms", "small-heads", .smallHeads)]
