@@ -14,7 +14,7 @@
 // Inputs per pass over the rows. A longer product (attention's values over SAM 2's 28,736 memory keys:
 // 3.7 MB per panel) is done in passes of this many inputs, each panel's slice staying in L2 while
 // every row block crosses it; between passes each sum waits in `out` and its chain of multiply-adds
-// resumes where it stopped, so the result is the same bit for bit (13% off that product on 2 cores).
+// resumes where it stopped, so the result is the same bit for bit.
 #define K_CHUNK 4096
 
 int64_t sam_panel_floats(int64_t n, int64_t k) { return (n + PANEL - 1) / PANEL * PANEL * k; }
