@@ -1,5 +1,5 @@
 // FFmpeg's demuxing, decoding and pixel conversion (Debian's libavformat, libavcodec, libswscale,
-// libavutil; LGPL, linked dynamically). Its error codes and sentinels are macros Swift cannot
+// libavutil, linked dynamically; their licence is in NOTICE). Its error codes and sentinels are macros Swift cannot
 // import, and the input must be read only through one already opened file: these static-inline
 // shims give Swift both.
 #include <errno.h>
