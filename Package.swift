@@ -122,7 +122,7 @@ let package = Package(
 
         // Command-line tools, one target each.
         // The command-line tools' shared exit-status contract.
-        .target(name: "SAMCommandLine", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .target(name: "SAMCommandLine", dependencies: ["SAMFiles", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(name: "saminspect", dependencies: [
             "SAMFiles", "SAMCommandLine", "SAMFormats", "SAMTensor",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SAMFiles
 
 extension ParsableCommand {
     /// Parses `arguments` (the process's own when nil), runs the command and exits with the tools'
@@ -14,7 +15,8 @@ extension ParsableCommand {
             Foundation.exit(code.rawValue)
         } catch {
             if exitCode(for: error) == .success { exit(withError: error) }  // --help, --version
-            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            // Messages quote paths and text from the inputs: escaped, so a file name cannot drive the terminal.
+            FileHandle.standardError.write(Data((TerminalText.escaped(fullMessage(for: error), keepingNewlines: true) + "\n").utf8))
             Foundation.exit(2)
         }
         Foundation.exit(0)

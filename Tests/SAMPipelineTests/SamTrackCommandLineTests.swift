@@ -97,4 +97,25 @@ struct SamTrackCommandLineTests {
             try "not a frame".write(toFile: frames + "/notes.txt", atomically: true, encoding: .utf8)
         }
     }
+
+    @Test("a frames path named with escape sequences is refused with the name escaped, never raw")
+    func escapedNames() throws {
+        let folder = try TestPaths.temporaryFolder("samtrack-escapes")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let model = try Self.model(in: folder)
+        let prompts = folder + "/prompts.json"
+        try FileManager.default.copyItem(atPath: Self.set + "/prompts.json", toPath: prompts)
+        let evil = "evil\u{1B}]0;pwned\u{07}\u{1B}[2J\u{202E}"
+        // A video file of noise, and an empty folder, each under the hostile name.
+        try Data(repeating: 0x5A, count: 500).write(to: URL(fileURLWithPath: folder + "/" + evil + ".mp4"))
+        try FileManager.default.createDirectory(atPath: folder + "/" + evil + "dir", withIntermediateDirectories: false)
+        for frames in [folder + "/" + evil + ".mp4", folder + "/" + evil + "dir"] {
+            let run = try samtrackTool.run([model, frames, "--prompts", prompts, "--out", folder + "/out"])
+            #expect(run.status == 2, "\(run.stderr)")
+            let raw = run.stderr.unicodeScalars.filter { ($0.value < 0x20 && $0 != "\n") || $0 == "\u{202E}" }
+            #expect(raw.isEmpty, "raw control characters: \(raw.map { String($0.value, radix: 16) })")
+            #expect(run.stderr.contains("evil\\x1b]0;pwned\\x07\\x1b[2J\\u{202e}"), "\(run.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
+        }
+    }
 }
