@@ -17,7 +17,7 @@ public struct ExplicitConfiguration: Sendable {
         let data: Data
         do { data = try ConfigFile.contents(of: path, limit: SAMConfig.maximumFileBytes) } catch { throw ConversionFailure("\(error)") }
         guard let modelType = TransformersSam2Config.modelType(of: data) else {
-            do { config = try SAMConfig(contentsOf: path) } catch { throw ConversionFailure("\(error)") }
+            do { config = try SAMConfig(json: data, file: path) } catch { throw ConversionFailure("\(error)") }
             transformers = nil
             return
         }

@@ -15,7 +15,11 @@ extension SAMConfig {
     /// keys it does not know, such as derived geometry, are ignored), then checks its sizes
     /// (`validate`). Only a regular file is read: a FIFO or a device is refused at once.
     public init(contentsOf path: String) throws(ConfigError) {
-        let data = try ConfigFile.contents(of: path, limit: Self.maximumFileBytes)
+        try self.init(json: ConfigFile.contents(of: path, limit: Self.maximumFileBytes), file: path)
+    }
+
+    /// `init(contentsOf:)` on a config.json already read from `path` (named in errors).
+    public init(json data: Data, file path: String) throws(ConfigError) {
         do { self = try JSONDecoder().decode(SAMConfig.self, from: data) } catch {
             throw ConfigError(file: path, message: "not a SAM config: \(error)")
         }
