@@ -97,6 +97,8 @@ struct RunOutputs {
             "seconds": timings,
             "linear_precision": Kernels.linearPrecision.rawValue,
             "int8_products": Kernels.int8Products,
+            // How the file stores its weights (f32, f16, int8, q4): with the two flags above, what ran.
+            "weight_dtype": predictor.model.metadata.weightDType,
         ]
         if let provenance = predictor.embeddingsProvenance {
             object["embeddings_computed_from"] = [

@@ -1,4 +1,5 @@
 import Foundation
+import SAMConvert
 import SAMFormats
 import SAMKernels
 import SAMTensor
@@ -29,6 +30,24 @@ struct SamRunCommandLineTests {
         #expect(masks.isBitwiseEqual(to: reused))
         let result = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/second/result.json"))) as? [String: Any]
         #expect(result?["reused_embeddings"] as? Bool == true)
+    }
+
+    @Test("result.json records how the file stores its weights and whether int8 products ran")
+    func storageRecorded() throws {
+        let folder = try TinyPipeline.folder()
+        let photo = try TinyPipeline.photo(in: folder)
+        var request = ConversionRequest(inputs: [TestPaths.tinyReferences + "/mobile_sam.h5"], output: folder + "/int8.samw")
+        request.configFile = TestPaths.tinyReferences + "/config.json"
+        request.precision = .int8
+        _ = try Converter.run(request)
+        for (model, dtype) in [(try TinyPipeline.model(in: folder), "f32"), (request.output, "int8")] {
+            let out = folder + "/" + dtype
+            let run = try samrunTool.run([model, photo, "--point", "60,40", "--out", out])
+            #expect(run.status == 0, "\(run.stderr)")
+            let result = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/result.json"))) as? [String: Any]
+            #expect(result?["weight_dtype"] as? String == dtype)
+            #expect(result?["int8_products"] as? Bool == false)
+        }
     }
 
     @Test("--bf16 is recorded with the embeddings; a float32 run refuses to reuse them unless forced")
