@@ -12,12 +12,17 @@ public struct EncodedImage: Sendable {
     public let originalSize: ImageSize
     /// The resized image's size inside the model's padded square (upstream's `input_size`).
     public let inputSize: ImageSize
-    /// Seconds spent per stage ("preprocess", "image_encoder"); empty for features reused from earlier.
-    public let timings: [String: Double]
+    /// How long preprocessing and the image encoder took; neither is set for features reused from
+    /// earlier (`Segmenter.image(reusing:originalSize:provenance:allowMismatch:)`).
+    public let stageTimings: StageTimings
     /// The decoder's work that depends on the image alone, done once here (nil without a decoder).
     let decoderState: DecoderImageState?
     /// What the features were computed from, without the feature digests (`provenance` adds them).
     let record: EmbeddingsProvenance?
+
+    /// Seconds spent per stage ("preprocess", "image_encoder"); empty for features reused from earlier.
+    @available(*, deprecated, message: "use stageTimings (StageTimings.preprocessing, .imageEncoding); stageTimings.secondsByStage is this dictionary")
+    public var timings: [String: Double] { stageTimings.secondsByStage }
 
     /// The image embedding [1, C, g, g] (the features' first map).
     public var embeddings: FloatTensor { features.embedding }

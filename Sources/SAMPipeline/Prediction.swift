@@ -16,8 +16,12 @@ public struct Prediction: Sendable {
     public let best: Int
     /// SAM 2's object-score logit (> 0: the object is there); nil for SAM.
     public let objectScoreLogit: Float?
+    /// How long decoding (prompt encoder and mask decoder) and postprocessing took.
+    public let stageTimings: StageTimings
+
     /// Seconds spent in each stage ("prompt_encoder+mask_decoder", "postprocess").
-    public let timings: [String: Double]
+    @available(*, deprecated, message: "use stageTimings (StageTimings.decoding, .postprocessing); stageTimings.secondsByStage is this dictionary")
+    public var timings: [String: Double] { stageTimings.secondsByStage }
 
     /// The IoU predictions of the selected masks, in `masks` order.
     public var scores: [Float] { selected.map { iouPredictions[$0] } }

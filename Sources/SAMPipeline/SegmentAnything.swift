@@ -36,7 +36,8 @@ public final class SegmentAnything {
     /// The resized image's size inside the padded square (upstream's `input_size`).
     public var inputSize: ImageSize? { current?.inputSize }
     /// Seconds the last setImage spent per stage ("preprocess", "image_encoder").
-    public var imageTimings: [String: Double] { current?.timings ?? [:] }
+    @available(*, deprecated, message: "use current?.stageTimings (StageTimings.preprocessing, .imageEncoding)")
+    public var imageTimings: [String: Double] { current?.stageTimings.secondsByStage ?? [:] }
     /// What the current embeddings were computed from, with the digest of each feature map (nil
     /// before setImage / setEmbeddings). The digests are made on first use and kept: hashing the maps
     /// (4 MB for SAM, 16 MB for SAM 2) is paid only by a caller that keeps or writes the features.

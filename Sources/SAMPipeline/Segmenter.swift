@@ -85,10 +85,11 @@ public struct Segmenter: Sendable {
     /// The encode; with a `signal`, raising it stops the encoder part-way (its loops hand out finer
     /// ranges, `Workers.stoppable`), and what comes back is to be discarded.
     func encodeSynchronously(_ image: RGBImage, stoppedBy signal: StopSignal?) throws(PipelineError) -> EncodedImage {
-        let started = Date()
+        let clock = ContinuousClock()
+        let started = clock.now
         let prepared: (input: FloatTensor, inputSize: ImageSize)
         do { prepared = try transform.prepare(image) } catch { throw .image(error) }
-        let encoding = Date()
+        let encoding = clock.now
         let encoded: ImageFeatures
         do {
             if let signal {
@@ -101,11 +102,11 @@ public struct Segmenter: Sendable {
         }
         // A stopped encoder's maps are unfinished: the caller throws CancellationError, never uses them.
         if signal?.isRaised == true { return EncodedImage(features: encoded, originalSize: image.size, inputSize: prepared.inputSize,
-                                                 timings: [:], decoderState: nil, record: nil) }
+                                                 stageTimings: StageTimings(), decoderState: nil, record: nil) }
         for map in encoded.maps { try Self.requireFinite(map, stage: "image_encoder") }
         let state = try decoderState(for: encoded)
-        let timings = ["preprocess": encoding.timeIntervalSince(started), "image_encoder": Date().timeIntervalSince(encoding)]
-        return EncodedImage(features: encoded, originalSize: image.size, inputSize: prepared.inputSize, timings: timings,
+        let timings = StageTimings(preprocessing: encoding - started, imageEncoding: clock.now - encoding)
+        return EncodedImage(features: encoded, originalSize: image.size, inputSize: prepared.inputSize, stageTimings: timings,
                             decoderState: state, record: provenance(forOriginalSize: image.size))
     }
 
@@ -144,7 +145,7 @@ public struct Segmenter: Sendable {
         }
         // Forced: the record of what they were really computed from, if known.
         return EncodedImage(features: features, originalSize: originalSize, inputSize: transform.inputSize(for: originalSize),
-                            timings: [:], decoderState: try decoderState(for: features),
+                            stageTimings: StageTimings(), decoderState: try decoderState(for: features),
                             record: allowMismatch ? provenance : record)
     }
 
@@ -160,9 +161,10 @@ public struct Segmenter: Sendable {
     /// ref: mobile_sam/predictor.py SamPredictor.predict / predict_torch; sam2_image_predictor.py predict / _predict
     public func predict(_ prompt: Prompt, on image: EncodedImage, selection: MaskSelection = .multimask) throws(PipelineError) -> Prediction {
         guard model.sam.maskDecoder != nil else { throw .run(.missingComponent("mask_decoder")) }
-        let started = Date()
+        let clock = ContinuousClock()
+        let started = clock.now
         let (prediction, tokenCount) = try decode(prompt, on: image)
-        let decoded = Date()
+        let decoded = clock.now
         let (selected, returned) = try selecting(selection, from: prediction, tokenCount: tokenCount)
         let iou = prediction.iou
         // The masks come from the logits as decoded; the returned logits are clamped where the family's predictor clamps them.
@@ -176,8 +178,7 @@ public struct Segmenter: Sendable {
         let best = selected.max { iou.data[$0] < iou.data[$1] } ?? 0
         return Prediction(lowResLogits: returned, iouPredictions: iou.data, selected: selected, masks: binary, best: best,
                           objectScoreLogit: prediction.objectScoreLogits?.data.first,
-                          timings: ["prompt_encoder+mask_decoder": decoded.timeIntervalSince(started),
-                                    "postprocess": Date().timeIntervalSince(decoded)])
+                          stageTimings: StageTimings(decoding: decoded - started, postprocessing: clock.now - decoded))
     }
 
     /// `predict`'s decoding without its postprocessing: `prompt` checked and mapped as `predict` does,

@@ -171,7 +171,7 @@ struct SamRun: ParsableCommand {
         let photo = try RunFailure.wrap { try ImageIO.read(image, limits: ImageLimits(maxPixels: maxPixels)) }
         let decodedImage = Date()
         var moduleProfile: ModuleProfile? = nil
-        var profiledTimings: [String: Double] = [:]
+        var profiledTimings: StageTimings? = nil
         if let cached {
             do {
                 try predictor.setFeatures(cached, originalSize: photo.size, provenance: record, allowMismatch: force)
@@ -185,13 +185,14 @@ struct SamRun: ParsableCommand {
         } else if profile {
             // The same steps as SegmentAnything.setImage, with the encoder observed.
             let recorder = ModuleProfile(depth: profileDepth)
-            let prepareStart = Date()
+            let clock = ContinuousClock()
+            let prepareStart = clock.now
             let prepared = try RunFailure.wrap(image: image) { try predictor.transform.prepare(photo) }
-            let encodeStart = Date()
+            let encodeStart = clock.now
             recorder.start()
             let encoded = try RunFailure.wrap { try predictor.model.sam.encodeFeatures(prepared.input, observer: recorder.observer) }
             recorder.finish()
-            profiledTimings = ["preprocess": encodeStart.timeIntervalSince(prepareStart), "image_encoder": Date().timeIntervalSince(encodeStart)]
+            profiledTimings = StageTimings(preprocessing: encodeStart - prepareStart, imageEncoding: clock.now - encodeStart)
             if !encoded.maps.allSatisfy({ $0.data.allSatisfy(\.isFinite) }) {
                 throw RunFailure("\(PipelineError.nonFinite(stage: "image_encoder", "on \(image)"))")
             }
@@ -205,8 +206,12 @@ struct SamRun: ParsableCommand {
             try RunFailure.wrap(image: image) { try predictor.setImage(photo) }
         }
         let prediction = try RunFailure.wrap(image: image) { try predictor.predict(prompt, selection: selection) }
-        var timings = predictor.imageTimings.merging(prediction.timings) { first, _ in first }
-        timings.merge(profiledTimings) { _, profiled in profiled }
+        // The image's stages (as profiled, or as setImage timed them; none for reused features), then the prompt's.
+        let imageStages = profiledTimings ?? predictor.current?.stageTimings
+        var stages = prediction.stageTimings
+        stages.preprocessing = imageStages?.preprocessing
+        stages.imageEncoding = imageStages?.imageEncoding
+        var timings = stages.secondsByStage
         timings["load_model"] = loaded.timeIntervalSince(started)
         timings["read_image"] = decodedImage.timeIntervalSince(loaded)
 

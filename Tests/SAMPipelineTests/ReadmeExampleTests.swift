@@ -12,14 +12,14 @@ struct ReadmeExampleTests {
     func segmenterExample() async throws {
         let folder = try TinyPipeline.folder()
         let modelURL = URL(fileURLWithPath: try TinyPipeline.model(in: folder))
-        let photoPath = try TinyPipeline.photo(in: folder)
+        let photoURL = URL(fileURLWithPath: try TinyPipeline.photo(in: folder))
 
         // --- README example begins
-        let segmenter = try Segmenter(contentsOf: modelURL)                  // Sendable: share it between tasks
-        let image = try await segmenter.encode(try ImageIO.read(photoPath))  // resize, normalise, pad, encode; cancellable
+        let segmenter = try Segmenter(contentsOf: modelURL)                             // Sendable: share it between tasks
+        let image = try await segmenter.encode(try ImageIO.read(contentsOf: photoURL))  // resize, normalise, pad, encode; cancellable
         let prediction = try segmenter.predict(Prompt(points: [.init(x: 60, y: 40, .foreground)]), on: image)
-        let scores = prediction.scores                                       // IoU predictions of masks 1, 2, 3
-        let best = prediction.bestMask                                       // 0/1 per pixel, the highest-scoring mask
+        let scores = prediction.scores                                                  // IoU predictions of masks 1, 2, 3
+        let best = prediction.bestMask                                                  // 0/1 per pixel, the highest-scoring mask
         // --- README example ends
 
         try Self.checkBest(prediction, scores: scores, best: best)

@@ -30,6 +30,18 @@ struct SamRunCommandLineTests {
         #expect(masks.isBitwiseEqual(to: reused))
         let result = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/second/result.json"))) as? [String: Any]
         #expect(result?["reused_embeddings"] as? Bool == true)
+
+        // result.json's seconds: every stage that ran, by its name; reused embeddings ran no image stage.
+        let profiled = try samrunTool.run([model, photo, "--point", "60,40", "--profile", "--out", folder + "/profiled"])
+        #expect(profiled.status == 0, "\(profiled.stderr)")
+        let imageStages: Set = ["preprocess", "image_encoder"]
+        let otherStages: Set = ["prompt_encoder+mask_decoder", "postprocess", "load_model", "read_image"]
+        for (run, stages) in [("first", imageStages.union(otherStages)), ("second", otherStages), ("profiled", imageStages.union(otherStages))] {
+            let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/\(run)/result.json"))) as? [String: Any]
+            let seconds = try #require(json?["seconds"] as? [String: Double], "\(run)")
+            #expect(Set(seconds.keys) == stages, "\(run)")
+            #expect(seconds.values.allSatisfy { $0 >= 0 && $0.isFinite }, "\(run)")
+        }
     }
 
     @Test("result.json records how the file stores its weights and whether int8 products ran")

@@ -9,7 +9,8 @@ public struct TrackPromptError: Error, CustomStringConvertible, Equatable, Senda
         /// JSON of the wrong shape: not a list of objects, an unknown or missing key, a value of the wrong type.
         case schema
         /// A value out of its range: a negative or fractional number, a bad label, a box with its
-        /// corners swapped, a coordinate too large for a float, an empty mask name.
+        /// corners swapped, a coordinate too large for a float, an empty mask name; a prompts file's
+        /// URL that is not a file URL (`TrackPromptFile.read(contentsOf:frameCount:frameSize:limits:)`).
         case invalidValue = "invalid_value"
         /// An entry with no points, no box and no mask.
         case emptyEntry = "empty_entry"
