@@ -78,6 +78,45 @@ SAM_AVX512 void sam_softmax_numerators_avx512(float *rows_base, int64_t rows, in
     }
 }
 
+// The scores of a grid row's keys plus their relative positions, columns from `column` under `mask`.
+SAM_AVX512 static inline __m512 with_relative_positions(const float *segment, __m512 height, const float *widths,
+                                                         int64_t column, __mmask16 mask) {
+    return _mm512_add_ps(_mm512_maskz_loadu_ps(mask, segment + column),
+                         _mm512_add_ps(height, _mm512_maskz_loadu_ps(mask, widths + column)));
+}
+
+SAM_AVX512 float sam_relative_softmax_numerators_avx512(float *row, const float *heights, const float *widths,
+                                                        int64_t grid_height, int64_t grid_width) {
+    // Pass 1: the largest score with its relative positions (masked-off lanes read as 0 and are not compared).
+    __m512 maxima = _mm512_set1_ps(-__builtin_inff());
+    for (int64_t key_row = 0; key_row < grid_height; key_row++) {
+        const float *segment = row + key_row * grid_width;
+        const __m512 height = _mm512_set1_ps(heights[key_row]);
+        for (int64_t column = 0; column < grid_width; column += 16) {
+            const __mmask16 mask = grid_width - column >= 16 ? 0xFFFF : (__mmask16)((1u << (grid_width - column)) - 1);
+            const __m512 x = with_relative_positions(segment, height, widths, column, mask);
+            maxima = _mm512_mask_blend_ps(_mm512_mask_cmp_ps_mask(mask, x, maxima, _CMP_GT_OQ), maxima, x);
+        }
+    }
+    float lanes[16], largest = -__builtin_inff();
+    _mm512_storeu_ps(lanes, maxima);
+    for (int lane = 0; lane < 16; lane++) largest = lanes[lane] > largest ? lanes[lane] : largest;
+    // Pass 2: the same sums again, exponentiated and stored, and their total.
+    const __m512 shift = _mm512_set1_ps(largest);
+    __m512 sums = _mm512_setzero_ps();
+    for (int64_t key_row = 0; key_row < grid_height; key_row++) {
+        float *segment = row + key_row * grid_width;
+        const __m512 height = _mm512_set1_ps(heights[key_row]);
+        for (int64_t column = 0; column < grid_width; column += 16) {
+            const __mmask16 mask = grid_width - column >= 16 ? 0xFFFF : (__mmask16)((1u << (grid_width - column)) - 1);
+            const __m512 e = exp16(_mm512_sub_ps(with_relative_positions(segment, height, widths, column, mask), shift));
+            _mm512_mask_storeu_ps(segment + column, mask, e);
+            sums = _mm512_mask_add_ps(sums, mask, sums, e);
+        }
+    }
+    return 1.0f / _mm512_reduce_add_ps(sums);
+}
+
 SAM_AVX512 void sam_scale_avx512(float *row, int64_t count, float factor) {
     const __m512 scale = _mm512_set1_ps(factor);
     int64_t j = 0;
@@ -101,6 +140,12 @@ void sam_scale_avx512(float *row, int64_t count, float factor) {
 
 void sam_softmax_numerators_avx512(float *rows_base, int64_t rows, int64_t count, float *inverse_sums) {
     (void)rows_base; (void)rows; (void)count; (void)inverse_sums;
+    __builtin_trap();
+}
+
+float sam_relative_softmax_numerators_avx512(float *row, const float *heights, const float *widths, int64_t grid_height,
+                                             int64_t grid_width) {
+    (void)row; (void)heights; (void)widths; (void)grid_height; (void)grid_width;
     __builtin_trap();
 }
 

@@ -33,14 +33,30 @@ extension Kernels {
     /// buffer, so a 64x64 global grid never holds a 4096x4096 matrix per head.
     /// ref: segment_anything/modeling/image_encoder.py Attention.forward, add_decomposed_rel_pos
     /// `bandScores` bounds a band's score buffer (floats); tests lower it to cut small grids into bands.
+    /// `kernel`: `.panels` runs `relativePositionAttentionPanels` (CPUs with AVX-512), `.blas` the
+    /// bands below; `.automatic` takes the panels for global grids (`relativePositionPanelsPay`);
+    /// `.smallHeads` is not a kernel of this function and runs the bands.
     public static func relativePositionAttention(packedQKV qkv: FloatTensor, heads: Int, scale: Float,
-                                                 positions: RelativePositionTables, bandScores: Int = 1_048_576) -> FloatTensor {
+                                                 positions: RelativePositionTables, bandScores: Int = 1_048_576,
+                                                 kernel: AttentionKernel = .automatic) -> FloatTensor {
         let (gridHeight, gridWidth, headDim) = (positions.gridHeight, positions.gridWidth, positions.headDim)
         let tokens = gridHeight * gridWidth, width = heads * headDim
         precondition(qkv.shape.count == 3 && qkv.shape[1] == tokens && qkv.shape[2] == 3 * width,
                      "relative-position attention: qkv \(qkv.shape) is not [B, \(tokens), 3*\(heads)*\(headDim)]")
         let batch = qkv.shape[0]
         guard batch * tokens > 0 else { return FloatTensor(zeros: [batch, tokens, width]) }
+        let usePanels = panelKernelAvailable
+            && (kernel == .panels || (kernel == .automatic && relativePositionPanelsPay(tokens: tokens)))
+        if usePanels {
+            let data = [Float](unsafeUninitializedCapacity: batch * tokens * width) { outBuffer, initialized in
+                qkv.data.withUnsafeBufferPointer { qkvBuffer in
+                    relativePositionAttentionPanels(qkv: qkvBuffer.baseAddress!, batch: batch, heads: heads, scale: scale,
+                                                    positions: positions, into: outBuffer.baseAddress!)
+                }
+                initialized = batch * tokens * width
+            }
+            return FloatTensor(shape: [batch, tokens, width], data: data)
+        }
         // Bands of grid rows whose scores stay within ~4 MB: each band's two sgemms pack that head's
         // keys and values again, so a global block's 64x64 grid runs 4 grid rows (256 queries) per
         // band, not 1 (4% less encoder CPU time on ViT-B than 1 MB bands).
@@ -66,10 +82,16 @@ extension Kernels {
                         BLAS.sgemm(transA: false, transB: true, m: rows, n: tokens, k: headDim, alpha: scale,
                                    a: q, lda: rowStride, b: k, ldb: rowStride, beta: 0, c: scores, ldc: tokens)
                         for gridRow in 0..<gridRows {
-                            addRelativePositions(q: q + gridRow * gridWidth * rowStride, qStride: rowStride,
-                                                 queryRow: firstGridRow + gridRow, tables: positions,
-                                                 heightTable: heightBuffer.baseAddress!, widthTable: widthBuffer.baseAddress!,
-                                                 scratch: relative, into: scores + gridRow * gridWidth * tokens)
+                            relativePositions(q: q + gridRow * gridWidth * rowStride, qStride: rowStride,
+                                              queryRow: firstGridRow + gridRow, tables: positions,
+                                              heightTable: heightBuffer.baseAddress!, widthTable: widthBuffer.baseAddress!,
+                                              heights: relative, widths: relative + gridWidth * gridHeight)
+                            for column in 0..<gridWidth {
+                                addRelativePositions(heights: relative + column * gridHeight,
+                                                     widths: relative + gridWidth * gridHeight + column * gridWidth,
+                                                     gridHeight: gridHeight, gridWidth: gridWidth,
+                                                     into: scores + (gridRow * gridWidth + column) * tokens)
+                            }
                         }
                         for r in 0..<rows { softmaxRow(scores + r * tokens, count: tokens) }
                         BLAS.sgemm(transA: false, transB: false, m: rows, n: headDim, k: tokens, alpha: 1,
@@ -85,34 +107,34 @@ extension Kernels {
         return FloatTensor(shape: [batch, tokens, width], data: data)
     }
 
-    /// Adds rel_h + rel_w to the scores of the `gridWidth` queries of grid row `queryRow`
-    /// (scores: one row of `tokens` per query).
-    /// ref: image_encoder.py add_decomposed_rel_pos (the two einsums and the broadcast add)
-    private static func addRelativePositions(q: UnsafePointer<Float>, qStride: Int, queryRow: Int,
-                                             tables: RelativePositionTables, heightTable: UnsafePointer<Float>,
-                                             widthTable: UnsafePointer<Float>, scratch: UnsafeMutablePointer<Float>,
-                                             into scores: UnsafeMutablePointer<Float>) {
+    /// rel_h and rel_w of the `gridWidth` queries of grid row `queryRow`: heights [gridWidth queries,
+    /// gridHeight key rows] and widths [gridWidth queries, gridWidth key columns].
+    /// ref: image_encoder.py add_decomposed_rel_pos (the two einsums)
+    static func relativePositions(q: UnsafePointer<Float>, qStride: Int, queryRow: Int, tables: RelativePositionTables,
+                                  heightTable: UnsafePointer<Float>, widthTable: UnsafePointer<Float>,
+                                  heights: UnsafeMutablePointer<Float>, widths: UnsafeMutablePointer<Float>) {
         let (gridHeight, gridWidth, headDim) = (tables.gridHeight, tables.gridWidth, tables.headDim)
-        let tokens = gridHeight * gridWidth
-        // rel_h for the whole grid row at once: [gridWidth queries, gridHeight key rows].
-        let relativeHeights = scratch, relativeWidths = scratch + gridWidth * gridHeight
+        // rel_h for the whole grid row at once.
         BLAS.sgemm(transA: false, transB: true, m: gridWidth, n: gridHeight, k: headDim, alpha: 1,
                    a: q, lda: qStride, b: heightTable + queryRow * gridHeight * headDim, ldb: headDim,
-                   beta: 0, c: relativeHeights, ldc: gridHeight)
+                   beta: 0, c: heights, ldc: gridHeight)
         // rel_w: each query column has its own table row.
         for column in 0..<gridWidth {
             let query = q + column * qStride, table = widthTable + column * gridWidth * headDim
             for keyColumn in 0..<gridWidth {
-                relativeWidths[column * gridWidth + keyColumn] = dot(query, table + keyColumn * headDim, count: headDim)
+                widths[column * gridWidth + keyColumn] = dot(query, table + keyColumn * headDim, count: headDim)
             }
         }
-        for column in 0..<gridWidth {
-            let row = scores + column * tokens
-            let heights = relativeHeights + column * gridHeight, widths = relativeWidths + column * gridWidth
-            for keyRow in 0..<gridHeight {
-                let segment = row + keyRow * gridWidth, height = heights[keyRow]
-                for keyColumn in 0..<gridWidth { segment[keyColumn] += height + widths[keyColumn] }
-            }
+    }
+
+    /// One query's scores over the grid's keys += rel_h[key row] + rel_w[key column].
+    /// ref: image_encoder.py add_decomposed_rel_pos (the broadcast add)
+    @inline(__always)
+    static func addRelativePositions(heights: UnsafePointer<Float>, widths: UnsafePointer<Float>,
+                                     gridHeight: Int, gridWidth: Int, into row: UnsafeMutablePointer<Float>) {
+        for keyRow in 0..<gridHeight {
+            let segment = row + keyRow * gridWidth, height = heights[keyRow]
+            for keyColumn in 0..<gridWidth { segment[keyColumn] += height + widths[keyColumn] }
         }
     }
 

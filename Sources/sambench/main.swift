@@ -29,7 +29,8 @@
 // reference embeddings, as `run` times it (median ms of each), for a profiler on the decoder alone.
 // `attention`: Kernels.attention alone on the shapes MobileSAM and SAM 2.1 tiny run, each kernel in
 // turn (median ms per call), to choose between them and to A/B-time a kernel change, then
-// Kernels.windowAttention on their windowed grids ("grid: ..." cases); `--case` keeps the cases
+// Kernels.windowAttention on their windowed grids ("grid: ..." cases), and SAM ViT's relative-position
+// attention ("relative positions: ..."); `--case` keeps the cases
 // whose name contains TEXT, `--kernel` one kernel (for a profiler on one path).
 import CFMAPeak
 import Foundation
@@ -241,6 +242,28 @@ case "attention":
             if run > 0 { times.append(now() - t0) }
         }
         results.append(["case": name, "window_grid_ms": median(times) * 1000])
+    }
+    // SAM ViT's attention with decomposed relative positions (Kernels.relativePositionAttention), each
+    // kernel in turn: (name, windows, grid side, heads, head dim). ViT-B's global blocks and its 14x14 windows.
+    let relativeCases = [("relative positions: ViT-B global, 64x64", 1, 64, 12, 64),
+                         ("relative positions: ViT-B 14x14 windows", 25, 14, 12, 64)]
+    let relativeKernels = ([("blas_ms", "blas", Kernels.AttentionKernel.blas)]
+        + (Kernels.panelKernelAvailable ? [("panels_ms", "panels", .panels)] : []))
+        .filter { kernelFilter == nil || $0.1 == kernelFilter }
+    for (name, windows, side, heads, dim) in relativeCases where caseFilter.map({ name.contains($0) }) ?? true {
+        let qkv = random([windows, side * side, 3 * heads * dim])
+        let positions = Kernels.RelativePositionTables(heights: random([side, side, dim]), widths: random([side, side, dim]))
+        var times: [String: [Double]] = [:]
+        for run in 0...runs {
+            for (label, _, kernel) in relativeKernels {
+                let t0 = now()
+                _ = Kernels.relativePositionAttention(packedQKV: qkv, heads: heads, scale: 0.125, positions: positions, kernel: kernel)
+                if run > 0 { times[label, default: []].append(now() - t0) }
+            }
+        }
+        var result: [String: Any] = ["case": name]
+        for (label, values) in times { result[label] = median(values) * 1000 }
+        results.append(result)
     }
     emit(["mode": "attention", "runs": runs, "threads": threads, "cases": results])
 

@@ -364,10 +364,10 @@ struct RelativePositionAttentionTests {
 
     /// (batch, grid height, grid width, heads, head dim, band score budget): a window batch, a
     /// non-square grid, a 32x32 grid in one band and the same cut into bands of rows (four of
-    /// eight, and eleven of three, the last one short).
+    /// eight, and eleven of three, the last one short), two non-square grids of 117 tokens.
     @Test("matches the float64 definition", arguments: [(3, 3, 3, 2, 8, 1 << 20), (1, 4, 6, 3, 5, 1 << 20),
                                                          (1, 32, 32, 1, 8, 1 << 20), (1, 32, 32, 1, 8, 8 * 32 * 1024),
-                                                         (1, 32, 32, 2, 4, 3 * 32 * 1024)])
+                                                         (1, 32, 32, 2, 4, 3 * 32 * 1024), (2, 9, 13, 2, 24, 1 << 20)])
     func matchesReference(_ c: (Int, Int, Int, Int, Int, Int)) {
         let (batch, gridHeight, gridWidth, heads, headDim, bandScores) = c
         var rng = SplitMix64(seed: UInt64(gridHeight * 100 + gridWidth))
@@ -375,9 +375,15 @@ struct RelativePositionAttentionTests {
         let heights = randomTensor([gridHeight, gridHeight, headDim], using: &rng)
         let widths = randomTensor([gridWidth, gridWidth, headDim], using: &rng)
         let scale: Float = 1.5 / Float(headDim).squareRoot()
-        let out = Kernels.relativePositionAttention(packedQKV: qkv, heads: heads, scale: scale,
-                                                    positions: .init(heights: heights, widths: widths), bandScores: bandScores)
         let expected = Self.reference(qkv: qkv, heads: heads, scale: scale, heights: heights, widths: widths)
-        expectClose(out, expected, shape: [batch, gridHeight * gridWidth, heads * headDim], "relative-position attention \(c)")
+        // The bands (BLAS) on every CPU; the panel path where the CPU has AVX-512.
+        let kernels: [Kernels.AttentionKernel] = Kernels.panelKernelAvailable ? [.blas, .panels] : [.blas]
+        for kernel in kernels {
+            let out = Kernels.relativePositionAttention(packedQKV: qkv, heads: heads, scale: scale,
+                                                        positions: .init(heights: heights, widths: widths),
+                                                        bandScores: bandScores, kernel: kernel)
+            expectClose(out, expected, shape: [batch, gridHeight * gridWidth, heads * headDim],
+                        "relative-position attention \(c), \(kernel)")
+        }
     }
 }

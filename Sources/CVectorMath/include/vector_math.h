@@ -48,6 +48,14 @@ float sam_maximum_avx512(const float *row, int64_t count);
 /// Only call when sam_vector_math_has_avx512() is 1.
 void sam_softmax_numerators_avx512(float *rows_base, int64_t rows, int64_t count, float *inverse_sums);
 
+/// One query's scores over a grid of keys with SAM ViT's decomposed relative positions: x[j] =
+/// row[j] + (heights[j / grid_width] + widths[j % grid_width]) for j < grid_height * grid_width; row[j]
+/// becomes exp(x[j] - max x) in place (exp as sam_exponentiate_avx512's), and the inverse of their sum
+/// is returned, for the caller to apply after the values are summed. Two passes over the row instead of
+/// an add, a maximum, an exponentiation and a scaling. Only call when sam_vector_math_has_avx512() is 1.
+float sam_relative_softmax_numerators_avx512(float *row, const float *heights, const float *widths, int64_t grid_height,
+                                             int64_t grid_width);
+
 /// row[j] *= factor for j < count (a multiple of 8). Only call when sam_vector_math_has_avx512() is 1.
 void sam_scale_avx512(float *row, int64_t count, float factor);
 
