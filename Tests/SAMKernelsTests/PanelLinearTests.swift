@@ -98,10 +98,10 @@ struct PanelLinearTests {
     /// exactly two), with a scale and without, rows and outputs off their blocks.
     static let longProducts = [(13, 9_000, 47, Float(0.125)), (25, 8_192, 32, Float(1)), (1, 4_097, 9, Float(-0.5))]
 
+    // Skipped, not failed, on CPUs without AVX-512, where the panel product does not exist.
     @Test("a product over more inputs than one pass is every element's single multiply-add chain, bit for bit",
-          arguments: longProducts)
+          .enabled(if: Kernels.panelKernelAvailable, "the panel product needs AVX-512"), arguments: longProducts)
     func passes(_ shape: (Int, Int, Int, Float)) throws {
-        try #require(Kernels.panelKernelAvailable, "needs AVX-512")
         let (rows, k, n, scale) = shape
         var rng = SplitMix64(seed: UInt64(k))
         let a = randomTensor([rows, k], using: &rng).data, w = randomTensor([n, k], using: &rng).data
