@@ -32,7 +32,7 @@ public struct BinaryMask: Sendable, Equatable, CustomStringConvertible {
     /// float32 (torch compares a float32 tensor with a Python float after rounding the float to
     /// float32), so NaN logits give 0.
     // ref: segment_anything/automatic_mask_generator.py _process_batch (data["masks"] > mask_threshold)
-    public init(thresholding logits: UnsafeBufferPointer<Float>, width: Int, height: Int,
+    package init(thresholding logits: UnsafeBufferPointer<Float>, width: Int, height: Int,
                 threshold: Double = 0) throws(SAMEverythingError) {
         let count = try checkedPixelCount(width: width, height: height, what: "logits")
         guard logits.count == count else {
@@ -64,7 +64,7 @@ public struct BinaryMask: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `init(thresholding:width:height:threshold:)` on an array.
-    public init(thresholding logits: [Float], width: Int, height: Int, threshold: Double = 0) throws(SAMEverythingError) {
+    package init(thresholding logits: [Float], width: Int, height: Int, threshold: Double = 0) throws(SAMEverythingError) {
         self = try logits.withUnsafeBufferPointer { (buffer) throws(SAMEverythingError) -> BinaryMask in
             try BinaryMask(thresholding: buffer, width: width, height: height, threshold: threshold)
         }

@@ -37,7 +37,7 @@ public struct COCORLE: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "COCORLE(\(height)x\(width), \"\(counts)\")" }
 
     /// `rleToString` of a list of counts.
-    public static func encodeCounts(_ counts: [Int]) throws(SAMEverythingError) -> String {
+    package static func encodeCounts(_ counts: [Int]) throws(SAMEverythingError) -> String {
         var bytes = [UInt8]()
         bytes.reserveCapacity(counts.count * 2)
         for (index, count) in counts.enumerated() {
@@ -62,7 +62,7 @@ public struct COCORLE: Sendable, Equatable, CustomStringConvertible {
     ///
     /// - Throws: on a character outside 48...111, a string ending inside a value, a value of more
     ///   than 7 characters (pycocotools' 32-bit shifts go wrong there), or a count outside uint32.
-    public static func decodeCounts(_ string: String) throws(SAMEverythingError) -> [Int] {
+    package static func decodeCounts(_ string: String) throws(SAMEverythingError) -> [Int] {
         var counts = [Int]()
         let bytes = Array(string.utf8)
         var position = 0

@@ -33,7 +33,7 @@ public struct UncompressedRLE: Sendable, Equatable, CustomStringConvertible {
     ///
     /// - Throws: if the mask's size is not the crop box's, or the box is not inside the image.
     // ref: segment_anything/utils/amg.py uncrop_masks, mask_to_rle_pytorch
-    public init(mask: BinaryMask, uncroppedFrom cropBox: PixelBox, originalHeight: Int, originalWidth: Int) throws(SAMEverythingError) {
+    package init(mask: BinaryMask, uncroppedFrom cropBox: PixelBox, originalHeight: Int, originalWidth: Int) throws(SAMEverythingError) {
         try checkCropPlacement(mask: mask, cropBox: cropBox, originalHeight: originalHeight, originalWidth: originalWidth)
         self.init(height: originalHeight, width: originalWidth, counts: [])
         encode(mask, columnOffset: cropBox.x0, rowOffset: cropBox.y0)
@@ -88,7 +88,7 @@ public struct UncompressedRLE: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Checks the counts describe a height × width mask.
-    public func validate() throws(SAMEverythingError) {
+    package func validate() throws(SAMEverythingError) {
         let total = try checkedPixelCount(width: width, height: height, what: "RLE")
         var sum = 0
         for (index, count) in counts.enumerated() {

@@ -39,7 +39,7 @@ public struct ImageError: Error, CustomStringConvertible, Equatable, Sendable {
 
     /// This error about the image read from `file`: an error raised on its pixels in memory (a
     /// resize, a preprocessing step) names the file instead of `<memory>`.
-    public func attributed(to file: String) -> ImageError {
+    package func attributed(to file: String) -> ImageError {
         self.file == Self.inMemory ? ImageError(code, file: file, message) : self
     }
 }

@@ -10,7 +10,7 @@ public struct SamPreprocessor: Sendable, Equatable {
     /// The encoder's input side (image_encoder.img_size).
     public var imageSize: Int
 
-    public init(pixelMean: [Float] = [123.675, 116.28, 103.53], pixelStd: [Float] = [58.395, 57.12, 57.375],
+    package init(pixelMean: [Float] = [123.675, 116.28, 103.53], pixelStd: [Float] = [58.395, 57.12, 57.375],
                 imageSize: Int = 1024) {
         precondition(pixelMean.count == 3 && pixelStd.count == 3, "SamPreprocessor: mean and std need 3 values")
         self.pixelMean = pixelMean
@@ -21,7 +21,7 @@ public struct SamPreprocessor: Sendable, Equatable {
     /// `resized` (the output of `ResizeLongestSide.apply`) to [1, 3, imageSize, imageSize] float32:
     /// (x - mean) / std per channel in float32, as torch computes it (a true division, not a
     /// multiplication by 1/std), zeros right and below.
-    public func callAsFunction(_ resized: RGBImage) throws(ImageError) -> FloatTensor {
+    package func callAsFunction(_ resized: RGBImage) throws(ImageError) -> FloatTensor {
         let side = imageSize
         guard resized.width <= side, resized.height <= side else {
             throw ImageError(.invalidArgument, file: "<memory>",
@@ -51,7 +51,7 @@ public struct SamPreprocessor: Sendable, Equatable {
 
     /// The whole `SamPredictor.set_image` input path: resize the long side to `imageSize`,
     /// normalise, pad. Returns the tensor and the resized (H, W), upstream's `input_size`.
-    public func prepare(_ image: RGBImage) throws(ImageError) -> (input: FloatTensor, inputSize: ImageSize) {
+    package func prepare(_ image: RGBImage) throws(ImageError) -> (input: FloatTensor, inputSize: ImageSize) {
         let resized = try ResizeLongestSide(targetLength: imageSize).apply(image)
         return (try self(resized), resized.size)
     }

@@ -15,7 +15,7 @@ public enum DType: String, Sendable, CaseIterable, CustomStringConvertible {
     public var isFloatingPoint: Bool { self == .float32 || self == .float16 || self == .float64 }
 
     /// Short name used in listings: f32, f16, i64 ...
-    public var shortName: String {
+    package var shortName: String {
         switch self {
         case .float32: "f32"
         case .float16: "f16"

@@ -34,7 +34,7 @@ public struct FloatTensor: Sendable, Equatable {
     }
 
     /// Same shape and the same bits in every element (unlike `==`, -0 differs from +0 and a NaN equals itself).
-    public func isBitwiseEqual(to other: FloatTensor) -> Bool {
+    package func isBitwiseEqual(to other: FloatTensor) -> Bool {
         guard shape == other.shape else { return false }
         // Tensors sharing their storage (copies of one tensor) are equal without reading it.
         return data.withUnsafeBytes { a in

@@ -11,9 +11,9 @@ public enum ShapeError: Error, Equatable, CustomStringConvertible {
     }
 }
 
-public enum Shape {
+package enum Shape {
     /// Product of the dimensions, refusing negative dims and products that overflow.
-    public static func elementCount(_ dims: [Int]) throws(ShapeError) -> Int {
+    package static func elementCount(_ dims: [Int]) throws(ShapeError) -> Int {
         var count = 1
         for dim in dims {
             if dim < 0 { throw .negativeDimension(dims) }
@@ -25,12 +25,12 @@ public enum Shape {
     }
 
     /// Byte size of a tensor of `dims` elements of `dtype`, with the same checks.
-    public static func byteCount(_ dims: [Int], _ dtype: DType) throws(ShapeError) -> Int {
+    package static func byteCount(_ dims: [Int], _ dtype: DType) throws(ShapeError) -> Int {
         let (bytes, overflow) = try elementCount(dims).multipliedReportingOverflow(by: dtype.byteSize)
         if overflow { throw .elementCountOverflow(dims) }
         return bytes
     }
 
     /// `[1, 256, 64, 64]` style text used in every message.
-    public static func text(_ dims: [Int]) -> String { "[" + dims.map(String.init).joined(separator: ",") + "]" }
+    package static func text(_ dims: [Int]) -> String { "[" + dims.map(String.init).joined(separator: ",") + "]" }
 }

@@ -6,15 +6,15 @@ import SAMTensor
 /// existed) is MobileSAM's TinyViT.
 public struct AnyImageEncoderConfig: Codable, Sendable, Equatable {
     public let family: String
-    public private(set) var base: any ImageEncoderConfiguration
+    package private(set) var base: any ImageEncoderConfiguration
 
-    public init<Family: ImageEncoderFamily>(_ config: Family.Configuration, family: Family.Type) {
+    package init<Family: ImageEncoderFamily>(_ config: Family.Configuration, family: Family.Type) {
         self.family = Family.name
         base = config
     }
 
     /// The configuration as `type`, or nil for another family's.
-    public func `as`<Configuration: ImageEncoderConfiguration>(_ type: Configuration.Type) -> Configuration? {
+    package func `as`<Configuration: ImageEncoderConfiguration>(_ type: Configuration.Type) -> Configuration? {
         base as? Configuration
     }
 
@@ -22,22 +22,22 @@ public struct AnyImageEncoderConfig: Codable, Sendable, Equatable {
         get { base.imageSize }
         set { base.imageSize = newValue }
     }
-    public var promptFrameSize: Int { base.promptFrameSize }
+    package var promptFrameSize: Int { base.promptFrameSize }
     public var embeddingDim: Int { base.embeddingDim }
     public var embeddingGridSize: Int { base.embeddingGridSize }
-    public var preprocessing: ImagePreprocessing {
+    package var preprocessing: ImagePreprocessing {
         get { base.preprocessing }
         set { base.preprocessing = newValue }
     }
     public var summary: String { base.summary }
     public var featureNames: [String] { base.featureNames }
-    public var featureShapes: [[Int]] { base.featureShapes }
+    package var featureShapes: [[Int]] { base.featureShapes }
 
     /// The family this configuration belongs to (nil only for a name no family has, which decoding refuses).
-    public var familyType: (any ImageEncoderFamily.Type)? { ImageEncoderFamilies.named(family) }
+    package var familyType: (any ImageEncoderFamily.Type)? { ImageEncoderFamilies.named(family) }
 
     /// The encoder this configuration describes, built from the weights under `prefix`.
-    public func makeEncoder(weights: WeightStore, prefix: String) throws(WeightError) -> any ImageEncoder {
+    package func makeEncoder(weights: WeightStore, prefix: String) throws(WeightError) -> any ImageEncoder {
         guard let family = ImageEncoderFamilies.named(family) else {
             throw .invalid(key: prefix, reason: "unknown image encoder family '\(family)'", source: weights.source)
         }
