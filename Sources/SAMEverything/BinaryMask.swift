@@ -3,7 +3,9 @@
 /// Upstream's masks are `bool` tensors of shape H×W. Every initialiser here normalises to 0/1, which
 /// the word-at-a-time scans (boxes, RLE) rely on.
 public struct BinaryMask: Sendable, Equatable, CustomStringConvertible {
+    /// Columns, in pixels.
     public let width: Int
+    /// Rows, in pixels.
     public let height: Int
     /// Row-major, `width * height` bytes, each 0 or 1.
     public private(set) var pixels: [UInt8]
@@ -101,5 +103,6 @@ public struct BinaryMask: Sendable, Equatable, CustomStringConvertible {
     /// True when no pixel is set.
     public var isEmpty: Bool { !pixels.contains(1) }
 
+    /// `BinaryMask(<width>x<height>, <area> set)`.
     public var description: String { "BinaryMask(\(width)x\(height), \(area) set)" }
 }

@@ -10,11 +10,14 @@
 // ref: segment_anything/utils/amg.py coco_encode_rle
 // ref: pycocotools/common/maskApi.c rleToString, rleFrString
 public struct COCORLE: Sendable, Equatable, CustomStringConvertible {
+    /// Rows of the mask, in pixels.
     public var height: Int
+    /// Columns of the mask, in pixels.
     public var width: Int
     /// The compressed counts, ASCII.
     public var counts: String
 
+    /// An RLE as given; `mask()` decodes and checks it.
     public init(height: Int, width: Int, counts: String) {
         self.height = height
         self.width = width
@@ -34,6 +37,7 @@ public struct COCORLE: Sendable, Equatable, CustomStringConvertible {
         try UncompressedRLE(self).mask()
     }
 
+    /// `COCORLE(<height>x<width>, "<counts>")`.
     public var description: String { "COCORLE(\(height)x\(width), \"\(counts)\")" }
 
     /// `rleToString` of a list of counts.

@@ -6,7 +6,9 @@
 ///
 /// SAM 2's `mask_to_rle_pytorch`, `rle_to_mask` and `area_from_rle` are the same functions as SAM's.
 public struct UncompressedRLE: Sendable, Equatable, CustomStringConvertible {
+    /// Rows of the mask, in pixels.
     public var height: Int
+    /// Columns of the mask, in pixels.
     public var width: Int
     /// Run lengths, column-major, the first one counting zeros.
     public var counts: [Int]
@@ -106,6 +108,7 @@ public struct UncompressedRLE: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// `UncompressedRLE(<height>x<width>, <n> counts)`.
     public var description: String { "UncompressedRLE(\(height)x\(width), \(counts.count) counts)" }
 
     /// Appends the runs of `mask` placed with its top-left pixel at (columnOffset, rowOffset) of a

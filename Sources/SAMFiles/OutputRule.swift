@@ -14,6 +14,7 @@ import Darwin
 /// - never one of the run's own inputs (the model, a reference file, an image), also not through a
 ///   link or another hard link to the same file.
 public struct OutputPolicy: Sendable {
+    /// What an existing regular file at the output's name means.
     public enum Existing: Sendable {
         /// A regular file at the name is replaced.
         case replace
@@ -21,12 +22,14 @@ public struct OutputPolicy: Sendable {
         case keep
     }
 
+    /// Whether a regular file at the name is replaced or refused.
     public var existing: Existing
     /// Files the run reads; the output must be none of them.
     public var inputs: [String]
     /// How the tool's user names this output in messages ("--json", "--out"), if it is an option.
     public var option: String?
 
+    /// A policy; the defaults replace a regular file and compare with no inputs.
     public init(existing: Existing = .replace, inputs: [String] = [], option: String? = nil) {
         self.existing = existing
         self.inputs = inputs

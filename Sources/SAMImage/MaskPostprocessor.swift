@@ -230,12 +230,16 @@ package struct StabilityCounts: Sendable, Equatable {
 
 /// Boolean masks [count, height, width], one byte per pixel (0 or 1).
 public struct BinaryMasks: Sendable, Equatable {
+    /// Number of masks.
     public let count: Int
+    /// Rows of each mask, in pixels.
     public let height: Int
+    /// Columns of each mask, in pixels.
     public let width: Int
     /// `count * height * width` values, 1 where the logit exceeds the threshold.
     public var values: [UInt8]
 
+    /// Wraps `values`, which must hold `count * height * width` bytes (mask by mask, rows top to bottom).
     public init(count: Int, height: Int, width: Int, values: [UInt8]) {
         precondition(values.count == count * height * width, "BinaryMasks: \(values.count) values for \(count)x\(height)x\(width)")
         self.count = count

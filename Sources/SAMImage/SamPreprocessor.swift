@@ -3,8 +3,10 @@ import SAMTensor
 /// Normalises a resized uint8 image and pads it to the encoder's square input.
 /// ref: mobile_sam/modeling/sam.py Sam.preprocess (pixel_mean, pixel_std buffers; F.pad right/bottom)
 public struct SamPreprocessor: Sendable, Equatable {
+    /// Per-channel mean (R, G, B) subtracted, in 0-255 units.
     /// ref: sam.py Sam.__init__ defaults / build_sam.py: [123.675, 116.28, 103.53]
     public var pixelMean: [Float]
+    /// Per-channel standard deviation (R, G, B) divided by, in 0-255 units.
     /// ref: sam.py Sam.__init__ defaults / build_sam.py: [58.395, 57.12, 57.375]
     public var pixelStd: [Float]
     /// The encoder's input side (image_encoder.img_size).

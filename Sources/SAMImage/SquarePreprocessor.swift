@@ -6,9 +6,12 @@ import SAMTensor
 /// the original size and multiplied by the side (`transform_coords(normalize=True)`).
 /// ref: sam2/utils/transforms.py SAM2Transforms
 public struct SquarePreprocessor: Sendable, Equatable {
+    /// The encoder's square input side, in pixels.
     public var side: Int
+    /// Per-channel mean (R, G, B) subtracted, in 0-1 units.
     /// ref: SAM2Transforms.__init__ — mean [0.485, 0.456, 0.406], std [0.229, 0.224, 0.225]
     public var pixelMean: [Float]
+    /// Per-channel standard deviation (R, G, B) divided by, in 0-1 units.
     public var pixelStd: [Float]
 
     package init(side: Int = 1024, pixelMean: [Float] = [0.485, 0.456, 0.406], pixelStd: [Float] = [0.229, 0.224, 0.225]) {

@@ -11,15 +11,20 @@
 /// the codes from the next multiple of 64 bytes. int4 packs two codes per byte, the even element
 /// in the low nibble.
 public struct QuantizedWeight: Sendable {
+    /// How codes and scales are stored; the raw value is the dtype name a `.samw` table uses.
     public enum Scheme: String, Sendable, CaseIterable {
+        /// One signed byte per element, one float32 scale per output row.
         case int8 = "q8"
+        /// Four bits per element, one float16 scale per 32 consecutive elements of a row.
         case int4 = "q4"
 
         /// Elements per scale along a row (`int8`: the whole row).
         package static let int4GroupSize = 32
     }
 
+    /// The scheme the codes and scales are stored in.
     public let scheme: Scheme
+    /// The weight's logical shape, `[out, ...]`: the first dimension counts the rows.
     public let shape: [Int]
     /// Scales then codes, laid out as `layout(scheme, shape)` says.
     package let storage: TensorStorage

@@ -1,8 +1,11 @@
 /// Why a shape cannot describe a tensor.
 public enum ShapeError: Error, Equatable, CustomStringConvertible {
+    /// The shape has a dimension below zero.
     case negativeDimension([Int])
+    /// The product of the dimensions does not fit an `Int`.
     case elementCountOverflow([Int])
 
+    /// A one-line message naming the shape.
     public var description: String {
         switch self {
         case .negativeDimension(let dims): "shape \(dims) has a negative dimension"

@@ -7,8 +7,11 @@ import Darwin
 /// A typed, shaped, immutable block of little-endian elements, as the readers produce it.
 /// Numeric code converts to `[Float]` (or `FloatTensor`) once, at the edge.
 public struct Tensor: Sendable {
+    /// The type of every element.
     public let dtype: DType
+    /// Dimensions, outermost first (C order); `[]` is a scalar.
     public let shape: [Int]
+    /// The elements' bytes: `elementCount` little-endian elements of `dtype`, C order.
     public let storage: TensorStorage
 
     /// Wraps `storage`, which must hold exactly `shape`'s elements of `dtype`.
@@ -39,7 +42,9 @@ public struct Tensor: Sendable {
         storage = values.withUnsafeBytes { TensorStorage(copying: $0) }
     }
 
+    /// Number of elements (the product of `shape`).
     public var elementCount: Int { storage.bytes.count / dtype.byteSize }
+    /// Size of the elements in bytes (`elementCount` × `dtype.byteSize`).
     public var byteCount: Int { storage.bytes.count }
 
     /// Element `index` (flat, C order) widened to Double; bool is 0 or 1.

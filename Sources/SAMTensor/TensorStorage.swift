@@ -11,6 +11,7 @@ public final class TensorStorage: @unchecked Sendable {
     /// SIMD-friendly alignment for owned allocations.
     package static let alignment = 64
 
+    /// The bytes, valid while this storage lives (64-byte aligned when owned).
     public let bytes: UnsafeRawBufferPointer
     private let owner: AnyObject?
     private let allocation: Allocation

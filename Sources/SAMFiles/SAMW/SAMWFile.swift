@@ -5,7 +5,9 @@ import SAMTensor
 /// (offset, length, alignment, dtype, shape) against the file before any tensor is used; tensors
 /// then borrow the mapped pages, so loading costs page faults, not copies.
 public final class SAMWFile: @unchecked Sendable {
+    /// The path the file was opened from.
     public let path: String
+    /// The header's metadata (for a model file: `ModelFileMetadata`, read by `SAMModelFile`).
     public let metadata: JSONValue
     package let entries: [SAMWEntry]
     /// The format version in the preamble: 1, or 2 when the file holds quantized weights.
@@ -13,6 +15,8 @@ public final class SAMWFile: @unchecked Sendable {
     private let file: MappedFile
     private let index: [String: Int]
 
+    /// Maps the file at `path` and checks its preamble, header and tensor table; a file that fails a
+    /// check is a `FormatError` naming it. Checksums are checked by `verifyChecksums()`.
     public init(path: String) throws(FormatError) {
         self.path = path
         file = try MappedFile(path: path)
@@ -81,6 +85,7 @@ public final class SAMWFile: @unchecked Sendable {
         }
     }
 
+    /// The stored tensors' names, in table order.
     public var names: [String] { entries.map(\.name) }
 
     package func entry(named name: String) -> SAMWEntry? { index[name].map { entries[$0] } }

@@ -7,6 +7,7 @@ public struct SAMWRow: Sendable {
     /// Makes the row's bytes; every call must give the same bytes (their CRC-32 is given beforehand).
     package typealias Make = @Sendable () throws(FormatError) -> TensorStorage
 
+    /// The tensor's name in the file (a dotted state-dict path).
     public let name: String
     package let dtype: String
     package let shape: [Int]
@@ -21,6 +22,7 @@ public struct SAMWRow: Sendable {
         case made(Make)
     }
 
+    /// A plain tensor, its bytes held as they are.
     public init(name: String, tensor: Tensor) {
         self.name = name
         dtype = SAMWLayout.dtypeName(tensor.dtype)

@@ -7,8 +7,10 @@ public struct SAMConfig: Codable, Sendable, Equatable {
     public var imageEncoder: AnyImageEncoderConfig
     package var promptEncoder: PromptEncoderConfig
     package var maskDecoder: MaskDecoderConfig
-    /// The point counts the prompt encoder and decoder accept (a range, as CoreML exports declare RangeDim(1, 100)).
+    /// The fewest points a prompt may have (a box counts as two, the padding point not at all): with
+    /// `maxPoints`, the range the prompt encoder and decoder accept, as CoreML exports declare RangeDim(1, 100).
     public var minPoints: Int
+    /// The most points a prompt may have, a box's two corners included and the padding point not.
     public var maxPoints: Int
     /// The model family (`ModelFamilies`, JSON key `modelFamily`) when it is not the image encoder's
     /// plain one (SAM-HQ over SAM's ViT); nil otherwise, so configurations of the plain families

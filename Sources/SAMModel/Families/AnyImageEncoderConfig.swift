@@ -5,6 +5,7 @@ import SAMTensor
 /// family's own keys plus `"family"`; a configuration without that key (written before families
 /// existed) is MobileSAM's TinyViT.
 public struct AnyImageEncoderConfig: Codable, Sendable, Equatable {
+    /// The image-encoder family's name, as a `.samw` stores it: `tiny_vit`, `vit`, `hiera`, `efficientvit`.
     public let family: String
     package private(set) var base: any ImageEncoderConfiguration
 
@@ -18,18 +19,24 @@ public struct AnyImageEncoderConfig: Codable, Sendable, Equatable {
         base as? Configuration
     }
 
+    /// Side of the square model input, in pixels.
     public var imageSize: Int {
         get { base.imageSize }
         set { base.imageSize = newValue }
     }
     package var promptFrameSize: Int { base.promptFrameSize }
+    /// Channels of the image embedding (the neck's output).
     public var embeddingDim: Int { base.embeddingDim }
+    /// Side of the image embedding grid: the embedding is [1, `embeddingDim`, g, g].
     public var embeddingGridSize: Int { base.embeddingGridSize }
     package var preprocessing: ImagePreprocessing {
         get { base.preprocessing }
         set { base.preprocessing = newValue }
     }
+    /// One line for listings ("TinyViT 1024x1024, dims [64, 128, 160, 320] ...").
     public var summary: String { base.summary }
+    /// The names of the encoder's outputs, embedding first (`ImageFeatures.maps` order): SAM's
+    /// `image_embeddings`; SAM 2's `image_embed`, `high_res_feats_0`, `high_res_feats_1`.
     public var featureNames: [String] { base.featureNames }
     package var featureShapes: [[Int]] { base.featureShapes }
 
@@ -56,6 +63,7 @@ public struct AnyImageEncoderConfig: Codable, Sendable, Equatable {
 
     private enum FamilyKey: String, CodingKey { case family }
 
+    /// Reads the family's own keys and `"family"`; without that key, MobileSAM's TinyViT.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: FamilyKey.self)
         let name = try container.decodeIfPresent(String.self, forKey: .family) ?? TinyViTFamily.name
@@ -72,12 +80,14 @@ public struct AnyImageEncoderConfig: Codable, Sendable, Equatable {
         try Family.Configuration(from: decoder)
     }
 
+    /// Writes the family's own keys and `"family"`.
     public func encode(to encoder: any Encoder) throws {
         try base.encode(to: encoder)
         var container = encoder.container(keyedBy: FamilyKey.self)
         try container.encode(family, forKey: .family)
     }
 
+    /// Equal when the family and every setting of the configuration are.
     public static func == (lhs: AnyImageEncoderConfig, rhs: AnyImageEncoderConfig) -> Bool {
         lhs.family == rhs.family && lhs.base.isEqual(to: rhs.base)
     }

@@ -57,8 +57,10 @@ package protocol PromptMaskDecoder: Sendable {
 /// Switches a decoder family's predictor takes per request beyond multimask output (SAM-HQ's
 /// `hq_token_only`), by the names upstream's predictor gives its arguments.
 public struct PredictorOptions: Sendable, Hashable, Codable {
+    /// The switches that are on, by upstream's argument names (`hq_token_only`).
     public var flags: Set<String>
 
+    /// Options with `flags` on (none by default).
     public init(flags: Set<String> = []) {
         self.flags = flags
     }

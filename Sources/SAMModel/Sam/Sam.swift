@@ -22,6 +22,7 @@ public struct Sam: Sendable {
         return components.first { name.hasPrefix($0 + ".") }
     }
 
+    /// The configuration the model was built from (a `.samw` stores it in its metadata).
     public let config: SAMConfig
     /// The image encoder the model family builds (`ModelFamily.makeImageEncoder`; the configured encoder family's).
     package let imageEncoder: (any ImageEncoder)?
