@@ -15,11 +15,17 @@ public final class AutomaticMaskGenerator {
     /// Which upstream generator the steps follow: SAM's, or SAM 2's (its own threshold, the optional
     /// mask-to-mask refinement and single-mask output, normalised point coordinates).
     public enum Rule: String, Sendable {
-        case sam, sam2
+        /// SAM's and MobileSAM's `SamAutomaticMaskGenerator`.
+        case sam
+        /// SAM 2's `SAM2AutomaticMaskGenerator`.
+        case sam2
     }
 
+    /// The model the prompts are decoded with; the generator sets each image (and crop) on it.
     public let segmenter: SegmentAnything
+    /// The generator's parameters, upstream's defaults where none were given.
     public let settings: AutomaticMaskSettings
+    /// Which upstream generator the steps follow.
     public let rule: Rule
     /// One grid per crop layer, points in [0, 1] as (x, y).
     let grids: [[SIMD2<Double>]]
@@ -232,14 +238,18 @@ public final class AutomaticMaskGenerator {
 
 /// Why the generator could not run.
 public enum EverythingError: Error, CustomStringConvertible {
+    /// Settings the generator refuses, one line per problem.
     case invalidSettings([String])
+    /// The model failed on an image or a prompt batch.
     case pipeline(PipelineError)
+    /// An image could not be cropped, resized or post-processed.
     case image(ImageError)
     /// A segment-everything reference set or masks file that cannot be read.
     case referenceSet(String)
     /// A dataset run that cannot go on: an image list or folder, a shard, an output name, a merge.
     case dataset(String)
 
+    /// A one-line message for a person.
     public var description: String {
         switch self {
         case .invalidSettings(let lines): "automatic mask settings: " + lines.joined(separator: "; ")

@@ -5,31 +5,31 @@ import Foundation
 /// parameter, the photos) beside `images/<name>.png` and `masks/<name>.json` (the annotations as
 /// `scripts/amg.py --convert-to-rle` writes them).
 public struct AutomaticMaskReferenceSet: Sendable {
-    public struct Image: Sendable {
-        public var name: String
+    package struct Image: Sendable {
+        package var name: String
         /// The photo and its reference annotations, as absolute paths.
-        public var imagePath: String
-        public var masksPath: String
+        package var imagePath: String
+        package var masksPath: String
     }
 
-    public static let kind = "sam_automatic_masks"
+    package static let kind = "sam_automatic_masks"
 
-    public let folder: String
-    public let settings: AutomaticMaskSettings
+    package let folder: String
+    package let settings: AutomaticMaskSettings
     /// The weights and config.json the set's model converts from (absolute; the config may be absent).
-    public let weightsPath: String
-    public let configPath: String?
-    public let images: [Image]
+    package let weightsPath: String
+    package let configPath: String?
+    package let images: [Image]
 
     /// Whether `folder`'s manifest names this kind (a quick look; `init` checks the rest).
-    public static func isSet(at folder: String) -> Bool {
+    package static func isSet(at folder: String) -> Bool {
         struct Kind: Decodable { var kind: String? }
         guard let data = try? Data(contentsOf: URL(fileURLWithPath: folder + "/manifest.json")),
               let manifest = try? JSONDecoder().decode(Kind.self, from: data) else { return false }
         return manifest.kind == kind
     }
 
-    public init(folder: String) throws(EverythingError) {
+    package init(folder: String) throws(EverythingError) {
         self.folder = folder
         let manifestPath = folder + "/manifest.json"
         let manifest: Manifest
@@ -62,7 +62,7 @@ public struct AutomaticMaskReferenceSet: Sendable {
     }
 
     /// The annotations of a masks file (upstream's JSON), segmentations decoded from their COCO strings.
-    public static func annotations(at path: String) throws(EverythingError) -> [MaskAnnotation] {
+    package static func annotations(at path: String) throws(EverythingError) -> [MaskAnnotation] {
         let records: [WireAnnotation]
         do {
             records = try JSONDecoder().decode([WireAnnotation].self, from: Data(contentsOf: URL(fileURLWithPath: path)))

@@ -37,6 +37,7 @@ public struct AutomaticMaskSettings: Sendable, Equatable, Codable {
     /// SAM 2: three masks per point (false: the single best, by the decoder's rule).
     public var multimaskOutput: Bool
 
+    /// Settings with upstream's parameter names (camel-cased) and `SamAutomaticMaskGenerator`'s defaults.
     public init(pointsPerSide: Int? = 32, pointsPerBatch: Int = 64, predIoUThresh: Double = 0.88,
                 stabilityScoreThresh: Double = 0.95, stabilityScoreOffset: Double = 1.0, boxNMSThresh: Double = 0.7,
                 cropNLayers: Int = 0, cropNMSThresh: Double = 0.7, cropOverlapRatio: Double = 512.0 / 1500.0,

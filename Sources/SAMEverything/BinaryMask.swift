@@ -3,7 +3,9 @@
 /// Upstream's masks are `bool` tensors of shape H×W. Every initialiser here normalises to 0/1, which
 /// the word-at-a-time scans (boxes, RLE) rely on.
 public struct BinaryMask: Sendable, Equatable, CustomStringConvertible {
+    /// Columns, in pixels.
     public let width: Int
+    /// Rows, in pixels.
     public let height: Int
     /// Row-major, `width * height` bytes, each 0 or 1.
     public private(set) var pixels: [UInt8]
@@ -32,7 +34,7 @@ public struct BinaryMask: Sendable, Equatable, CustomStringConvertible {
     /// float32 (torch compares a float32 tensor with a Python float after rounding the float to
     /// float32), so NaN logits give 0.
     // ref: segment_anything/automatic_mask_generator.py _process_batch (data["masks"] > mask_threshold)
-    public init(thresholding logits: UnsafeBufferPointer<Float>, width: Int, height: Int,
+    package init(thresholding logits: UnsafeBufferPointer<Float>, width: Int, height: Int,
                 threshold: Double = 0) throws(SAMEverythingError) {
         let count = try checkedPixelCount(width: width, height: height, what: "logits")
         guard logits.count == count else {
@@ -64,7 +66,7 @@ public struct BinaryMask: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `init(thresholding:width:height:threshold:)` on an array.
-    public init(thresholding logits: [Float], width: Int, height: Int, threshold: Double = 0) throws(SAMEverythingError) {
+    package init(thresholding logits: [Float], width: Int, height: Int, threshold: Double = 0) throws(SAMEverythingError) {
         self = try logits.withUnsafeBufferPointer { (buffer) throws(SAMEverythingError) -> BinaryMask in
             try BinaryMask(thresholding: buffer, width: width, height: height, threshold: threshold)
         }
@@ -101,5 +103,6 @@ public struct BinaryMask: Sendable, Equatable, CustomStringConvertible {
     /// True when no pixel is set.
     public var isEmpty: Bool { !pixels.contains(1) }
 
+    /// `BinaryMask(<width>x<height>, <area> set)`.
     public var description: String { "BinaryMask(\(width)x\(height), \(area) set)" }
 }

@@ -12,7 +12,7 @@
 /// - The result lists the kept indices by decreasing score (ties by ascending index).
 // ref: torchvision/csrc/ops/cpu/nms_kernel.cpp nms_kernel_impl
 // ref: torchvision/ops/boxes.py nms
-public func nms(boxes: [FloatBox], scores: [Float], iouThreshold: Double) throws(SAMEverythingError) -> [Int] {
+package func nms(boxes: [FloatBox], scores: [Float], iouThreshold: Double) throws(SAMEverythingError) -> [Int] {
     guard boxes.count == scores.count else {
         throw SAMEverythingError("nms: \(boxes.count) boxes but \(scores.count) scores")
     }
@@ -32,7 +32,7 @@ public func nms(boxes: [FloatBox], scores: [Float], iouThreshold: Double) throws
 ///   its order there depends on std::sort's internals; this port keeps ties in ascending index
 ///   order. The kept set is identical; only the order among exactly equal scores may differ.
 // ref: torchvision/ops/boxes.py batched_nms, _batched_nms_coordinate_trick, _batched_nms_vanilla
-public func batchedNMS(boxes: [FloatBox], scores: [Float], categories: [Int], iouThreshold: Double) throws(SAMEverythingError) -> [Int] {
+package func batchedNMS(boxes: [FloatBox], scores: [Float], categories: [Int], iouThreshold: Double) throws(SAMEverythingError) -> [Int] {
     guard boxes.count == scores.count, boxes.count == categories.count else {
         throw SAMEverythingError("batched_nms: \(boxes.count) boxes, \(scores.count) scores and \(categories.count) categories")
     }

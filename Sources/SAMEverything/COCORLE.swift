@@ -10,11 +10,14 @@
 // ref: segment_anything/utils/amg.py coco_encode_rle
 // ref: pycocotools/common/maskApi.c rleToString, rleFrString
 public struct COCORLE: Sendable, Equatable, CustomStringConvertible {
+    /// Rows of the mask, in pixels.
     public var height: Int
+    /// Columns of the mask, in pixels.
     public var width: Int
     /// The compressed counts, ASCII.
     public var counts: String
 
+    /// An RLE as given; `mask()` decodes and checks it.
     public init(height: Int, width: Int, counts: String) {
         self.height = height
         self.width = width
@@ -34,10 +37,11 @@ public struct COCORLE: Sendable, Equatable, CustomStringConvertible {
         try UncompressedRLE(self).mask()
     }
 
+    /// `COCORLE(<height>x<width>, "<counts>")`.
     public var description: String { "COCORLE(\(height)x\(width), \"\(counts)\")" }
 
     /// `rleToString` of a list of counts.
-    public static func encodeCounts(_ counts: [Int]) throws(SAMEverythingError) -> String {
+    package static func encodeCounts(_ counts: [Int]) throws(SAMEverythingError) -> String {
         var bytes = [UInt8]()
         bytes.reserveCapacity(counts.count * 2)
         for (index, count) in counts.enumerated() {
@@ -62,7 +66,7 @@ public struct COCORLE: Sendable, Equatable, CustomStringConvertible {
     ///
     /// - Throws: on a character outside 48...111, a string ending inside a value, a value of more
     ///   than 7 characters (pycocotools' 32-bit shifts go wrong there), or a count outside uint32.
-    public static func decodeCounts(_ string: String) throws(SAMEverythingError) -> [Int] {
+    package static func decodeCounts(_ string: String) throws(SAMEverythingError) -> [Int] {
         var counts = [Int]()
         let bytes = Array(string.utf8)
         var position = 0

@@ -7,7 +7,7 @@
 ///
 /// - Returns: the boxes and, for each, its layer index (0 for the whole image).
 // ref: segment_anything/utils/amg.py generate_crop_boxes
-public func generateCropBoxes(imageHeight: Int, imageWidth: Int, layerCount: Int, overlapRatio: Double) throws(SAMEverythingError) -> (boxes: [PixelBox], layerIndices: [Int]) {
+package func generateCropBoxes(imageHeight: Int, imageWidth: Int, layerCount: Int, overlapRatio: Double) throws(SAMEverythingError) -> (boxes: [PixelBox], layerIndices: [Int]) {
     // Below 2^31 (and overlaps likewise), no product or sum below can overflow, and every
     // numerator is exact in a Double.
     guard imageHeight >= 0, imageWidth >= 0, imageHeight < 1 << 31, imageWidth < 1 << 31 else {

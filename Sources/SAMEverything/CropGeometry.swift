@@ -10,7 +10,7 @@
 /// Note the mask box's inclusive x1/y1 is compared with the crop box's exclusive one, so a mask
 /// touching the crop's right edge has x1 = crop.x1 - 1.
 // ref: segment_anything/utils/amg.py is_box_near_crop_edge
-public func isBoxNearCropEdge(_ box: PixelBox, cropBox: PixelBox, originalBox: PixelBox, atol: Double = 20) -> Bool {
+package func isBoxNearCropEdge(_ box: PixelBox, cropBox: PixelBox, originalBox: PixelBox, atol: Double = 20) -> Bool {
     let moved = box.uncropped(from: cropBox)
     let tolerance = Float(atol)
     @inline(__always) func isClose(_ a: Int, _ b: Int) -> Bool {
@@ -29,7 +29,7 @@ public func isBoxNearCropEdge(_ box: PixelBox, cropBox: PixelBox, originalBox: P
 extension PixelBox {
     /// `uncrop_boxes_xyxy`: the box moved from `cropBox`'s frame to the image's (+x0, +y0 on both corners).
     // ref: segment_anything/utils/amg.py uncrop_boxes_xyxy
-    public func uncropped(from cropBox: PixelBox) -> PixelBox {
+    package func uncropped(from cropBox: PixelBox) -> PixelBox {
         // Wrapping, as torch's int64 addition (no real box comes near).
         PixelBox(x0: x0 &+ cropBox.x0, y0: y0 &+ cropBox.y0, x1: x1 &+ cropBox.x0, y1: y1 &+ cropBox.y0)
     }
@@ -39,7 +39,7 @@ extension PixelBox {
 /// rounded to the point's type first, as torch does adding an int64 tensor to a float one (SAM's
 /// generator keeps its points in float64, SAM 2's in float32).
 // ref: segment_anything/utils/amg.py uncrop_points
-public func uncropPoint<Scalar: BinaryFloatingPoint & SIMDScalar>(_ point: SIMD2<Scalar>, from cropBox: PixelBox) -> SIMD2<Scalar> {
+package func uncropPoint<Scalar: BinaryFloatingPoint & SIMDScalar>(_ point: SIMD2<Scalar>, from cropBox: PixelBox) -> SIMD2<Scalar> {
     point + SIMD2(Scalar(cropBox.x0), Scalar(cropBox.y0))
 }
 
@@ -52,7 +52,7 @@ extension BinaryMask {
     ///
     /// - Throws: if the mask is not the crop box's size or the box is not inside the image.
     // ref: segment_anything/utils/amg.py uncrop_masks
-    public func uncropped(from cropBox: PixelBox, originalHeight: Int, originalWidth: Int) throws(SAMEverythingError) -> BinaryMask {
+    package func uncropped(from cropBox: PixelBox, originalHeight: Int, originalWidth: Int) throws(SAMEverythingError) -> BinaryMask {
         try checkCropPlacement(mask: self, cropBox: cropBox, originalHeight: originalHeight, originalWidth: originalWidth)
         if cropBox == PixelBox(x0: 0, y0: 0, x1: originalWidth, y1: originalHeight) { return self }
         var padded = [UInt8](repeating: 0, count: originalWidth * originalHeight)

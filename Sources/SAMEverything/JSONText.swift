@@ -1,7 +1,7 @@
 /// Text as a JSON string literal, for the JSON this target writes by hand (upstream's key order).
-public enum JSONText {
+package enum JSONText {
     /// A JSON string: quotes, backslashes and control characters escaped, other text as is (UTF-8).
-    public static func quoted(_ text: String) -> String {
+    package static func quoted(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

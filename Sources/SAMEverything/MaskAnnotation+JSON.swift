@@ -28,7 +28,10 @@ extension MaskAnnotation {
 
     /// How a JSON annotation holds its mask (upstream's `output_mode` values that JSON can hold).
     public enum SegmentationFormat: Sendable {
-        case cocoRLE, uncompressedRLE
+        /// COCO's compressed RLE string (`COCORLE`), upstream's `"coco_rle"`.
+        case cocoRLE
+        /// Run lengths as a list of integers (`UncompressedRLE`), upstream's `"uncompressed_rle"`.
+        case uncompressedRLE
     }
 
     /// A list of annotations as one JSON array, one annotation a line.

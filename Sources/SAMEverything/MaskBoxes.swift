@@ -5,7 +5,7 @@
 /// One pass at most: each row is scanned from the left to its first set pixel and from the right
 /// to its last, eight bytes at a time.
 // ref: segment_anything/utils/amg.py batched_mask_to_box
-public func maskToBox(_ mask: BinaryMask) -> PixelBox {
+package func maskToBox(_ mask: BinaryMask) -> PixelBox {
     let width = mask.width
     let height = mask.height
     guard width > 0, height > 0 else { return .zero }
@@ -31,7 +31,7 @@ public func maskToBox(_ mask: BinaryMask) -> PixelBox {
 
 extension BinaryMask {
     /// `maskToBox(self)`: the box around the set pixels (inclusive maxima), [0, 0, 0, 0] if empty.
-    public var boundingBox: PixelBox { maskToBox(self) }
+    package var boundingBox: PixelBox { maskToBox(self) }
 }
 
 /// Index of the first non-zero byte among `count`, or nil.

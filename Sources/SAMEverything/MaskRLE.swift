@@ -6,7 +6,9 @@
 ///
 /// SAM 2's `mask_to_rle_pytorch`, `rle_to_mask` and `area_from_rle` are the same functions as SAM's.
 public struct UncompressedRLE: Sendable, Equatable, CustomStringConvertible {
+    /// Rows of the mask, in pixels.
     public var height: Int
+    /// Columns of the mask, in pixels.
     public var width: Int
     /// Run lengths, column-major, the first one counting zeros.
     public var counts: [Int]
@@ -33,7 +35,7 @@ public struct UncompressedRLE: Sendable, Equatable, CustomStringConvertible {
     ///
     /// - Throws: if the mask's size is not the crop box's, or the box is not inside the image.
     // ref: segment_anything/utils/amg.py uncrop_masks, mask_to_rle_pytorch
-    public init(mask: BinaryMask, uncroppedFrom cropBox: PixelBox, originalHeight: Int, originalWidth: Int) throws(SAMEverythingError) {
+    package init(mask: BinaryMask, uncroppedFrom cropBox: PixelBox, originalHeight: Int, originalWidth: Int) throws(SAMEverythingError) {
         try checkCropPlacement(mask: mask, cropBox: cropBox, originalHeight: originalHeight, originalWidth: originalWidth)
         self.init(height: originalHeight, width: originalWidth, counts: [])
         encode(mask, columnOffset: cropBox.x0, rowOffset: cropBox.y0)
@@ -88,7 +90,7 @@ public struct UncompressedRLE: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Checks the counts describe a height × width mask.
-    public func validate() throws(SAMEverythingError) {
+    package func validate() throws(SAMEverythingError) {
         let total = try checkedPixelCount(width: width, height: height, what: "RLE")
         var sum = 0
         for (index, count) in counts.enumerated() {
@@ -106,6 +108,7 @@ public struct UncompressedRLE: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// `UncompressedRLE(<height>x<width>, <n> counts)`.
     public var description: String { "UncompressedRLE(\(height)x\(width), \(counts.count) counts)" }
 
     /// Appends the runs of `mask` placed with its top-left pixel at (columnOffset, rowOffset) of a

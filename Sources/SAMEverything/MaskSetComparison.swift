@@ -2,33 +2,33 @@
 /// first, each mask in at most one pair), the fraction of each side matched at `threshold`, the IoU
 /// of every matched pair, and the masks left unmatched on each side. How segment-everything outputs
 /// are verified: the order and count of masks may differ slightly, the masks must not.
-public struct MaskSetComparison: Sendable, Equatable {
-    public struct Pair: Sendable, Equatable {
+package struct MaskSetComparison: Sendable, Equatable {
+    package struct Pair: Sendable, Equatable {
         /// Index in the first (native) and the second (reference) list.
-        public var native: Int
-        public var reference: Int
-        public var iou: Double
+        package var native: Int
+        package var reference: Int
+        package var iou: Double
     }
 
     /// Pairs with IoU at or above the threshold, highest first.
-    public var matched: [Pair]
-    public var unmatchedNative: [Int]
-    public var unmatchedReference: [Int]
-    public var nativeCount: Int
-    public var referenceCount: Int
-    public var threshold: Double
+    package var matched: [Pair]
+    package var unmatchedNative: [Int]
+    package var unmatchedReference: [Int]
+    package var nativeCount: Int
+    package var referenceCount: Int
+    package var threshold: Double
 
     /// Fraction of the native masks in a pair (1 when there are none on either side).
-    public var nativeMatchedFraction: Double { nativeCount == 0 ? (referenceCount == 0 ? 1 : 0) : Double(matched.count) / Double(nativeCount) }
+    package var nativeMatchedFraction: Double { nativeCount == 0 ? (referenceCount == 0 ? 1 : 0) : Double(matched.count) / Double(nativeCount) }
     /// Fraction of the reference masks in a pair.
-    public var referenceMatchedFraction: Double {
+    package var referenceMatchedFraction: Double {
         referenceCount == 0 ? (nativeCount == 0 ? 1 : 0) : Double(matched.count) / Double(referenceCount)
     }
 
     /// Compares `native` with `reference` (binary masks of one size, decoded from each side's counts).
     /// Greedy on IoU: every pair of overlapping masks is scored, then pairs are taken from the highest
     /// IoU down while both masks are free; ties go to the lower indices.
-    public init(native: [BinaryMask], reference: [BinaryMask], threshold: Double = 0.95) {
+    package init(native: [BinaryMask], reference: [BinaryMask], threshold: Double = 0.95) {
         nativeCount = native.count
         referenceCount = reference.count
         self.threshold = threshold
@@ -55,7 +55,7 @@ public struct MaskSetComparison: Sendable, Equatable {
     }
 
     /// The matched pairs' IoU at the given quantiles (0 = lowest), for a report.
-    public func iouQuantiles(_ quantiles: [Double] = [0, 0.05, 0.5]) -> [Double] {
+    package func iouQuantiles(_ quantiles: [Double] = [0, 0.05, 0.5]) -> [Double] {
         let values = matched.map(\.iou).sorted()
         guard !values.isEmpty else { return quantiles.map { _ in .nan } }
         return quantiles.map { values[min(values.count - 1, Int(($0 * Double(values.count - 1)).rounded()))] }

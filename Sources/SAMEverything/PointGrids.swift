@@ -5,7 +5,7 @@
 /// offset = 1 / (2n), computed the way numpy's linspace does (start + i * step, the last point set
 /// to the stop value exactly), so every Double equals numpy's.
 // ref: segment_anything/utils/amg.py build_point_grid
-public func buildPointGrid(pointsPerSide: Int) throws(SAMEverythingError) -> [SIMD2<Double>] {
+package func buildPointGrid(pointsPerSide: Int) throws(SAMEverythingError) -> [SIMD2<Double>] {
     // Upstream divides by zero for 0 (ZeroDivisionError); negative counts make no grid either.
     guard pointsPerSide > 0 else {
         throw SAMEverythingError("a point grid needs at least 1 point per side, got \(pointsPerSide)")
@@ -29,7 +29,7 @@ public func buildPointGrid(pointsPerSide: Int) throws(SAMEverythingError) -> [SI
 /// `int(pointsPerSide / scalePerLayer**i)` points per side (true division, then truncation).
 /// Throws where upstream raises: a layer whose count truncates to 0 (ZeroDivisionError upstream).
 // ref: segment_anything/utils/amg.py build_all_layer_point_grids
-public func buildAllLayerPointGrids(pointsPerSide: Int, layerCount: Int, scalePerLayer: Int) throws(SAMEverythingError) -> [[SIMD2<Double>]] {
+package func buildAllLayerPointGrids(pointsPerSide: Int, layerCount: Int, scalePerLayer: Int) throws(SAMEverythingError) -> [[SIMD2<Double>]] {
     guard layerCount >= 0 else {
         throw SAMEverythingError("the crop layer count must not be negative, got \(layerCount)")
     }

@@ -4,10 +4,12 @@ public struct SAMEverythingError: Error, Sendable, Equatable, CustomStringConver
     /// A sentence naming what was wrong, with the values involved.
     public let message: String
 
+    /// An error saying `message`.
     public init(_ message: String) {
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 }
 

@@ -1,5 +1,5 @@
 /// Which regions `removeSmallRegions` removes.
-public enum SmallRegionMode: String, Sendable, CaseIterable {
+package enum SmallRegionMode: String, Sendable, CaseIterable {
     /// Fill small holes: small 8-connected components of the *unset* pixels become set.
     case holes
     /// Drop small islands: small 8-connected components of the set pixels become unset.
@@ -26,7 +26,7 @@ public enum SmallRegionMode: String, Sendable, CaseIterable {
 /// Linear time: runs of pixels per row, joined with the overlapping runs of the row above by
 /// union-find.
 // ref: segment_anything/utils/amg.py remove_small_regions
-public func removeSmallRegions(_ mask: BinaryMask, areaThreshold: Double, mode: SmallRegionMode) -> (mask: BinaryMask, changed: Bool) {
+package func removeSmallRegions(_ mask: BinaryMask, areaThreshold: Double, mode: SmallRegionMode) -> (mask: BinaryMask, changed: Bool) {
     let components = RunComponents(mask, foreground: mode == .islands ? 1 : 0)
     var small = [Bool](repeating: false, count: components.count)
     var anySmall = false

@@ -16,7 +16,7 @@
 /// One pass over the logits, both counts at once.
 // ref: segment_anything/utils/amg.py calculate_stability_score
 // ref: sam2/utils/amg.py calculate_stability_score
-public func stabilityScore(logits: UnsafeBufferPointer<Float>, width: Int, height: Int,
+package func stabilityScore(logits: UnsafeBufferPointer<Float>, width: Int, height: Int,
                            maskThreshold: Double, thresholdOffset: Double) throws(SAMEverythingError) -> Float {
     let counts = try stabilityCounts(logits: logits, width: width, height: height,
                                      maskThreshold: maskThreshold, thresholdOffset: thresholdOffset)
@@ -24,7 +24,7 @@ public func stabilityScore(logits: UnsafeBufferPointer<Float>, width: Int, heigh
 }
 
 /// `stabilityScore(logits:width:height:maskThreshold:thresholdOffset:)` on an array.
-public func stabilityScore(logits: [Float], width: Int, height: Int,
+package func stabilityScore(logits: [Float], width: Int, height: Int,
                            maskThreshold: Double, thresholdOffset: Double) throws(SAMEverythingError) -> Float {
     try logits.withUnsafeBufferPointer { (buffer) throws(SAMEverythingError) -> Float in
         try stabilityScore(logits: buffer, width: width, height: height,
@@ -34,7 +34,7 @@ public func stabilityScore(logits: [Float], width: Int, height: Int,
 
 /// `calculate_stability_score` over a batch: `logits` holds `maskCount` masks of height × width,
 /// one after another (upstream's B×H×W tensor), and the result has one score per mask.
-public func stabilityScores(logits: UnsafeBufferPointer<Float>, maskCount: Int, width: Int, height: Int,
+package func stabilityScores(logits: UnsafeBufferPointer<Float>, maskCount: Int, width: Int, height: Int,
                             maskThreshold: Double, thresholdOffset: Double) throws(SAMEverythingError) -> [Float] {
     let size = try checkedPixelCount(width: width, height: height, what: "logits")
     let (total, overflow) = size.multipliedReportingOverflow(by: maskCount)

@@ -18,13 +18,13 @@ import Darwin
 /// the write. Dropped without `commit()`, the writer removes its temporary; so do SIGINT and SIGTERM
 /// in a tool that opted in (`FaultContainment.removeTemporariesOnInterrupt`). Temporaries of the same
 /// output left by processes that no longer run (killed) are removed when the next writer starts.
-public final class AtomicFileWriter {
-    public let path: String
-    public let policy: OutputPolicy
+package final class AtomicFileWriter {
+    package let path: String
+    package let policy: OutputPolicy
     private let temporary: String
     private var descriptor: Int32
 
-    public convenience init(path: String, policy: OutputPolicy = .replace) throws(FormatError) {
+    package convenience init(path: String, policy: OutputPolicy = .replace) throws(FormatError) {
         try self.init(path: path, policy: policy, temporaryNames: { OutputRule.temporaryName(for: path) })
     }
 
@@ -57,7 +57,7 @@ public final class AtomicFileWriter {
     }
 
     /// Appends `buffer`.
-    public func write(_ buffer: UnsafeRawBufferPointer) throws(FormatError) {
+    package func write(_ buffer: UnsafeRawBufferPointer) throws(FormatError) {
         var written = 0
         while written < buffer.count {
             let result = systemWrite(descriptor, buffer.baseAddress! + written, buffer.count - written)
@@ -69,7 +69,7 @@ public final class AtomicFileWriter {
         }
     }
 
-    public func write(_ bytes: [UInt8]) throws(FormatError) {
+    package func write(_ bytes: [UInt8]) throws(FormatError) {
         var failure: FormatError?
         bytes.withUnsafeBytes { buffer in
             do throws(FormatError) { try write(buffer) } catch { failure = error }
@@ -78,7 +78,7 @@ public final class AtomicFileWriter {
     }
 
     /// Appends `count` zero bytes.
-    public func writeZeros(_ count: Int) throws(FormatError) {
+    package func writeZeros(_ count: Int) throws(FormatError) {
         guard count > 0 else { return }
         let zeros = UnsafeMutableRawBufferPointer.allocate(byteCount: min(count, 1 << 16), alignment: 64)
         defer { zeros.deallocate() }
@@ -92,7 +92,7 @@ public final class AtomicFileWriter {
     }
 
     /// Flushes the file to disk and renames it into place.
-    public func commit() throws(FormatError) {
+    package func commit() throws(FormatError) {
         guard fsync(descriptor) == 0 else {
             throw FormatError(.writeFailed, file: path, "cannot flush \(temporary): \(String(cString: strerror(errno)))")
         }
@@ -126,14 +126,14 @@ public final class AtomicFileWriter {
 }
 
 /// Whole files written through `AtomicFileWriter`.
-public enum AtomicFile {
-    public static func write(_ bytes: [UInt8], to path: String, policy: OutputPolicy = .replace) throws(FormatError) {
+package enum AtomicFile {
+    package static func write(_ bytes: [UInt8], to path: String, policy: OutputPolicy = .replace) throws(FormatError) {
         let writer = try AtomicFileWriter(path: path, policy: policy)
         try writer.write(bytes)
         try writer.commit()
     }
 
-    public static func write(_ buffer: UnsafeRawBufferPointer, to path: String, policy: OutputPolicy = .replace) throws(FormatError) {
+    package static func write(_ buffer: UnsafeRawBufferPointer, to path: String, policy: OutputPolicy = .replace) throws(FormatError) {
         let writer = try AtomicFileWriter(path: path, policy: policy)
         try writer.write(buffer)
         try writer.commit()

@@ -5,16 +5,16 @@ import CZlib
 /// checks a .samw tensor independently. Where the CPU multiplies carry-less (PCLMULQDQ, every
 /// x86-64 CPU since 2010), whole 64-byte blocks are folded first (`sam_crc32_fold`), several times
 /// faster than zlib's tables; the same value either way.
-public enum CRC32 {
+package enum CRC32 {
     static let foldAvailable = sam_crc32_fold_available() != 0
 
     /// The checksum of `bytes`.
-    public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+    package static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         update(0, bytes)
     }
 
     /// `crc` (of earlier bytes; 0 to start) extended over `bytes`.
-    public static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
+    package static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return crc }
         var crc = crc
         var offset = 0

@@ -1,5 +1,6 @@
 /// A typed error for anything a reader refuses: it always names the file, and the tensor where there is one.
 public struct FormatError: Error, CustomStringConvertible, Equatable {
+    /// What kind of failure it was; the raw value is printed in brackets after the message.
     public enum Code: String, Sendable {
         /// The file cannot be opened or read (missing, permissions, a folder).
         case unreadable
@@ -35,11 +36,16 @@ public struct FormatError: Error, CustomStringConvertible, Equatable {
         case outputRefused = "output_refused"
     }
 
+    /// What kind of failure it was.
     public let code: Code
+    /// The file the error is about.
     public let file: String
+    /// The tensor or dataset within the file, when the error is about one.
     public let tensor: String?
+    /// What is wrong, with the values involved.
     public let message: String
 
+    /// An error of kind `code` about `file` (and `tensor`), saying `message`.
     public init(_ code: Code, file: String, tensor: String? = nil, _ message: String) {
         self.code = code
         self.file = file

@@ -6,13 +6,13 @@ import Darwin
 
 /// A whole file mapped read-only into memory. Tensors read from it borrow its pages
 /// (see `TensorStorage(borrowing:owner:)`), so large weights are never copied by the reader.
-public final class MappedFile: @unchecked Sendable {
-    public let path: String
-    public let bytes: UnsafeRawBufferPointer
+package final class MappedFile: @unchecked Sendable {
+    package let path: String
+    package let bytes: UnsafeRawBufferPointer
     private let mapping: UnsafeMutableRawPointer?
 
     /// `tensor` names the tensor the caller wants from this file, for the error message.
-    public init(path: String, tensor: String? = nil) throws(FormatError) {
+    package init(path: String, tensor: String? = nil) throws(FormatError) {
         self.path = path
         // Looked at before the open too: opening a socket fails with a confusing "no such device".
         var named = stat()
@@ -47,10 +47,10 @@ public final class MappedFile: @unchecked Sendable {
         FaultContainment.registerMapping(address, count: size, file: path)
     }
 
-    public var count: Int { bytes.count }
+    package var count: Int { bytes.count }
 
     /// Bytes `offset ..< offset+length`, checked against the file size first.
-    public func slice(offset: Int, length: Int, tensor: String? = nil) throws(FormatError) -> UnsafeRawBufferPointer {
+    package func slice(offset: Int, length: Int, tensor: String? = nil) throws(FormatError) -> UnsafeRawBufferPointer {
         let (end, overflow) = offset.addingReportingOverflow(length)
         guard offset >= 0, length >= 0, !overflow, end <= count else {
             throw FormatError(.truncated, file: path, tensor: tensor,
@@ -61,7 +61,7 @@ public final class MappedFile: @unchecked Sendable {
 
     /// Gives back the pages of `range` (a part of `bytes`) that reading made resident: they count
     /// in the process's memory until then. Reading them again maps them again from the page cache.
-    public func releasePages(of range: UnsafeRawBufferPointer) {
+    package func releasePages(of range: UnsafeRawBufferPointer) {
         guard let mapping, let start = range.baseAddress, range.count > 0 else { return }
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
         let first = max((start - UnsafeRawPointer(mapping)) / page * page, 0)

@@ -14,6 +14,7 @@ import Darwin
 /// - never one of the run's own inputs (the model, a reference file, an image), also not through a
 ///   link or another hard link to the same file.
 public struct OutputPolicy: Sendable {
+    /// What an existing regular file at the output's name means.
     public enum Existing: Sendable {
         /// A regular file at the name is replaced.
         case replace
@@ -21,12 +22,14 @@ public struct OutputPolicy: Sendable {
         case keep
     }
 
+    /// Whether a regular file at the name is replaced or refused.
     public var existing: Existing
     /// Files the run reads; the output must be none of them.
     public var inputs: [String]
     /// How the tool's user names this output in messages ("--json", "--out"), if it is an option.
     public var option: String?
 
+    /// A policy; the defaults replace a regular file and compare with no inputs.
     public init(existing: Existing = .replace, inputs: [String] = [], option: String? = nil) {
         self.existing = existing
         self.inputs = inputs
@@ -38,12 +41,12 @@ public struct OutputPolicy: Sendable {
 }
 
 /// A file's identity: device and inode (what two names of one file share).
-public struct FileIdentity: Hashable, Sendable {
-    public let device: UInt64
-    public let inode: UInt64
+package struct FileIdentity: Hashable, Sendable {
+    package let device: UInt64
+    package let inode: UInt64
 
     /// The identity of the file `path` names, links followed; nil when there is none.
-    public init?(path: String) {
+    package init?(path: String) {
         var status = stat()
         guard stat(path, &status) == 0 else { return nil }
         device = UInt64(status.st_dev)
@@ -56,15 +59,15 @@ public struct FileIdentity: Hashable, Sendable {
     }
 }
 
-public enum OutputRule {
+package enum OutputRule {
     /// What stands at a name, without following a link.
-    public enum Entry: Equatable, Sendable {
+    package enum Entry: Equatable, Sendable {
         case nothing
         case regularFile
         case other(String)
     }
 
-    public static func entry(at path: String) throws(FormatError) -> Entry {
+    package static func entry(at path: String) throws(FormatError) -> Entry {
         var status = stat()
         if lstat(path, &status) != 0 {
             if errno == ENOENT { return .nothing }
@@ -74,7 +77,7 @@ public enum OutputRule {
     }
 
     /// nil for a regular file, else what the mode says it is ("a FIFO", "a directory", ...).
-    public static func kind(_ mode: mode_t) -> String? {
+    package static func kind(_ mode: mode_t) -> String? {
         switch mode & S_IFMT {
         case S_IFREG: nil
         case S_IFDIR: "a directory"
@@ -89,7 +92,7 @@ public enum OutputRule {
 
     /// Checks that `path` may be written under `policy`; throws `.outputRefused` naming the output
     /// (and what stands there, or which input it is) otherwise. Touches nothing.
-    public static func check(_ path: String, _ policy: OutputPolicy) throws(FormatError) {
+    package static func check(_ path: String, _ policy: OutputPolicy) throws(FormatError) {
         let label = policy.option.map { "\($0) \(path)" } ?? path
         var status = stat()
         if lstat(path, &status) != 0 {
@@ -118,7 +121,7 @@ public enum OutputRule {
     /// Renames `source` to `target`, which must not exist: `renameat2(RENAME_NOREPLACE)` where the
     /// kernel and filesystem support it, else a hard link and an unlink of `source` (`link` fails when
     /// the name is taken). Returns false, with errno set, when it cannot.
-    public static func renameNoReplace(_ source: String, _ target: String) -> Bool {
+    package static func renameNoReplace(_ source: String, _ target: String) -> Bool {
         #if canImport(Glibc)
         if let renameat2 = Self.renameat2 {
             if renameat2(AT_FDCWD, source, AT_FDCWD, target, 1 /* RENAME_NOREPLACE */) == 0 { return true }
@@ -144,14 +147,14 @@ public enum OutputRule {
     // MARK: - Temporaries
 
     /// `<name>.tmp-<pid>-<random hex>`: a temporary of the output `path`, made by process `pid`.
-    public static func temporaryName(for path: String) -> String {
+    package static func temporaryName(for path: String) -> String {
         path + ".tmp-\(getpid())-" + String(UInt64.random(in: 1...UInt64.max), radix: 16)
     }
 
     /// Removes temporaries of `path` (`<name>.tmp-<pid>-<hex>`) left by processes that no longer
     /// run (a conversion killed with SIGKILL). Only regular files and folders of regular files are
     /// removed; a temporary of a live process is left alone.
-    public static func removeStaleTemporaries(of path: String) {
+    package static func removeStaleTemporaries(of path: String) {
         let slash = path.lastIndex(of: "/")
         let folder = slash.map { String(path[..<$0]) } ?? "."
         let base = slash.map { String(path[path.index(after: $0)...]) } ?? path

@@ -6,9 +6,9 @@ import Darwin
 
 /// The check a tool makes on each input path before any work: it names a regular file (links
 /// followed). A FIFO, device, socket or directory is refused at once, never opened or waited on.
-public enum RegularFile {
+package enum RegularFile {
     /// Throws `.unreadable` naming `path`, what stands there instead, and `role` (`--image-pe`) when given.
-    public static func require(_ path: String, role: String? = nil) throws(FormatError) {
+    package static func require(_ path: String, role: String? = nil) throws(FormatError) {
         var status = stat()
         let given = role.map { ", given as \($0)" } ?? ""
         guard stat(path, &status) == 0 else {

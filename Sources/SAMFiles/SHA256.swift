@@ -8,24 +8,24 @@ import CSHA256
 /// SHA-256 (FIPS 180-4), for provenance: a .samw records the digest of every file it was made from,
 /// comparable with `sha256sum` and the manifests exporters write. Computed by CSHA256 (the CPU's SHA
 /// instructions where it has them), so reading a model needs no crypto library.
-public enum SHA256 {
+package enum SHA256 {
     /// Thrown by `hex(_:shouldStop:)` when asked to stop part-way.
-    public struct Stopped: Error {}
+    package struct Stopped: Error {}
 
     /// The digest of `bytes` as 64 lowercase hex digits.
-    public static func hex(_ bytes: UnsafeRawBufferPointer) -> String {
+    package static func hex(_ bytes: UnsafeRawBufferPointer) -> String {
         // A closure that never stops: no error can come out.
         (try? hex(bytes, shouldStop: { false })) ?? ""
     }
 
     /// The digest by the plain C rounds even on a CPU with SHA instructions (tests compare the two).
-    public static func hexByPortableRounds(_ bytes: UnsafeRawBufferPointer) -> String {
+    package static func hexByPortableRounds(_ bytes: UnsafeRawBufferPointer) -> String {
         (try? hex(bytes, portableRounds: true, shouldStop: { false })) ?? ""
     }
 
     /// The digest of `bytes`, in 16 MB steps that each first ask `shouldStop`, so a hash of a large
     /// file on another thread can be abandoned quickly.
-    public static func hex(_ bytes: UnsafeRawBufferPointer, shouldStop: () -> Bool) throws(Stopped) -> String {
+    package static func hex(_ bytes: UnsafeRawBufferPointer, shouldStop: () -> Bool) throws(Stopped) -> String {
         try hex(bytes, portableRounds: false, shouldStop: shouldStop)
     }
 
@@ -43,14 +43,14 @@ public enum SHA256 {
     }
 
     /// The digest of a whole file (read in steps, never held whole).
-    public static func hex(ofFile path: String) throws(FormatError) -> String {
+    package static func hex(ofFile path: String) throws(FormatError) -> String {
         try digest(ofFile: path, shouldStop: { false })!.hex
     }
 
     /// The digest and size of a regular file, read 16 MB at a time into one buffer (`shouldStop`
     /// asked before each step; nil when it said stop). Reading, not mapping: a multi-GB input's
     /// pages stay in the page cache instead of in this process's resident memory.
-    public static func digest(ofFile path: String, shouldStop: () -> Bool) throws(FormatError) -> (hex: String, bytes: Int)? {
+    package static func digest(ofFile path: String, shouldStop: () -> Bool) throws(FormatError) -> (hex: String, bytes: Int)? {
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw FormatError(.unreadable, file: path, "cannot open: \(String(cString: strerror(errno)))")

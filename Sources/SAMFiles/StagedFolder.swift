@@ -15,19 +15,19 @@ import Darwin
 /// what it holds, and wait for a publish under way to finish. `OutputRule` holds for every name:
 /// a directory, device, FIFO or link there, or one of the run's inputs, is refused before anything
 /// is touched.
-public final class StagedFolder {
+package final class StagedFolder {
     /// The output folder, as an absolute path.
-    public let folder: String
+    package let folder: String
     /// Every name the tool writes into such a folder.
-    public let ownedNames: [String]
-    public let policy: OutputPolicy
-    public let staging: String
+    package let ownedNames: [String]
+    package let policy: OutputPolicy
+    package let staging: String
     private let folderExists: Bool
     private var published = false
     /// Test hook: publishing fails after this many files were put in place (then rolls back).
     var failAfterPlacing: Int?
 
-    public init(folder given: String, ownedNames: [String], policy: OutputPolicy) throws(FormatError) {
+    package init(folder given: String, ownedNames: [String], policy: OutputPolicy) throws(FormatError) {
         let folder = Self.absolute(given)
         self.folder = folder
         self.ownedNames = ownedNames
@@ -61,7 +61,7 @@ public final class StagedFolder {
     /// (a link to one is followed), and at each of `ownedNames` in it stands nothing or a regular file
     /// that is none of the inputs. Returns whether the folder exists.
     @discardableResult
-    public static func check(folder given: String, ownedNames: [String], policy: OutputPolicy) throws(FormatError) -> Bool {
+    package static func check(folder given: String, ownedNames: [String], policy: OutputPolicy) throws(FormatError) -> Bool {
         let folder = absolute(given)
         let label = policy.option.map { "\($0) \(given)" } ?? given
         var status = stat()
@@ -85,13 +85,13 @@ public final class StagedFolder {
     }
 
     /// Where to write output `name` before publishing.
-    public func path(_ name: String) -> String { staging + "/" + name }
+    package func path(_ name: String) -> String { staging + "/" + name }
 
     /// Puts the staged files `names` in place in one step (a new folder) or one by one with roll-back
     /// (an existing folder), and takes away earlier files under the other owned names.
     ///
     /// SIGINT and SIGTERM are held back until it returns: a folder is never left half published.
-    public func publish(_ names: [String]) throws(FormatError) {
+    package func publish(_ names: [String]) throws(FormatError) {
         precondition(!published, "publish called twice")
         try FaultContainment.deferringInterrupts { () throws(FormatError) in try publishWhole(names) }
     }

@@ -1,10 +1,10 @@
 /// Text from files (tensor and dataset names, paths, manifest strings) made safe to print: control
 /// characters and bidirectional overrides are shown as escapes, so a name cannot move the cursor,
 /// recolour or clear the terminal, or display reversed (`\u{202E}`), when a tool prints it.
-public enum TerminalText {
+package enum TerminalText {
     /// `text` with every C0/C1 control, DEL, bidi control and line/paragraph separator escaped
     /// (`\x1b`, `\u{202E}`); with `keepingNewlines`, `\n` stays (a message of several lines).
-    public static func escaped(_ text: String, keepingNewlines: Bool = false) -> String {
+    package static func escaped(_ text: String, keepingNewlines: Bool = false) -> String {
         guard text.unicodeScalars.contains(where: { needsEscape($0, keepingNewlines: keepingNewlines) }) else { return text }
         var result = ""
         result.reserveCapacity(text.utf8.count + 16)

@@ -9,7 +9,7 @@ import SAMTensor
 /// Weights, window bounds and sums are computed in float the way torch's CPU kernel does.
 /// ref: aten/src/ATen/native/cpu/UpSampleKernel.cpp _compute_index_ranges_weights, _compute_weights_aa,
 /// interpolate_aa_single_dim, separable_upsample_generic_Nd_kernel_impl (horizontal pass first)
-public enum AntialiasedBilinear {
+package enum AntialiasedBilinear {
     /// One output index's window: the first input index, and a weight per input index from it.
     struct Taps {
         let first: [Int]
@@ -46,7 +46,7 @@ public enum AntialiasedBilinear {
     }
 
     /// planes [P, h, w] (row-major, P planes) -> [P, height, width].
-    public static func resize(_ planes: [Float], count: Int, height inHeight: Int, width inWidth: Int,
+    package static func resize(_ planes: [Float], count: Int, height inHeight: Int, width inWidth: Int,
                               toHeight height: Int, width: Int) -> [Float] {
         precondition(planes.count == count * inHeight * inWidth, "AntialiasedBilinear: \(planes.count) values are not \(count) planes of \(inHeight)x\(inWidth)")
         var source = planes, rows = inHeight, columns = inWidth

@@ -1,6 +1,7 @@
 /// A typed error for anything the image side refuses: it always names the file (or
 /// `<memory>` for in-memory data and arguments), says what is wrong, and carries a code.
 public struct ImageError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// What kind of failure it was; the raw value is printed in brackets after the message.
     public enum Code: String, Sendable {
         /// The file cannot be opened or read (missing, permissions, a folder).
         case unreadable
@@ -22,16 +23,21 @@ public struct ImageError: Error, CustomStringConvertible, Equatable, Sendable {
         case invalidArgument
     }
 
+    /// What kind of failure it was.
     public let code: Code
+    /// The file the error is about, or `<memory>` (`inMemory`) for pixels and arguments in memory.
     public let file: String
+    /// What is wrong, with the values involved.
     public let message: String
 
+    /// An error of kind `code` about `file`, saying `message`.
     public init(_ code: Code, file: String, _ message: String) {
         self.code = code
         self.file = file
         self.message = message
     }
 
+    /// One line: the file, the message and the code in brackets.
     public var description: String { "\(file): \(message) [\(code.rawValue)]" }
 
     /// The name errors about in-memory images carry until a caller that knows the file names it.
@@ -39,7 +45,7 @@ public struct ImageError: Error, CustomStringConvertible, Equatable, Sendable {
 
     /// This error about the image read from `file`: an error raised on its pixels in memory (a
     /// resize, a preprocessing step) names the file instead of `<memory>`.
-    public func attributed(to file: String) -> ImageError {
+    package func attributed(to file: String) -> ImageError {
         self.file == Self.inMemory ? ImageError(code, file: file, message) : self
     }
 }

@@ -25,7 +25,7 @@ public enum InputTransform: Sendable, Equatable {
     }
 
     /// [1, 3, side, side] and the resized image's size inside it (upstream's `input_size`).
-    public func prepare(_ image: RGBImage) throws(ImageError) -> (input: FloatTensor, inputSize: ImageSize) {
+    package func prepare(_ image: RGBImage) throws(ImageError) -> (input: FloatTensor, inputSize: ImageSize) {
         switch self {
         case .longestSide(let preprocessor): try preprocessor.prepare(image)
         case .square(let preprocessor): try preprocessor.prepare(image)
@@ -44,7 +44,7 @@ public enum InputTransform: Sendable, Equatable {
     }
 
     /// Per-channel mean and std the input is normalised with, in the family's pixel scale.
-    public var pixelStatistics: (mean: [Float], std: [Float]) {
+    package var pixelStatistics: (mean: [Float], std: [Float]) {
         switch self {
         case .longestSide(let preprocessor), .twoFrames(let preprocessor, _): (preprocessor.pixelMean, preprocessor.pixelStd)
         case .square(let preprocessor): (preprocessor.pixelMean, preprocessor.pixelStd)
@@ -52,7 +52,7 @@ public enum InputTransform: Sendable, Equatable {
     }
 
     /// x, y pairs in original-image pixels -> the model input's frame.
-    public func applyCoords(_ points: [Float], originalSize: ImageSize) throws(ImageError) -> [Float] {
+    package func applyCoords(_ points: [Float], originalSize: ImageSize) throws(ImageError) -> [Float] {
         switch self {
         case .longestSide(let preprocessor):
             try ResizeLongestSide(targetLength: preprocessor.imageSize).applyCoords(points, originalSize: originalSize)
@@ -67,14 +67,14 @@ public enum InputTransform: Sendable, Equatable {
     /// SAM: bilinear to the padded square, crop `inputSize`, bilinear to the photo (Sam.postprocess_masks).
     /// SAM 2: bilinear from h x w straight to the photo (SAM2Transforms.postprocess_masks); the first
     /// resize is then h x w to itself, which gives every logit back unchanged (weights 1 and 0).
-    public func masks(_ lowRes: FloatTensor, inputSize: ImageSize, originalSize: ImageSize) throws(ImageError) -> BinaryMasks {
+    package func masks(_ lowRes: FloatTensor, inputSize: ImageSize, originalSize: ImageSize) throws(ImageError) -> BinaryMasks {
         let (postprocessor, size) = try postprocessor(for: lowRes, inputSize: inputSize)
         return try postprocessor.masks(lowRes, inputSize: size, originalSize: originalSize)
     }
 
     /// The same masks, binarised at `threshold`, with each mask's stability counts at `offset`
     /// (`MaskPostprocessor.masksWithStability`): what the automatic mask generator keeps of its masks.
-    public func masksWithStability(_ lowRes: FloatTensor, inputSize: ImageSize, originalSize: ImageSize, threshold: Double,
+    package func masksWithStability(_ lowRes: FloatTensor, inputSize: ImageSize, originalSize: ImageSize, threshold: Double,
                                    offset: Double) throws(ImageError) -> (masks: BinaryMasks, stability: [StabilityCounts]) {
         var (postprocessor, size) = try postprocessor(for: lowRes, inputSize: inputSize)
         postprocessor.maskThreshold = Float(threshold)

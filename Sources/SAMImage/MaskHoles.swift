@@ -18,14 +18,14 @@
 /// Upstream runs this only where its CUDA extension (`sam2._C`) is built; without it the step is
 /// skipped with a warning and the scores are left unchanged, so a reference made on a CPU has no
 /// holes filled.
-public enum MaskHoles {
+package enum MaskHoles {
     /// The score a filled hole gets. ref: misc.py fill_holes_in_mask_scores `torch.where(is_hole, 0.1, mask)`
-    public static let filledScore: Float = 0.1
+    package static let filledScore: Float = 0.1
 
     /// Fills the holes of each `width` x `height` mask in `scores` (row-major; several masks one
     /// after another, as a [N, 1, H, W] tensor holds them, each labelled on its own). `maxArea`
     /// must be positive (upstream asserts it). Time and memory are linear in the pixels.
-    public static func fill(_ scores: inout [Float], width: Int, height: Int, maxArea: Int) throws(ImageError) {
+    package static func fill(_ scores: inout [Float], width: Int, height: Int, maxArea: Int) throws(ImageError) {
         guard width > 0, height > 0, width <= RGBImage.maxDimension, height <= RGBImage.maxDimension else {
             throw ImageError(.invalidArgument, file: ImageError.inMemory,
                              "cannot fill holes in a \(width)x\(height) mask (1...\(RGBImage.maxDimension) a side)")

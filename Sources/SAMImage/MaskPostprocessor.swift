@@ -14,13 +14,13 @@ import SAMTensor
 /// thresholded masks agree everywhere, logits within an ulp of zero included. Output rows are
 /// computed in parallel bands through precomputed tap tables, each band making the rows of
 /// the intermediate resize it reads as it goes.
-public struct MaskPostprocessor: Sendable, Equatable {
+package struct MaskPostprocessor: Sendable, Equatable {
     /// The encoder's square input side (image_encoder.img_size).
-    public var imageSize: Int
+    package var imageSize: Int
     /// ref: sam.py Sam.mask_threshold = 0.0; predictor.py: masks = masks > mask_threshold
-    public var maskThreshold: Float
+    package var maskThreshold: Float
 
-    public init(imageSize: Int = 1024, maskThreshold: Float = 0.0) {
+    package init(imageSize: Int = 1024, maskThreshold: Float = 0.0) {
         self.imageSize = imageSize
         self.maskThreshold = maskThreshold
     }
@@ -28,7 +28,7 @@ public struct MaskPostprocessor: Sendable, Equatable {
     /// Logits [B, K, h, w] -> [B, K, originalSize.height, originalSize.width] logits.
     /// ref: sam.py Sam.postprocess_masks: interpolate to (img_size, img_size), crop
     /// [:input_size[0], :input_size[1]], interpolate to original_size.
-    public func upscale(_ lowRes: FloatTensor, inputSize: ImageSize, originalSize: ImageSize) throws(ImageError) -> FloatTensor {
+    package func upscale(_ lowRes: FloatTensor, inputSize: ImageSize, originalSize: ImageSize) throws(ImageError) -> FloatTensor {
         let plan = try Plan(lowRes.shape, imageSize: imageSize, inputSize: inputSize, originalSize: originalSize)
         // Every element is written below: no zero fill.
         let output = [Float](unsafeUninitializedCapacity: plan.planes * plan.outputPlane) { buffer, count in
@@ -43,7 +43,7 @@ public struct MaskPostprocessor: Sendable, Equatable {
 
     /// Binary masks `logits > maskThreshold` at the original size, without keeping the
     /// full-size logits. ref: predictor.py SamPredictor.predict_torch (return_logits=False)
-    public func masks(_ lowRes: FloatTensor, inputSize: ImageSize, originalSize: ImageSize) throws(ImageError) -> BinaryMasks {
+    package func masks(_ lowRes: FloatTensor, inputSize: ImageSize, originalSize: ImageSize) throws(ImageError) -> BinaryMasks {
         let plan = try Plan(lowRes.shape, imageSize: imageSize, inputSize: inputSize, originalSize: originalSize)
         let output = [UInt8](unsafeUninitializedCapacity: plan.planes * plan.outputPlane) { buffer, count in
             adviseHugePages(UnsafeMutableRawBufferPointer(buffer))
@@ -60,7 +60,7 @@ public struct MaskPostprocessor: Sendable, Equatable {
     /// generator needs of every mask it keeps.
     /// ref: segment_anything/utils/amg.py calculate_stability_score (counts of logits above
     /// threshold + offset and above threshold - offset)
-    public func masksWithStability(_ lowRes: FloatTensor, inputSize: ImageSize, originalSize: ImageSize,
+    package func masksWithStability(_ lowRes: FloatTensor, inputSize: ImageSize, originalSize: ImageSize,
                                    offset: Double) throws(ImageError) -> (masks: BinaryMasks, stability: [StabilityCounts]) {
         let plan = try Plan(lowRes.shape, imageSize: imageSize, inputSize: inputSize, originalSize: originalSize)
         let bands = plan.bandsPerPlane(rows: originalSize.height)
@@ -215,27 +215,31 @@ func adviseHugePages(_ buffer: UnsafeMutableRawBufferPointer) {
 
 /// How many of a mask's full-size logits lie above the threshold raised by an offset, and above it
 /// lowered by the offset: their ratio is the mask's stability score.
-public struct StabilityCounts: Sendable, Equatable {
-    public var above: Int
-    public var aboveLowered: Int
+package struct StabilityCounts: Sendable, Equatable {
+    package var above: Int
+    package var aboveLowered: Int
 
-    public init(above: Int, aboveLowered: Int) {
+    package init(above: Int, aboveLowered: Int) {
         self.above = above
         self.aboveLowered = aboveLowered
     }
 
     /// ref: amg.py calculate_stability_score: intersections / unions in float32 (0/0 is NaN, as upstream's).
-    public var score: Float { Float(above) / Float(aboveLowered) }
+    package var score: Float { Float(above) / Float(aboveLowered) }
 }
 
 /// Boolean masks [count, height, width], one byte per pixel (0 or 1).
 public struct BinaryMasks: Sendable, Equatable {
+    /// Number of masks.
     public let count: Int
+    /// Rows of each mask, in pixels.
     public let height: Int
+    /// Columns of each mask, in pixels.
     public let width: Int
     /// `count * height * width` values, 1 where the logit exceeds the threshold.
     public var values: [UInt8]
 
+    /// Wraps `values`, which must hold `count * height * width` bytes (mask by mask, rows top to bottom).
     public init(count: Int, height: Int, width: Int, values: [UInt8]) {
         precondition(values.count == count * height * width, "BinaryMasks: \(values.count) values for \(count)x\(height)x\(width)")
         self.count = count

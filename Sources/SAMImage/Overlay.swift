@@ -2,7 +2,13 @@
 public enum Overlay {
     /// An 8-bit RGB colour.
     public struct Color: Sendable, Equatable {
-        public var red: UInt8, green: UInt8, blue: UInt8
+        /// Red, 0-255.
+        public var red: UInt8
+        /// Green, 0-255.
+        public var green: UInt8
+        /// Blue, 0-255.
+        public var blue: UInt8
+        /// The colour (`red`, `green`, `blue`).
         public init(_ red: UInt8, _ green: UInt8, _ blue: UInt8) {
             self.red = red
             self.green = green
@@ -10,16 +16,26 @@ public enum Overlay {
         }
         /// SAM's notebooks' mask blue (30, 144, 255).
         public static let maskBlue = Color(30, 144, 255)
+        /// Green (0, 255, 0): foreground points.
         public static let foreground = Color(0, 255, 0)
+        /// Red (255, 0, 0): background points.
         public static let background = Color(255, 0, 0)
+        /// Gold (255, 215, 0): box outlines.
         public static let box = Color(255, 215, 0)
+        /// White (255, 255, 255): the rim around points.
         public static let white = Color(255, 255, 255)
     }
 
     /// A prompt point in original image pixels; label 1 foreground (green), 0 background (red).
     /// Other labels (-1 padding, 2/3 box corners) are not drawn.
     public struct Point: Sendable, Equatable {
-        public var x: Double, y: Double, label: Int
+        /// Column in original image pixels (0 is the left edge).
+        public var x: Double
+        /// Row in original image pixels (0 is the top edge).
+        public var y: Double
+        /// 1 foreground, 0 background; other labels are not drawn.
+        public var label: Int
+        /// A point at (`x`, `y`) with `label`.
         public init(x: Double, y: Double, label: Int) {
             self.x = x
             self.y = y
@@ -29,7 +45,15 @@ public enum Overlay {
 
     /// A box prompt in original image pixels, x0, y0 (top left) to x1, y1 (bottom right).
     public struct Box: Sendable, Equatable {
-        public var x0: Double, y0: Double, x1: Double, y1: Double
+        /// Left edge, in original image pixels.
+        public var x0: Double
+        /// Top edge, in original image pixels.
+        public var y0: Double
+        /// Right edge, in original image pixels.
+        public var x1: Double
+        /// Bottom edge, in original image pixels.
+        public var y1: Double
+        /// The box from (`x0`, `y0`) to (`x1`, `y1`).
         public init(x0: Double, y0: Double, x1: Double, y1: Double) {
             self.x0 = x0
             self.y0 = y0

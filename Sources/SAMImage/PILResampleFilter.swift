@@ -2,7 +2,7 @@ extension PILResize {
     /// Pillow's resampling filters that the toolkit ports: the kernel each output pixel's taps are
     /// weighted by, and how far it reaches (in input pixels when enlarging; widened by the scale
     /// factor when shrinking, which is Pillow's antialiasing).
-    public enum Filter: Sendable, CaseIterable {
+    package enum Filter: Sendable, CaseIterable {
         /// `Image.BILINEAR`: what torchvision's resize (and so `ResizeLongestSide`) asks for.
         case bilinear
         /// `Image.BICUBIC`, Pillow's default for `Image.resize`: what SAM 2's video loader gets

@@ -18,7 +18,7 @@ import SAMParallel
 ///
 /// ref: Pillow src/libImaging/Resample.c (precompute_coeffs, normalize_coeffs_8bpc,
 /// ImagingResampleHorizontal_8bpc, ImagingResampleVertical_8bpc, ImagingResampleInner).
-public enum PILResize {
+package enum PILResize {
     /// ref: Resample.c PRECISION_BITS = 32 - 8 - 2
     static let precisionBits = 22
 
@@ -85,7 +85,7 @@ public enum PILResize {
 
     /// Resizes to `width` x `height` (both >= 1) with `filter`. Same size returns the input
     /// unchanged, as Pillow (and torchvision before it) do.
-    public static func resize(_ image: RGBImage, width: Int, height: Int,
+    package static func resize(_ image: RGBImage, width: Int, height: Int,
                               filter: Filter = .bilinear) throws(ImageError) -> RGBImage {
         guard width > 0, height > 0, image.width > 0, image.height > 0,
               width <= RGBImage.maxDimension, height <= RGBImage.maxDimension else {

@@ -4,7 +4,9 @@ public struct RGBImage: Sendable, Equatable {
     /// The widest or tallest image the toolkit resizes, decodes or writes (32768 pixels a side).
     public static let maxDimension = 32768
 
+    /// Columns, in pixels.
     public let width: Int
+    /// Rows, in pixels.
     public let height: Int
     /// `height * width * 3` bytes: R, G, B of pixel (y, x) at `(y * width + x) * 3`.
     public var pixels: [UInt8]
@@ -51,14 +53,18 @@ public struct RGBImage: Sendable, Equatable {
 
 /// A size in upstream's (H, W) order.
 public struct ImageSize: Sendable, Equatable, Hashable, CustomStringConvertible {
+    /// Rows, in pixels.
     public var height: Int
+    /// Columns, in pixels.
     public var width: Int
 
+    /// A size of `height` rows and `width` columns.
     public init(height: Int, width: Int) {
         self.height = height
         self.width = width
     }
 
+    /// `"<height>x<width> (HxW)"`: height first, as upstream orders sizes.
     public var description: String { "\(height)x\(width) (HxW)" }
 }
 
@@ -66,11 +72,13 @@ public struct ImageSize: Sendable, Equatable, Hashable, CustomStringConvertible 
 extension ImageSize: Codable {
     enum CodingKeys: String, CodingKey { case width, height }
 
+    /// Reads `{"width": w, "height": h}`.
     public init(from decoder: Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(height: try container.decode(Int.self, forKey: .height), width: try container.decode(Int.self, forKey: .width))
     }
 
+    /// Writes `{"width": w, "height": h}`.
     public func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(width, forKey: .width)

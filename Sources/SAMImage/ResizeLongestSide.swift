@@ -1,26 +1,26 @@
 /// SAM's `ResizeLongestSide`: scales an image so its longer side is `targetLength` and maps
 /// prompt coordinates the same way. ref: mobile_sam/utils/transforms.py ResizeLongestSide
-public struct ResizeLongestSide: Sendable, Equatable {
-    public let targetLength: Int
+package struct ResizeLongestSide: Sendable, Equatable {
+    package let targetLength: Int
 
-    public init(targetLength: Int = 1024) {
+    package init(targetLength: Int = 1024) {
         precondition(targetLength > 0, "ResizeLongestSide: target length must be positive")
         self.targetLength = targetLength
     }
 
     /// ref: transforms.py ResizeLongestSide.get_preprocess_shape:
     /// scale = L * 1.0 / max(h, w); new = int(old * scale + 0.5), in double precision.
-    public func targetSize(height: Int, width: Int) -> ImageSize {
+    package func targetSize(height: Int, width: Int) -> ImageSize {
         let scale = Double(targetLength) * 1.0 / Double(max(height, width))
         let newHeight = Double(height) * scale, newWidth = Double(width) * scale
         return ImageSize(height: Int(newHeight + 0.5), width: Int(newWidth + 0.5))
     }
 
-    public func targetSize(_ size: ImageSize) -> ImageSize { targetSize(height: size.height, width: size.width) }
+    package func targetSize(_ size: ImageSize) -> ImageSize { targetSize(height: size.height, width: size.width) }
 
     /// ref: transforms.py ResizeLongestSide.apply_image: `np.array(resize(to_pil_image(image),
     /// target_size))`, i.e. Pillow's antialiased bilinear resize of the uint8 image.
-    public func apply(_ image: RGBImage) throws(ImageError) -> RGBImage {
+    package func apply(_ image: RGBImage) throws(ImageError) -> RGBImage {
         guard image.width > 0, image.height > 0 else {
             throw ImageError(.invalidArgument, file: "<memory>", "cannot resize an empty \(image.width)x\(image.height) image")
         }
@@ -35,7 +35,7 @@ public struct ResizeLongestSide: Sendable, Equatable {
     /// ref: transforms.py ResizeLongestSide.apply_coords: x *= new_w / old_w, y *= new_h / old_h
     /// in float64 (the predictor then casts to float32). `points` holds x, y pairs in original
     /// image pixels; the result is in the resized (model input) frame.
-    public func applyCoords<Value: BinaryFloatingPoint>(_ points: [Value], originalSize: ImageSize) throws(ImageError) -> [Float] {
+    package func applyCoords<Value: BinaryFloatingPoint>(_ points: [Value], originalSize: ImageSize) throws(ImageError) -> [Float] {
         guard points.count.isMultiple(of: 2) else {
             throw ImageError(.invalidArgument, file: "<memory>", "\(points.count) coordinates are not x, y pairs")
         }
@@ -55,7 +55,7 @@ public struct ResizeLongestSide: Sendable, Equatable {
     }
 
     /// ref: transforms.py ResizeLongestSide.apply_boxes: each x0, y0, x1, y1 box as two corners.
-    public func applyBoxes<Value: BinaryFloatingPoint>(_ boxes: [Value], originalSize: ImageSize) throws(ImageError) -> [Float] {
+    package func applyBoxes<Value: BinaryFloatingPoint>(_ boxes: [Value], originalSize: ImageSize) throws(ImageError) -> [Float] {
         guard boxes.count.isMultiple(of: 4) else {
             throw ImageError(.invalidArgument, file: "<memory>", "\(boxes.count) values are not x0, y0, x1, y1 boxes")
         }

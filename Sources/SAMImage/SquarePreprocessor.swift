@@ -6,12 +6,15 @@ import SAMTensor
 /// the original size and multiplied by the side (`transform_coords(normalize=True)`).
 /// ref: sam2/utils/transforms.py SAM2Transforms
 public struct SquarePreprocessor: Sendable, Equatable {
+    /// The encoder's square input side, in pixels.
     public var side: Int
+    /// Per-channel mean (R, G, B) subtracted, in 0-1 units.
     /// ref: SAM2Transforms.__init__ — mean [0.485, 0.456, 0.406], std [0.229, 0.224, 0.225]
     public var pixelMean: [Float]
+    /// Per-channel standard deviation (R, G, B) divided by, in 0-1 units.
     public var pixelStd: [Float]
 
-    public init(side: Int = 1024, pixelMean: [Float] = [0.485, 0.456, 0.406], pixelStd: [Float] = [0.229, 0.224, 0.225]) {
+    package init(side: Int = 1024, pixelMean: [Float] = [0.485, 0.456, 0.406], pixelStd: [Float] = [0.229, 0.224, 0.225]) {
         precondition(pixelMean.count == 3 && pixelStd.count == 3, "SquarePreprocessor: mean and std need 3 values")
         self.side = side
         self.pixelMean = pixelMean
@@ -19,7 +22,7 @@ public struct SquarePreprocessor: Sendable, Equatable {
     }
 
     /// [1, 3, side, side] float32. ref: SAM2Transforms.__call__ — to_tensor, Resize((side, side)), Normalize
-    public func callAsFunction(_ image: RGBImage) throws(ImageError) -> FloatTensor {
+    package func callAsFunction(_ image: RGBImage) throws(ImageError) -> FloatTensor {
         guard image.width > 0, image.height > 0 else {
             throw ImageError(.invalidArgument, file: "<memory>", "cannot resize an empty \(image.width)x\(image.height) image")
         }
@@ -42,13 +45,13 @@ public struct SquarePreprocessor: Sendable, Equatable {
     }
 
     /// The model input and its size inside it (the whole square).
-    public func prepare(_ image: RGBImage) throws(ImageError) -> (input: FloatTensor, inputSize: ImageSize) {
+    package func prepare(_ image: RGBImage) throws(ImageError) -> (input: FloatTensor, inputSize: ImageSize) {
         (try self(image), ImageSize(height: side, width: side))
     }
 
     /// ref: SAM2Transforms.transform_coords(normalize=True) — x / w, y / h, then * resolution, in float32.
     /// `points` holds x, y pairs in original-image pixels.
-    public func applyCoords(_ points: [Float], originalSize: ImageSize) throws(ImageError) -> [Float] {
+    package func applyCoords(_ points: [Float], originalSize: ImageSize) throws(ImageError) -> [Float] {
         guard points.count.isMultiple(of: 2) else {
             throw ImageError(.invalidArgument, file: "<memory>", "\(points.count) coordinates are not x, y pairs")
         }

@@ -7,7 +7,7 @@ import Glibc
 
 extension Kernels {
     /// max(x, 0) in place.
-    public static func relu(_ x: inout FloatTensor) {
+    package static func relu(_ x: inout FloatTensor) {
         let count = x.count
         guard count > 0 else { return }
         x.data.withUnsafeMutableBufferPointer { buffer in
@@ -19,7 +19,7 @@ extension Kernels {
     }
 
     /// 1 / (1 + exp(-x)) in place, with libm's expf (SAM 2's sigmoid IoU head: a handful of values).
-    public static func sigmoid(_ x: inout FloatTensor) {
+    package static func sigmoid(_ x: inout FloatTensor) {
         for i in x.data.indices { x.data[i] = 1 / (1 + expf(-x.data[i])) }
     }
 }

@@ -12,7 +12,7 @@ extension Kernels {
     /// Heads are read and written in place, so no head split/merge copies are made. Work is
     /// split into (batch, head, query-row block) tasks run in parallel, each with its own scores
     /// buffer. `kernel` picks the implementation (`.automatic`: by shape, see `AttentionKernel`).
-    public static func attention(q: FloatTensor, k: FloatTensor, v: FloatTensor, heads: Int, scale: Float,
+    package static func attention(q: FloatTensor, k: FloatTensor, v: FloatTensor, heads: Int, scale: Float,
                                  bias: FloatTensor?, kernel: AttentionKernel = .automatic) -> FloatTensor {
         precondition(q.shape.count == 3 && k.shape.count == 3 && v.shape.count == 3,
                      "attention: q, k, v must be [B, L, H*D], got \(q.shape), \(k.shape), \(v.shape)")
@@ -61,7 +61,7 @@ extension Kernels {
     /// qkv [B, L, H*(2*D + Dv)], laid out as `layout` says (by default all heads' queries, then
     /// keys, then values, on each row). Returns [B, L, H*Dv], heads side by side. Saves the three
     /// separate projections' passes over the input.
-    public static func attention(packedQKV qkv: FloatTensor, heads: Int, keyDim: Int, valueDim: Int, scale: Float,
+    package static func attention(packedQKV qkv: FloatTensor, heads: Int, keyDim: Int, valueDim: Int, scale: Float,
                                  bias: FloatTensor?, layout: PackedQKVLayout = .groupedByPart,
                                  kernel: AttentionKernel = .automatic) -> FloatTensor {
         precondition(qkv.shape.count == 3 && heads >= 1 && qkv.shape[2] == heads * (2 * keyDim + valueDim),
@@ -95,7 +95,7 @@ extension Kernels {
     /// packed projection: q [B, Lq, H*D], qkv [B, Lk, H*D | H*D | H*Dv], whose query columns are not
     /// read. Returns [B, Lq, H*Dv]. The keys and values are read in place, not copied out
     /// (the copies were ~1% of SAM 2.1 tiny's encoder).
-    public static func attention(q: FloatTensor, keysAndValuesOf qkv: FloatTensor, heads: Int, scale: Float,
+    package static func attention(q: FloatTensor, keysAndValuesOf qkv: FloatTensor, heads: Int, scale: Float,
                                  kernel: AttentionKernel = .automatic) -> FloatTensor {
         precondition(q.shape.count == 3 && qkv.shape.count == 3 && heads >= 1 && q.shape[2] % heads == 0
                      && q.shape[0] == qkv.shape[0] && qkv.shape[2] > 2 * q.shape[2] && (qkv.shape[2] - 2 * q.shape[2]) % heads == 0,
@@ -123,7 +123,7 @@ extension Kernels {
     }
 
     /// How a packed q|k|v projection lays out its heads on each row.
-    public enum PackedQKVLayout: Sendable {
+    package enum PackedQKVLayout: Sendable {
         /// All heads' queries, then all keys, then all values: SAM ViT's and Hiera's
         /// `qkv.reshape(B, N, 3, heads, -1)`.
         case groupedByPart
@@ -169,7 +169,7 @@ extension Kernels {
 
     /// Which implementation `attention` runs. Both compute the same function (SAMKernelsTests
     /// check each against a float64 reference) and write every output element.
-    public enum AttentionKernel: Sendable {
+    package enum AttentionKernel: Sendable {
         /// `.smallHeads` for heads of at most 64 dims with many queries (>= 512), or many keys
         /// (>= 512) and at least 16 queries: the decoder's cross attentions, where it measured
         /// 1.3-2x faster than the BLAS path (`sambench attention`). `.blas` otherwise: TinyViT's

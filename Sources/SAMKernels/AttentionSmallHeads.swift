@@ -39,7 +39,7 @@ extension Kernels {
 
     /// The row stride of transposed keys for `keyLength` keys: whole vectors of keys, and off
     /// 4 KB multiples so the D rows one score step reads do not share an L1 set.
-    public static func transposedKeyStride(_ keyLength: Int) -> Int {
+    package static func transposedKeyStride(_ keyLength: Int) -> Int {
         strideOffFourKilobytes(paddedKeyCount(keyLength))
     }
 

@@ -10,12 +10,17 @@ extension Kernels {
     /// level (samverify --bf16 reports mask IoU against the references). Only `linear` changes;
     /// convolutions and attention products stay float32.
     public enum LinearPrecision: String, Sendable {
+        /// float32 products and sums: the default, and the path every accuracy figure is measured on.
         case float32
+        /// Weights and inputs rounded to bfloat16, sums in float32; needs `bfloat16Available`.
         case bfloat16
     }
 
+    /// Thrown when a precision needs instructions this CPU lacks (`bfloat16` without AVX512_BF16).
     public struct UnsupportedPrecision: Error, CustomStringConvertible {
+        /// The precision that was asked for.
         public let precision: LinearPrecision
+        /// A one-line message naming the CPU features the precision needs.
         public var description: String {
             "\(precision.rawValue) linear layers need a CPU with AVX-512 (F, BW, VL) and AVX512_BF16; this one has not"
         }

@@ -9,7 +9,7 @@ extension Kernels {
     /// else goes through im2col + sgemm, one group at a time: in parallel bands of output rows
     /// when the weights are small, else whole row tiles with a threaded sgemm. `epilogue`
     /// (residual add, then activation) is applied to each piece of output as it is finished.
-    public static func conv2d(_ x: FloatTensor, weight: FloatTensor, bias: FloatTensor?,
+    package static func conv2d(_ x: FloatTensor, weight: FloatTensor, bias: FloatTensor?,
                               stride: Int = 1, padding: Int = 0, groups: Int = 1,
                               epilogue: Epilogue = .none) -> FloatTensor {
         precondition(x.shape.count == 4, "conv2d: input must be NCHW, got \(x.shape)")

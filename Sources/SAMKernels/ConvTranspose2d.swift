@@ -10,7 +10,7 @@ extension Kernels {
     /// bias-seeded output. When kernel == stride (SAM's 2x2 stride-2 upscaling) every output
     /// pixel receives exactly one contribution; when kernels overlap, contributions are summed
     /// (col2im), so one path serves both. `epilogue` runs on each output plane once it is complete.
-    public static func convTranspose2d(_ x: FloatTensor, weight: FloatTensor, bias: FloatTensor?, stride: Int,
+    package static func convTranspose2d(_ x: FloatTensor, weight: FloatTensor, bias: FloatTensor?, stride: Int,
                                        epilogue: Epilogue = .none) -> FloatTensor {
         precondition(x.shape.count == 4, "convTranspose2d: input must be NCHW, got \(x.shape)")
         precondition(weight.shape.count == 4 && weight.shape[0] == x.shape[1],

@@ -6,7 +6,7 @@ extension Kernels {
     /// `epilogue`. The same numbers as `conv2d(tokensToNCHW(x), groups: C)` transposed back, but
     /// with no transposes: each tap adds a weighted copy of a contiguous run of input pixels
     /// (all their channels) to a run of output pixels, vectorised over channels.
-    public static func depthwiseConvTokens(_ x: FloatTensor, height: Int, width: Int, weight: FloatTensor,
+    package static func depthwiseConvTokens(_ x: FloatTensor, height: Int, width: Int, weight: FloatTensor,
                                            bias: FloatTensor?, padding: Int, epilogue: Epilogue = .none) -> FloatTensor {
         precondition(x.shape.count == 3 && x.shape[1] == height * width,
                      "depthwiseConvTokens: \(x.shape) is not [B, \(height)*\(width), C]")

@@ -2,7 +2,7 @@ import SAMTensor
 
 extension Kernels {
     /// x += y elementwise (same shape).
-    public static func add(_ x: inout FloatTensor, _ y: FloatTensor) {
+    package static func add(_ x: inout FloatTensor, _ y: FloatTensor) {
         precondition(x.shape == y.shape, "add: shapes \(x.shape) and \(y.shape) differ")
         let count = x.count
         guard count > 0 else { return }
@@ -18,7 +18,7 @@ extension Kernels {
 
     /// x += y repeated: element i of x gains y[i % y.count], x.count a whole number of y's (one
     /// table added to every image of a batch, such as Hiera's position embedding).
-    public static func add(_ x: inout FloatTensor, repeating y: FloatTensor) {
+    package static func add(_ x: inout FloatTensor, repeating y: FloatTensor) {
         let period = y.count, count = x.count
         precondition(period > 0 && count % period == 0, "add: \(y.shape) does not repeat to \(x.shape)")
         guard count > 0 else { return }
@@ -40,7 +40,7 @@ extension Kernels {
 
     /// x + y elementwise (same shape) into a new tensor: one pass, where copying x and then
     /// adding in place would make two.
-    public static func sum(_ x: FloatTensor, _ y: FloatTensor) -> FloatTensor {
+    package static func sum(_ x: FloatTensor, _ y: FloatTensor) -> FloatTensor {
         precondition(x.shape == y.shape, "sum: shapes \(x.shape) and \(y.shape) differ")
         let count = x.count
         let data = [Float](unsafeUninitializedCapacity: count) { outBuffer, initializedCount in
@@ -59,7 +59,7 @@ extension Kernels {
     }
 
     /// x[n, c, h, w] += channelBias[c] for an NCHW tensor.
-    public static func addBias(_ x: inout FloatTensor, channelBias: FloatTensor) {
+    package static func addBias(_ x: inout FloatTensor, channelBias: FloatTensor) {
         precondition(x.shape.count == 4, "addBias: expected NCHW, got \(x.shape)")
         let channels = x.shape[1], planeSize = x.shape[2] * x.shape[3]
         precondition(channelBias.count == channels,
@@ -81,7 +81,7 @@ extension Kernels {
     }
 
     /// x *= s elementwise.
-    public static func scale(_ x: inout FloatTensor, by s: Float) {
+    package static func scale(_ x: inout FloatTensor, by s: Float) {
         let count = x.count
         guard count > 0 else { return }
         x.data.withUnsafeMutableBufferPointer { xBuffer in

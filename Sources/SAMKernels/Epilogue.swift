@@ -4,25 +4,25 @@ extension Kernels {
     /// What a producing kernel (linear, convolution) applies to its output while the output is
     /// still in cache, instead of a separate pass over memory: first `residual` is added (a
     /// tensor of the output's shape), then `activation`.
-    public struct Epilogue: Sendable {
-        public enum Activation: Sendable {
+    package struct Epilogue: Sendable {
+        package enum Activation: Sendable {
             case none, gelu, relu
             /// GELU's tanh approximation (EfficientViT's encoder).
             case geluTanh
         }
 
-        public var residual: FloatTensor?
-        public var activation: Activation
+        package var residual: FloatTensor?
+        package var activation: Activation
 
-        public init(residual: FloatTensor? = nil, activation: Activation = .none) {
+        package init(residual: FloatTensor? = nil, activation: Activation = .none) {
             self.residual = residual
             self.activation = activation
         }
 
-        public static let none = Epilogue()
-        public static let gelu = Epilogue(activation: .gelu)
-        public static let relu = Epilogue(activation: .relu)
-        public static let geluTanh = Epilogue(activation: .geluTanh)
+        package static let none = Epilogue()
+        package static let gelu = Epilogue(activation: .gelu)
+        package static let relu = Epilogue(activation: .relu)
+        package static let geluTanh = Epilogue(activation: .geluTanh)
 
         var isIdentity: Bool { residual == nil && activation == .none }
 
@@ -65,7 +65,7 @@ extension Kernels {
 
     /// Applies `epilogue` to the whole of `x`, in parallel: the fallback for shapes where a
     /// kernel cannot apply it tile by tile.
-    public static func applyEpilogue(_ epilogue: Epilogue, to x: inout FloatTensor) {
+    package static func applyEpilogue(_ epilogue: Epilogue, to x: inout FloatTensor) {
         guard !epilogue.isIdentity, x.count > 0 else { return }
         let count = x.count
         withResidual(epilogue) { residual in

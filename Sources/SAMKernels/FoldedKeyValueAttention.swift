@@ -21,7 +21,7 @@ extension Kernels {
     /// [H*Dv]. Returns [1, Lq, H*Dv], heads side by side, as `attention` on projected keys and values.
     /// ref: segment_anything/modeling/transformer.py Attention.forward — k = self.k_proj(k);
     /// v = self.v_proj(v); attn = q @ k.permute(0, 1, 3, 2) / math.sqrt(c_per_head); softmax; attn @ v
-    public static func attentionFoldingKeyValueProjections(queries: FloatTensor, keys: FloatTensor, values: FloatTensor,
+    package static func attentionFoldingKeyValueProjections(queries: FloatTensor, keys: FloatTensor, values: FloatTensor,
                                                    keyWeight: some WeightOperand, valueWeight: some WeightOperand,
                                                    valueBias: FloatTensor, heads: Int, scale: Float) -> FloatTensor {
         precondition(queries.shape.count == 3 && keys.shape.count == 3 && values.shape.count == 3
@@ -88,7 +88,7 @@ extension Kernels {
     /// Whether `attentionFoldingKeyValueProjections` does fewer multiply-adds than projecting the keys and
     /// values: heads · queries below the projected width (the attention products themselves are
     /// then no larger either).
-    public static func foldingKeyValueProjectionsPays(queryLength: Int, heads: Int, projectedWidth: Int) -> Bool {
+    package static func foldingKeyValueProjectionsPays(queryLength: Int, heads: Int, projectedWidth: Int) -> Bool {
         heads * queryLength < projectedWidth
     }
 }

@@ -21,7 +21,7 @@ extension Kernels {
     /// [E, H*Dv], outputBias [E]. Returns [1, Lq, E]: out_proj's output, plus `residual` when given.
     /// ref: segment_anything/modeling/transformer.py Attention.forward — q = self.q_proj(q);
     /// attn = q @ k.permute(0, 1, 3, 2) / math.sqrt(c_per_head); softmax; out = self.out_proj(attn @ v)
-    public static func attentionFoldingQueryOutputProjections(tokens: FloatTensor, keys: FloatTensor, values: FloatTensor,
+    package static func attentionFoldingQueryOutputProjections(tokens: FloatTensor, keys: FloatTensor, values: FloatTensor,
                                                               queryWeight: some WeightOperand, queryBias: FloatTensor,
                                                               outputWeight: some WeightOperand, outputBias: FloatTensor,
                                                               heads: Int, scale: Float, residual: FloatTensor?) -> FloatTensor {
@@ -116,7 +116,7 @@ extension Kernels {
 
     /// Whether `attentionFoldingQueryOutputProjections` does fewer multiply-adds than q_proj and
     /// out_proj on every query token: heads times the padded key count below the projected width.
-    public static func foldingQueryOutputProjectionsPays(keyLength: Int, heads: Int, projectedWidth: Int) -> Bool {
+    package static func foldingQueryOutputProjectionsPays(keyLength: Int, heads: Int, projectedWidth: Int) -> Bool {
         heads * paddedKeyCount(keyLength) < projectedWidth
     }
 }

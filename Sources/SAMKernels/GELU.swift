@@ -3,7 +3,7 @@ import SAMTensor
 extension Kernels {
     /// GELU as PyTorch's nn.GELU() default, 0.5 * x * (1 + erf(x / sqrt(2))) (the erf form, not
     /// the tanh approximation), in place, eight lanes at a time with `erf8`.
-    public static func gelu(_ x: inout FloatTensor) {
+    package static func gelu(_ x: inout FloatTensor) {
         let count = x.count
         guard count > 0 else { return }
         x.data.withUnsafeMutableBufferPointer { buffer in

@@ -9,7 +9,7 @@ extension Kernels {
     /// GELU's tanh approximation, PyTorch's nn.GELU(approximate="tanh"),
     /// 0.5 * x * (1 + tanh(√(2/π) * (x + 0.044715 * x³))), in place, eight lanes at a time.
     /// ref: torch/nn/modules/activation.py GELU (approximate="tanh"); EfficientViT's `gelu` activation
-    public static func geluTanh(_ x: inout FloatTensor) {
+    package static func geluTanh(_ x: inout FloatTensor) {
         let count = x.count
         guard count > 0 else { return }
         x.data.withUnsafeMutableBufferPointer { buffer in

@@ -10,7 +10,7 @@ extension Kernels {
     /// on a 2-core machine, steal the cores the other parallel loops need. When the BLAS has its
     /// own threads, the product is one call it threads itself. Small products run as one call on
     /// the calling thread, which is also what code already inside a parallel loop wants.
-    public static func gemm(transA: Bool, transB: Bool, m: Int, n: Int, k: Int, alpha: Float,
+    package static func gemm(transA: Bool, transB: Bool, m: Int, n: Int, k: Int, alpha: Float,
                             a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>, ldb: Int,
                             beta: Float, c: UnsafeMutablePointer<Float>, ldc: Int) {
         let workers = workerCount

@@ -18,6 +18,8 @@ extension Kernels {
     private static let int8ProductsSetting = Atomic<Bool>(false)
     @TaskLocal static var scopedInt8Products: Bool?
 
+    /// Turns int8 products on or off for every later `linear` call in the process (the tools'
+    /// `--int8-products`); a task's `withInt8Products` overrides it.
     public static func setInt8Products(_ enabled: Bool) { int8ProductsSetting.store(enabled, ordering: .relaxed) }
 
     /// Runs `body` with int8 products on or off in this task alone (tests, an app comparing both).

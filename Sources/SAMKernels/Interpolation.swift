@@ -9,7 +9,7 @@ extension Kernels {
     /// an ulp or two of torch's float32 evaluation.
     /// ref: aten/src/ATen/native/UpSample.h get_cubic_upsample_coefficients, cubic_convolution1/2,
     /// area_pixel_compute_source_index (cubic); UpSampleKernel.cpp (bicubic, align_corners=False)
-    public static func resizeBicubic(_ x: FloatTensor, height: Int, width: Int) -> FloatTensor {
+    package static func resizeBicubic(_ x: FloatTensor, height: Int, width: Int) -> FloatTensor {
         precondition(x.shape.count == 4 && x.shape[2] > 0 && x.shape[3] > 0, "resizeBicubic: expected NCHW, got \(x.shape)")
         precondition(height > 0 && width > 0, "resizeBicubic: output \(height)x\(width) is empty")
         let planes = x.shape[0] * x.shape[1], inHeight = x.shape[2], inWidth = x.shape[3]
@@ -73,7 +73,7 @@ extension Kernels {
     /// `x + F.interpolate(coarse, scale_factor=f, mode="nearest")`, which repeats every coarse
     /// pixel over an f x f block (source index floor(dst / f), exact for these sizes).
     /// ref: sam2/modeling/backbones/image_encoder.py FpnNeck.forward (top-down fusion)
-    public static func addUpsampledNearest(_ x: inout FloatTensor, _ coarse: FloatTensor) {
+    package static func addUpsampledNearest(_ x: inout FloatTensor, _ coarse: FloatTensor) {
         precondition(x.shape.count == 4 && coarse.shape.count == 4 && x.shape[0] == coarse.shape[0] && x.shape[1] == coarse.shape[1],
                      "addUpsampledNearest: \(x.shape) and \(coarse.shape) are not [B, C, H, W] of one batch and width")
         let height = x.shape[2], width = x.shape[3], coarseHeight = coarse.shape[2], coarseWidth = coarse.shape[3]

@@ -4,15 +4,15 @@ extension Kernels {
     /// The parameters of an inverted-residual block's three convolutions (BatchNorm folded in):
     /// a 1x1 expansion C -> E, a 3x3 depthwise convolution over E channels (padding 1), a 1x1
     /// projection E -> O.
-    public struct InvertedResidualWeights: Sendable {
+    package struct InvertedResidualWeights: Sendable {
         /// [E, C] or [E, C, 1, 1], and [E]
-        public let expandWeight: FloatTensor, expandBias: FloatTensor
+        package let expandWeight: FloatTensor, expandBias: FloatTensor
         /// [E, 1, 3, 3], and [E]
-        public let depthwiseWeight: FloatTensor, depthwiseBias: FloatTensor
+        package let depthwiseWeight: FloatTensor, depthwiseBias: FloatTensor
         /// [O, E] or [O, E, 1, 1], and [O]
-        public let projectWeight: FloatTensor, projectBias: FloatTensor
+        package let projectWeight: FloatTensor, projectBias: FloatTensor
 
-        public init(expandWeight: FloatTensor, expandBias: FloatTensor, depthwiseWeight: FloatTensor,
+        package init(expandWeight: FloatTensor, expandBias: FloatTensor, depthwiseWeight: FloatTensor,
                     depthwiseBias: FloatTensor, projectWeight: FloatTensor, projectBias: FloatTensor) {
             self.expandWeight = expandWeight
             self.expandBias = expandBias
@@ -37,7 +37,7 @@ extension Kernels {
     /// zero-padded left and right), so per output row: expand the new input rows (one sgemm
     /// each), the depthwise row, one projection sgemm into the output, the epilogue on it. The
     /// input rows above and below a band are expanded by both neighbouring tasks.
-    public static func invertedResidual(_ x: FloatTensor, weights w: InvertedResidualWeights, stride: Int,
+    package static func invertedResidual(_ x: FloatTensor, weights w: InvertedResidualWeights, stride: Int,
                                         activation: Epilogue.Activation, epilogue: Epilogue) -> FloatTensor {
         precondition(x.shape.count == 4 && x.shape[1] == w.inChannels,
                      "inverted residual: input \(x.shape) is not [B, \(w.inChannels), H, W]")

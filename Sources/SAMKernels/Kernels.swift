@@ -3,6 +3,10 @@ import SAMTensor
 /// CPU kernels for the SAM runtime. Every kernel takes and returns `FloatTensor`s in C order
 /// (NCHW for images, [..., tokens, channels] for sequences) and uses PyTorch's weight layouts,
 /// so weights exported from PyTorch can be used as they are.
+///
+/// The kernels themselves are the package's own; what an app sees are the process-wide settings:
+/// `tuneProcessForInference()`, the precision and product of linear layers, int8 products and the
+/// worker count.
 public enum Kernels {}
 
 // Output allocation. Touching freshly allocated pages for the first time costs a page fault

@@ -3,7 +3,7 @@ import SAMTensor
 extension Kernels {
     /// NCHW [B, C, H, W] -> tokens [B, H*W, C]; with `y` (the same shape as x), the tokens of
     /// x + y, added as the blocks are transposed rather than in a pass of their own.
-    public static func nchwToTokens(_ x: FloatTensor, plus y: FloatTensor? = nil) -> FloatTensor {
+    package static func nchwToTokens(_ x: FloatTensor, plus y: FloatTensor? = nil) -> FloatTensor {
         precondition(x.shape.count == 4, "nchwToTokens: expected NCHW, got \(x.shape)")
         if let y { precondition(y.shape == x.shape, "nchwToTokens: shapes \(x.shape) and \(y.shape) differ") }
         let batch = x.shape[0], channels = x.shape[1], pixels = x.shape[2] * x.shape[3]
@@ -12,7 +12,7 @@ extension Kernels {
     }
 
     /// Tokens [B, H*W, C] -> NCHW [B, C, H, W].
-    public static func tokensToNCHW(_ x: FloatTensor, height: Int, width: Int) -> FloatTensor {
+    package static func tokensToNCHW(_ x: FloatTensor, height: Int, width: Int) -> FloatTensor {
         precondition(x.shape.count == 3 && x.shape[1] == height * width,
                      "tokensToNCHW: \(x.shape) is not [B, \(height)*\(width), C]")
         let batch = x.shape[0], channels = x.shape[2]

@@ -11,7 +11,7 @@ extension Kernels {
     /// and finished by the epilogue while it is still in cache. With few rows, one `gemm`
     /// split across threads and a separate epilogue pass. On the panel product the tiles start
     /// from the bias inside the product, and too few tiles split the weight's panels instead.
-    public static func linear(_ x: FloatTensor, weight: some WeightOperand, bias: FloatTensor?,
+    package static func linear(_ x: FloatTensor, weight: some WeightOperand, bias: FloatTensor?,
                               epilogue: Epilogue = .none) -> FloatTensor {
         precondition(weight.shape.count == 2, "linear: weight must be [out, in], got \(weight.shape)")
         let outFeatures = weight.shape[0], inFeatures = weight.shape[1]

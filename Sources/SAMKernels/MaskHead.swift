@@ -7,8 +7,8 @@ extension Kernels {
     /// convolution's weight [in, out, 2, 2] is repacked to [in, 4*out] with its columns ordered
     /// (tap, channel), so one product gives every tap of an input pixel as contiguous channel rows.
     /// All parameters sit in one array, in the order they are used (see `Offsets`).
-    public struct MaskHeadWeights: Sendable {
-        public let inChannels: Int, middleChannels: Int, outChannels: Int
+    package struct MaskHeadWeights: Sendable {
+        package let inChannels: Int, middleChannels: Int, outChannels: Int
         let normEps: Float
         /// first (packed) | first bias | norm weight | norm bias | second (packed) | second bias
         let parameters: [Float]
@@ -28,7 +28,7 @@ extension Kernels {
         var offsets: Offsets { Offsets(inChannels: inChannels, middleChannels: middleChannels, outChannels: outChannels) }
 
         /// firstWeight [C, C1, 2, 2], normWeight/normBias [C1], secondWeight [C1, C2, 2, 2].
-        public init(firstWeight: FloatTensor, firstBias: FloatTensor, normWeight: FloatTensor, normBias: FloatTensor,
+        package init(firstWeight: FloatTensor, firstBias: FloatTensor, normWeight: FloatTensor, normBias: FloatTensor,
                     normEps: Float, secondWeight: FloatTensor, secondBias: FloatTensor) {
             precondition(firstWeight.shape.count == 4 && firstWeight.shape[2] == 2 && firstWeight.shape[3] == 2
                          && secondWeight.shape.count == 4 && secondWeight.shape[2] == 2 && secondWeight.shape[3] == 2
@@ -66,7 +66,7 @@ extension Kernels {
     /// never written out. The same arithmetic as the NCHW modules, in another order.
     /// ref: mask_decoder.py MaskDecoder.predict_masks — upscaled_embedding = self.output_upscaling(src);
     /// masks = (hyper_in @ upscaled_embedding.view(b, c, h * w)).view(b, -1, h, w)
-    public static func maskHead(tokens: FloatTensor, height: Int, width: Int, weights w: MaskHeadWeights,
+    package static func maskHead(tokens: FloatTensor, height: Int, width: Int, weights w: MaskHeadWeights,
                                 hypernetwork: FloatTensor) -> FloatTensor {
         let (c0, c1, c2) = (w.inChannels, w.middleChannels, w.outChannels)
         precondition(tokens.shape == [1, height * width, c0], "maskHead: tokens \(tokens.shape) are not [1, \(height)*\(width), \(c0)]")

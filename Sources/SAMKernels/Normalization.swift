@@ -8,7 +8,7 @@ import Glibc
 extension Kernels {
     /// PyTorch nn.LayerNorm over the last dimension, in place: biased variance, `eps` inside the
     /// square root, then elementwise affine with `weight` and `bias` (both [last dim]).
-    public static func layerNorm(_ x: inout FloatTensor, weight: FloatTensor, bias: FloatTensor, eps: Float) {
+    package static func layerNorm(_ x: inout FloatTensor, weight: FloatTensor, bias: FloatTensor, eps: Float) {
         guard let width = x.shape.last, width > 0, x.count > 0 else { return }
         checkLayerNorm(width: width, weight: weight, bias: bias)
         let rows = x.count / width
@@ -20,7 +20,7 @@ extension Kernels {
 
     /// nn.LayerNorm over the last dimension into a new tensor (x is left as it is), saving the
     /// copy an in-place norm of a value that is still needed would make.
-    public static func layerNormed(_ x: FloatTensor, weight: FloatTensor, bias: FloatTensor, eps: Float) -> FloatTensor {
+    package static func layerNormed(_ x: FloatTensor, weight: FloatTensor, bias: FloatTensor, eps: Float) -> FloatTensor {
         guard let width = x.shape.last, width > 0, x.count > 0 else { return x }
         checkLayerNorm(width: width, weight: weight, bias: bias)
         let rows = x.count / width
@@ -38,7 +38,7 @@ extension Kernels {
     /// shape) from the same pass over the rows: `Kernels.sum(x, addend)` after the norm, the
     /// same bits, without reading the normalised tensor again (SAM's decoder adds the image
     /// positional encoding to every block's normalised image tokens).
-    public static func layerNorm(_ x: inout FloatTensor, weight: FloatTensor, bias: FloatTensor, eps: Float,
+    package static func layerNorm(_ x: inout FloatTensor, weight: FloatTensor, bias: FloatTensor, eps: Float,
                                  returningSumWith addend: FloatTensor) -> FloatTensor {
         precondition(addend.shape == x.shape, "layerNorm: addend \(addend.shape) is not the input's \(x.shape)")
         guard let width = x.shape.last, width > 0, x.count > 0 else { return addend }
@@ -131,7 +131,7 @@ extension Kernels {
 
     /// SAM's LayerNorm2d, in place: for NCHW input, normalise the C values at every pixel
     /// (biased variance, `eps` inside the square root), then apply per-channel weight and bias.
-    public static func layerNorm2d(_ x: inout FloatTensor, weight: FloatTensor, bias: FloatTensor, eps: Float) {
+    package static func layerNorm2d(_ x: inout FloatTensor, weight: FloatTensor, bias: FloatTensor, eps: Float) {
         precondition(x.shape.count == 4, "layerNorm2d: expected NCHW, got \(x.shape)")
         let batch = x.shape[0], channels = x.shape[1], pixels = x.shape[2] * x.shape[3]
         precondition(weight.count == channels && bias.count == channels,

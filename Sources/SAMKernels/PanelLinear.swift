@@ -9,12 +9,17 @@ extension Kernels {
     /// both operands on every call; the path on every other CPU. Both sum in float32; they differ
     /// in rounding order only.
     public enum Float32LinearKernel: String, Sendable {
+        /// The package's own panel product (AVX-512): weights packed per call, input rows read in place.
         case panels
+        /// OpenBLAS's (or Accelerate's) sgemm: the path on CPUs without AVX-512.
         case blas
     }
 
+    /// Thrown when `.panels` is asked for on a CPU without AVX-512F.
     public struct UnsupportedLinearKernel: Error, CustomStringConvertible {
+        /// The kernel that was asked for.
         public let kernel: Float32LinearKernel
+        /// A one-line message naming the CPU feature the kernel needs.
         public var description: String { "the \(kernel.rawValue) linear kernel needs a CPU with AVX-512F; this one has not" }
     }
 

@@ -6,7 +6,7 @@ extension Kernels {
     public static var workerCount: Int { Workers.available }
 
     /// Runs `body(i)` for every `i` in `0..<count` on the workers; see `Workers.forEach`.
-    public static func parallelFor(_ count: Int, _ body: (Int) -> Void) {
+    package static func parallelFor(_ count: Int, _ body: (Int) -> Void) {
         Workers.forEach(count, body)
     }
 
@@ -15,7 +15,7 @@ extension Kernels {
     /// batch of prompts), where one item at a time split over the workers spends more on hand-offs
     /// between small products. The caller's kernel choices (`withLinearPrecision`,
     /// `withFloat32LinearKernel`) hold on the workers too, which task-local values alone would not.
-    public static func parallelForSerialItems(_ count: Int, _ body: (Int) -> Void) {
+    package static func parallelForSerialItems(_ count: Int, _ body: (Int) -> Void) {
         let precision = scopedLinearPrecision, kernel = scopedFloat32LinearKernel
         Workers.forEach(count) { index in
             $scopedLinearPrecision.withValue(precision) {
@@ -27,7 +27,7 @@ extension Kernels {
     }
 
     /// Hands each task a contiguous range of indices; see `Workers.forEachChunk`.
-    public static func parallelForChunks(_ count: Int, _ body: (Range<Int>) -> Void) {
+    package static func parallelForChunks(_ count: Int, _ body: (Range<Int>) -> Void) {
         Workers.forEachChunk(count, body)
     }
 

@@ -7,7 +7,7 @@ extension Kernels {
     /// default all of it), the maximum over its s x s input cells. Rows and columns past the last
     /// whole s-block are dropped, as floor mode does. NaN propagates, as torch's max pool does.
     /// ref: torch.nn.functional.max_pool2d; sam2/modeling/backbones/hieradet.py do_pool
-    public static func maxPoolTokens(_ x: FloatTensor, height: Int, width: Int, stride: Int,
+    package static func maxPoolTokens(_ x: FloatTensor, height: Int, width: Int, stride: Int,
                                      channels: Range<Int>? = nil) -> FloatTensor {
         precondition(x.shape.count == 3 && x.shape[1] == height * width,
                      "maxPoolTokens: \(x.shape) is not [B, \(height)*\(width), C]")

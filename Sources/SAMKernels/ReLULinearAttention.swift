@@ -11,7 +11,7 @@ extension Kernels {
     /// (head-major channels). Float32 throughout: the 1e-15 eps makes 0 / 0 (a query all zero after
     /// ReLU) come out 0, as it does upstream on CPU.
     /// ref: efficientsam/models/nn/ops.py LiteMLA.relu_linear_att
-    public static func reluLinearAttention(_ qkv: FloatTensor, headDim dim: Int, eps: Float) -> FloatTensor {
+    package static func reluLinearAttention(_ qkv: FloatTensor, headDim dim: Int, eps: Float) -> FloatTensor {
         precondition(qkv.shape.count == 4 && dim >= 1 && qkv.shape[1] % (3 * dim) == 0,
                      "reluLinearAttention: \(qkv.shape) is not [B, G * 3 * \(dim), H, W]")
         let batch = qkv.shape[0], heads = qkv.shape[1] / (3 * dim)

@@ -5,12 +5,12 @@ extension Kernels {
     /// Tables of SAM ViT's decomposed relative positions for one grid of queries and keys (a
     /// window, or the whole image for a global block): `heights[qRow][kRow]` and
     /// `widths[qCol][kCol]`, each a head-dim vector, laid out [q, k, headDim].
-    public struct RelativePositionTables: Sendable {
-        public let gridHeight: Int, gridWidth: Int, headDim: Int
-        public let heights: FloatTensor
-        public let widths: FloatTensor
+    package struct RelativePositionTables: Sendable {
+        package let gridHeight: Int, gridWidth: Int, headDim: Int
+        package let heights: FloatTensor
+        package let widths: FloatTensor
 
-        public init(heights: FloatTensor, widths: FloatTensor) {
+        package init(heights: FloatTensor, widths: FloatTensor) {
             precondition(heights.shape.count == 3 && widths.shape.count == 3 && heights.shape[0] == heights.shape[1]
                          && widths.shape[0] == widths.shape[1] && heights.shape[2] == widths.shape[2],
                          "relative position tables \(heights.shape), \(widths.shape) are not [h, h, d] and [w, w, d]")
@@ -36,7 +36,7 @@ extension Kernels {
     /// `kernel`: `.panels` runs `relativePositionAttentionPanels` (CPUs with AVX-512), `.blas` the
     /// bands below; `.automatic` takes the panels for global grids (`relativePositionPanelsPay`);
     /// `.smallHeads` is not a kernel of this function and runs the bands.
-    public static func relativePositionAttention(packedQKV qkv: FloatTensor, heads: Int, scale: Float,
+    package static func relativePositionAttention(packedQKV qkv: FloatTensor, heads: Int, scale: Float,
                                                  positions: RelativePositionTables, bandScores: Int = 1_048_576,
                                                  kernel: AttentionKernel = .automatic) -> FloatTensor {
         let (gridHeight, gridWidth, headDim) = (positions.gridHeight, positions.gridWidth, positions.headDim)

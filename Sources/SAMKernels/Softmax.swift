@@ -4,7 +4,7 @@ import SAMTensor
 extension Kernels {
     /// Softmax over the last dimension, in place. Subtracts each row's max before exponentiating
     /// so large logits cannot overflow.
-    public static func softmaxLastDim(_ x: inout FloatTensor) {
+    package static func softmaxLastDim(_ x: inout FloatTensor) {
         guard let rowLength = x.shape.last, rowLength > 0, x.count > 0 else { return }
         let rows = x.count / rowLength
         x.data.withUnsafeMutableBufferPointer { buffer in

@@ -5,21 +5,21 @@ extension Kernels {
     /// every batch, row h*D + d holds dimension d of head h for all keys, the key index
     /// contiguous. `attention(q:transposedKeys:v:...)` then needs no per-call transposition
     /// (at 4096 keys that transposition was ~1.7% of the decoder's samples).
-    public struct TransposedKeys: Sendable {
+    package struct TransposedKeys: Sendable {
         /// [B, H*D, stride]; columns from `length` to `stride` are zero.
-        public let data: FloatTensor
+        package let data: FloatTensor
         /// Lk, the number of keys.
-        public let length: Int
+        package let length: Int
 
-        public var batch: Int { data.shape[0] }
-        public var width: Int { data.shape[1] }
-        public var stride: Int { data.shape[2] }
+        package var batch: Int { data.shape[0] }
+        package var width: Int { data.shape[1] }
+        package var stride: Int { data.shape[2] }
     }
 
     /// nn.Linear on x [B, L, in] (weight [out, in], bias [out]) with its output transposed:
     /// keys[b][o, j] = bias[o] + Σ_i weight[o, i] x[b, j, i]. One sgemm per image, weight *
     /// x_bᵀ, written into rows seeded with the bias, instead of x_b * weightᵀ then a transpose.
-    public static func linearTransposed(_ x: FloatTensor, weight: some WeightOperand, bias: FloatTensor) -> TransposedKeys {
+    package static func linearTransposed(_ x: FloatTensor, weight: some WeightOperand, bias: FloatTensor) -> TransposedKeys {
         precondition(x.shape.count == 3 && weight.shape.count == 2 && x.shape[2] == weight.shape[1],
                      "linearTransposed: input \(x.shape) does not end in the weight's \(weight.shape) input features")
         precondition(bias.count == weight.shape[0], "linearTransposed: bias \(bias.shape) for \(weight.shape[0]) outputs")
@@ -54,7 +54,7 @@ extension Kernels {
     /// `attention(q:k:v:...)` with the keys given transposed (`linearTransposed`), for heads of
     /// at most 64 dims: the small-heads kernel, whatever the lengths. q [B, Lq, H*D], v [B, Lk, H*Dv];
     /// returns [B, Lq, H*Dv].
-    public static func attention(q: FloatTensor, transposedKeys keys: TransposedKeys, v: FloatTensor, heads: Int,
+    package static func attention(q: FloatTensor, transposedKeys keys: TransposedKeys, v: FloatTensor, heads: Int,
                                  scale: Float) -> FloatTensor {
         precondition(q.shape.count == 3 && v.shape.count == 3, "attention: q and v must be [B, L, H*D], got \(q.shape), \(v.shape)")
         let batch = q.shape[0], queryLength = q.shape[1], keyWidth = q.shape[2], valueWidth = v.shape[2]

@@ -110,7 +110,7 @@ extension Kernels {
     /// < 2e-9), then the quadrant n mod 4 picks and signs them. Within 1.2e-7 absolute of
     /// sin/cos on |x| <= 100 (SAMKernelsTests), where libm's sinf/cosf are scalar calls.
     @inline(__always)
-    public static func sinCos8(_ x: SIMD8<Float>) -> (sin: SIMD8<Float>, cos: SIMD8<Float>) {
+    package static func sinCos8(_ x: SIMD8<Float>) -> (sin: SIMD8<Float>, cos: SIMD8<Float>) {
         let roundingMagic: Float = 12_582_912
         let shifted = x * 0.636_619_772 + roundingMagic    // x * 2/π, rounded to an integer
         let n = shifted - roundingMagic

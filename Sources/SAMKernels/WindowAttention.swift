@@ -4,20 +4,20 @@ extension Kernels {
     /// An H x W token grid cut into `window` x `window` squares from the top-left; the last row
     /// and column of windows overhang the bottom and right edges when the window does not divide
     /// the grid (where TinyViT and Hiera pad with zeros before their attention).
-    public struct WindowGrid: Sendable, Equatable {
-        public let height: Int, width: Int, window: Int
+    package struct WindowGrid: Sendable, Equatable {
+        package let height: Int, width: Int, window: Int
 
-        public init(height: Int, width: Int, window: Int) {
+        package init(height: Int, width: Int, window: Int) {
             precondition(height >= 1 && width >= 1 && window >= 1, "window grid: bad sizes \(height)x\(width), window \(window)")
             self.height = height
             self.width = width
             self.window = window
         }
 
-        public var windowRows: Int { (height + window - 1) / window }
-        public var windowColumns: Int { (width + window - 1) / window }
+        package var windowRows: Int { (height + window - 1) / window }
+        package var windowColumns: Int { (width + window - 1) / window }
         /// Positions per window, padding included.
-        public var positions: Int { window * window }
+        package var positions: Int { window * window }
     }
 
     /// TinyViT's and Hiera's windowed attention, computed on the token grid without building padded windows.
@@ -36,7 +36,7 @@ extension Kernels {
     /// single-threaded sgemms around the softmax, reading q, k and v in place in those rows, and
     /// copies its output back one window row at a time. (Per-head gathers of 32-float rows were
     /// ~2% of the encoder's time in memmove calls.)
-    public static func windowAttention(packedQKV qkv: FloatTensor, grid: WindowGrid, paddingQKV: FloatTensor,
+    package static func windowAttention(packedQKV qkv: FloatTensor, grid: WindowGrid, paddingQKV: FloatTensor,
                                        heads: Int, keyDim: Int, valueDim: Int, scale: Float,
                                        bias: FloatTensor?, layout: PackedQKVLayout = .groupedByPart) -> FloatTensor {
         let rowWidth = heads * (2 * keyDim + valueDim), tokens = grid.height * grid.width

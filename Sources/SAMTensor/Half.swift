@@ -1,9 +1,9 @@
 /// IEEE 754 binary16 <-> binary32 by bit manipulation, so the same code runs where
 /// Swift's `Float16` is unavailable (macOS on x86_64) and gives identical results everywhere.
-public enum Half {
+package enum Half {
     /// Widens a half-precision bit pattern to Float exactly (every f16 value is an f32 value).
     @inline(__always)
-    public static func toFloat(_ bits: UInt16) -> Float {
+    package static func toFloat(_ bits: UInt16) -> Float {
         let sign = UInt32(bits & 0x8000) << 16
         let exponent = UInt32(bits >> 10) & 0x1F
         let mantissa = UInt32(bits & 0x3FF)
@@ -21,7 +21,7 @@ public enum Half {
 
     /// Narrows a Float to half precision, rounding to nearest even; overflow gives ±Inf.
     @inline(__always)
-    public static func fromFloat(_ value: Float) -> UInt16 {
+    package static func fromFloat(_ value: Float) -> UInt16 {
         let bits = value.bitPattern
         let sign = UInt16((bits >> 16) & 0x8000)
         let exponent = Int((bits >> 23) & 0xFF)
@@ -52,7 +52,7 @@ public enum Half {
 extension Half {
     /// Widens every half in `halves` (little-endian bit patterns, any alignment) into `floats`,
     /// which must hold as many elements.
-    public static func widen(_ halves: UnsafeRawBufferPointer, into floats: UnsafeMutableBufferPointer<Float>) {
+    package static func widen(_ halves: UnsafeRawBufferPointer, into floats: UnsafeMutableBufferPointer<Float>) {
         precondition(halves.count == floats.count * 2, "widen: \(halves.count) bytes for \(floats.count) floats")
         for index in 0..<floats.count {
             floats[index] = toFloat(UInt16(littleEndian: halves.loadUnaligned(fromByteOffset: index * 2, as: UInt16.self)))

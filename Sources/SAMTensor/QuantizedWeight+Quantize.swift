@@ -1,7 +1,7 @@
 extension QuantizedWeight {
     /// Why a weight was not quantized.
-    public struct QuantizationRefused: Error, CustomStringConvertible {
-        public let description: String
+    package struct QuantizationRefused: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// `floats` (C order, `shape`) quantized to `scheme`, rounding to nearest:
@@ -12,7 +12,7 @@ extension QuantizedWeight {
     ///
     /// `int8RowScales` (int8 only) gives each row's scale instead: an exporter's own (onnxruntime's
     /// QInt8), whose dequantized values this recovers the codes of exactly, -128 included.
-    public init(quantizing floats: UnsafeBufferPointer<Float>, shape: [Int], scheme: Scheme,
+    package init(quantizing floats: UnsafeBufferPointer<Float>, shape: [Int], scheme: Scheme,
                 int8RowScales: [Float]? = nil) throws(QuantizationRefused) {
         let layout: Layout
         do { layout = try Self.layout(scheme, shape: shape) } catch { throw QuantizationRefused(description: error.description) }

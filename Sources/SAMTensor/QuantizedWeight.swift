@@ -11,34 +11,39 @@
 /// the codes from the next multiple of 64 bytes. int4 packs two codes per byte, the even element
 /// in the low nibble.
 public struct QuantizedWeight: Sendable {
+    /// How codes and scales are stored; the raw value is the dtype name a `.samw` table uses.
     public enum Scheme: String, Sendable, CaseIterable {
+        /// One signed byte per element, one float32 scale per output row.
         case int8 = "q8"
+        /// Four bits per element, one float16 scale per 32 consecutive elements of a row.
         case int4 = "q4"
 
         /// Elements per scale along a row (`int8`: the whole row).
-        public static let int4GroupSize = 32
+        package static let int4GroupSize = 32
     }
 
+    /// The scheme the codes and scales are stored in.
     public let scheme: Scheme
+    /// The weight's logical shape, `[out, ...]`: the first dimension counts the rows.
     public let shape: [Int]
     /// Scales then codes, laid out as `layout(scheme, shape)` says.
-    public let storage: TensorStorage
+    package let storage: TensorStorage
 
     /// Where the parts of a quantized row lie, in bytes from its start.
-    public struct Layout: Equatable, Sendable {
-        public let rows: Int, inner: Int
-        public let scaleBytes: Int, codesOffset: Int, codeBytes: Int
-        public var byteCount: Int { codesOffset + codeBytes }
+    package struct Layout: Equatable, Sendable {
+        package let rows: Int, inner: Int
+        package let scaleBytes: Int, codesOffset: Int, codeBytes: Int
+        package var byteCount: Int { codesOffset + codeBytes }
     }
 
     /// Why a shape cannot be stored in a scheme.
-    public struct ShapeRefused: Error, CustomStringConvertible {
-        public let description: String
+    package struct ShapeRefused: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// The layout of `shape` in `scheme`, or why it has none: a shape of rank 2 or more with no
     /// zero dimension, and for `int4` rows whose length is a multiple of 32.
-    public static func layout(_ scheme: Scheme, shape: [Int]) throws(ShapeRefused) -> Layout {
+    package static func layout(_ scheme: Scheme, shape: [Int]) throws(ShapeRefused) -> Layout {
         guard shape.count >= 2, shape.allSatisfy({ $0 > 0 }) else {
             throw ShapeRefused(description: "\(scheme.rawValue) stores weights of rank 2 or more without empty dimensions, not \(shape)")
         }
@@ -64,7 +69,7 @@ public struct QuantizedWeight: Sendable {
 
     /// Wraps `storage`, which must hold `layout(scheme, shape).byteCount` bytes (the `.samw` reader
     /// checks its table rows against the layout before building one).
-    public init(scheme: Scheme, shape: [Int], checkedStorage storage: TensorStorage) {
+    package init(scheme: Scheme, shape: [Int], checkedStorage storage: TensorStorage) {
         // An internal invariant (callers check user input first), as `Tensor(checkedStorage:)`'s.
         guard let layout = try? Self.layout(scheme, shape: shape), layout.byteCount == storage.bytes.count else {
             preconditionFailure("storage of \(storage.bytes.count) bytes is not a \(scheme.rawValue) \(shape)")
@@ -76,20 +81,20 @@ public struct QuantizedWeight: Sendable {
     }
 
     /// Where the scales and codes lie, fixed by `scheme` and `shape`.
-    public let layout: Layout
-    public var count: Int { layout.rows * layout.inner }
+    package let layout: Layout
+    package var count: Int { layout.rows * layout.inner }
 
     /// The scales' and the codes' bytes.
-    public var scaleBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: storage.bytes[0..<layout.scaleBytes]) }
-    public var codeBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: storage.bytes[layout.codesOffset..<layout.byteCount]) }
+    package var scaleBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: storage.bytes[0..<layout.scaleBytes]) }
+    package var codeBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: storage.bytes[layout.codesOffset..<layout.byteCount]) }
 
     /// The scale of output row `row` (`int8`).
-    public func rowScale(_ row: Int) -> Float {
+    package func rowScale(_ row: Int) -> Float {
         Float(bitPattern: UInt32(littleEndian: storage.bytes.loadUnaligned(fromByteOffset: row * 4, as: UInt32.self)))
     }
 
     /// Every element as float32, C order, into `out` (`count` floats): exact, code × scale.
-    public func dequantize(into out: UnsafeMutableBufferPointer<Float>) {
+    package func dequantize(into out: UnsafeMutableBufferPointer<Float>) {
         precondition(out.count == count, "dequantize: \(out.count) floats for \(count) elements")
         let codes = codeBytes
         switch scheme {
@@ -116,7 +121,7 @@ public struct QuantizedWeight: Sendable {
     }
 
     /// An owned float32 copy of every element.
-    public func floats() -> [Float] {
+    package func floats() -> [Float] {
         [Float](unsafeUninitializedCapacity: count) { buffer, initialized in
             dequantize(into: buffer)
             initialized = count

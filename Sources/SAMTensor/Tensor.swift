@@ -7,8 +7,11 @@ import Darwin
 /// A typed, shaped, immutable block of little-endian elements, as the readers produce it.
 /// Numeric code converts to `[Float]` (or `FloatTensor`) once, at the edge.
 public struct Tensor: Sendable {
+    /// The type of every element.
     public let dtype: DType
+    /// Dimensions, outermost first (C order); `[]` is a scalar.
     public let shape: [Int]
+    /// The elements' bytes: `elementCount` little-endian elements of `dtype`, C order.
     public let storage: TensorStorage
 
     /// Wraps `storage`, which must hold exactly `shape`'s elements of `dtype`.
@@ -23,7 +26,7 @@ public struct Tensor: Sendable {
     /// For code that has already checked `storage` against `shape` and `dtype` (a reader after its size
     /// checks, a layout rule building its own buffer): the precondition guards that internal invariant,
     /// never user input, which must be checked (and reported) before this is called.
-    public init(dtype: DType, shape: [Int], checkedStorage storage: TensorStorage) {
+    package init(dtype: DType, shape: [Int], checkedStorage storage: TensorStorage) {
         precondition((try? Shape.byteCount(shape, dtype)) == storage.bytes.count,
                      "storage of \(storage.bytes.count) bytes does not hold \(dtype) \(Shape.text(shape))")
         self.dtype = dtype
@@ -39,7 +42,9 @@ public struct Tensor: Sendable {
         storage = values.withUnsafeBytes { TensorStorage(copying: $0) }
     }
 
+    /// Number of elements (the product of `shape`).
     public var elementCount: Int { storage.bytes.count / dtype.byteSize }
+    /// Size of the elements in bytes (`elementCount` × `dtype.byteSize`).
     public var byteCount: Int { storage.bytes.count }
 
     /// Element `index` (flat, C order) widened to Double; bool is 0 or 1.
@@ -77,7 +82,7 @@ public struct Tensor: Sendable {
     }
 
     /// All elements as Int64 (integers and bool exactly; floats truncated toward zero).
-    public func int64s() -> [Int64] {
+    package func int64s() -> [Int64] {
         if dtype == .int64 {
             let bytes = storage.bytes
             return (0..<elementCount).map { bytes.loadUnaligned(fromByteOffset: $0 * 8, as: Int64.self) }
@@ -86,7 +91,7 @@ public struct Tensor: Sendable {
     }
 
     /// The same bytes under `newShape`, which the caller has checked holds the same element count.
-    public func reshaped(checked newShape: [Int]) -> Tensor {
+    package func reshaped(checked newShape: [Int]) -> Tensor {
         Tensor(dtype: dtype, shape: newShape, checkedStorage: storage)
     }
 
@@ -98,7 +103,7 @@ public struct Tensor: Sendable {
 
 extension Tensor {
     /// min, max and mean over all elements (NaN propagates to all three), for listings.
-    public func summary() -> (min: Double, max: Double, mean: Double) {
+    package func summary() -> (min: Double, max: Double, mean: Double) {
         let count = elementCount
         if count == 0 { return (.nan, .nan, .nan) }
         var low = Double.infinity, high = -Double.infinity, sum = 0.0, sawNaN = false
@@ -114,7 +119,7 @@ extension Tensor {
     }
 
     /// True when both tensors have the same dtype, shape and bytes.
-    public func isBitwiseEqual(to other: Tensor) -> Bool {
+    package func isBitwiseEqual(to other: Tensor) -> Bool {
         guard dtype == other.dtype, shape == other.shape, storage.bytes.count == other.storage.bytes.count else { return false }
         guard let left = storage.bytes.baseAddress, let right = other.storage.bytes.baseAddress else { return true }
         return memcmp(left, right, storage.bytes.count) == 0

@@ -9,8 +9,9 @@ import Darwin
 /// through `owner`, so readers can hand out large tensors without copying them again.
 public final class TensorStorage: @unchecked Sendable {
     /// SIMD-friendly alignment for owned allocations.
-    public static let alignment = 64
+    package static let alignment = 64
 
+    /// The bytes, valid while this storage lives (64-byte aligned when owned).
     public let bytes: UnsafeRawBufferPointer
     private let owner: AnyObject?
     private let allocation: Allocation
@@ -36,7 +37,7 @@ public final class TensorStorage: @unchecked Sendable {
     /// Allocates `byteCount` bytes, zero-filled, or nil when the system cannot provide them (or the
     /// count is negative): for sizes that come from a file, where running out of memory is an error
     /// to report, not a trap.
-    public init?(zeroedByteCountIfAvailable byteCount: Int) {
+    package init?(zeroedByteCountIfAvailable byteCount: Int) {
         guard byteCount >= 0 else { return nil }
         var raw: UnsafeMutableRawPointer?
         guard posix_memalign(&raw, Self.alignment, max(byteCount, 1)) == 0, let raw else { return nil }
@@ -55,7 +56,7 @@ public final class TensorStorage: @unchecked Sendable {
     }
 
     /// Views `source` without copying; `owner` must keep that memory valid while this storage lives.
-    public init(borrowing source: UnsafeRawBufferPointer, owner: AnyObject) {
+    package init(borrowing source: UnsafeRawBufferPointer, owner: AnyObject) {
         bytes = source
         self.owner = owner
         allocation = .none

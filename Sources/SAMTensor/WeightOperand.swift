@@ -1,7 +1,7 @@
 /// A read-only float32 weight a kernel multiplies by: a `FloatTensor` (tests, weights derived at
 /// load), or a `WeightTensor` (used in place from a mapped model file, or widened from float16
 /// while a kernel uses it). Kernels see its elements only inside `withFloats`.
-public protocol WeightOperand: Sendable {
+package protocol WeightOperand: Sendable {
     var shape: [Int] { get }
     /// Calls `body` with all elements as contiguous float32, C order; the pointer is valid only
     /// inside `body`.
@@ -14,11 +14,11 @@ public protocol WeightOperand: Sendable {
 }
 
 extension WeightOperand {
-    public func derived<Form: Sendable>(_ form: String, _ make: () -> Form) -> Form { make() }
+    package func derived<Form: Sendable>(_ form: String, _ make: () -> Form) -> Form { make() }
 }
 
 extension FloatTensor: WeightOperand {
-    public func withFloats<R>(_ body: (UnsafeBufferPointer<Float>) throws -> R) rethrows -> R {
+    package func withFloats<R>(_ body: (UnsafeBufferPointer<Float>) throws -> R) rethrows -> R {
         try data.withUnsafeBufferPointer(body)
     }
 }

@@ -6,21 +6,21 @@ import Synchronization
 ///
 /// Loading a model therefore copies none of its large weights; the operating system reads each
 /// page of the mapped file when a kernel first touches it.
-public struct WeightTensor: WeightOperand {
+package struct WeightTensor: WeightOperand {
     private enum Elements: Sendable {
         case float32(TensorStorage)
         case float16(TensorStorage)
         case quantized(QuantizedWeight)
     }
 
-    public let shape: [Int]
+    package let shape: [Int]
     private let elements: Elements
     /// Forms kernels derived from the elements (bfloat16 panels), shared by copies of this value.
     private let derivedForms = DerivedForms()
 
     /// Uses `tensor`'s bytes in place when they are float32 (4-byte aligned) or float16;
     /// other element types, and misaligned float32, are converted to an owned float32 copy.
-    public init(_ tensor: Tensor) {
+    package init(_ tensor: Tensor) {
         shape = tensor.shape
         let base = Int(bitPattern: tensor.storage.bytes.baseAddress)
         switch tensor.dtype {
@@ -35,34 +35,34 @@ public struct WeightTensor: WeightOperand {
 
     /// A quantized weight used in place: int8 products read its codes (`Kernels.linear`), every
     /// other use widens it to float32 for the call, as float16.
-    public init(_ weight: QuantizedWeight) {
+    package init(_ weight: QuantizedWeight) {
         shape = weight.shape
         elements = .quantized(weight)
     }
 
     /// An owned copy of `floats` (weights computed at load, tests).
-    public init(_ floats: FloatTensor) {
+    package init(_ floats: FloatTensor) {
         shape = floats.shape
         elements = .float32(floats.data.withUnsafeBytes { TensorStorage(copying: $0) })
     }
 
-    public var count: Int { shape.reduce(1, *) }
+    package var count: Int { shape.reduce(1, *) }
 
     /// True when the elements are stored as float16 and widened on use.
-    public var isStoredAsHalf: Bool {
+    package var isStoredAsHalf: Bool {
         if case .float16 = elements { return true }
         return false
     }
 
     /// The quantized weight, when stored so.
-    public var quantized: QuantizedWeight? {
+    package var quantized: QuantizedWeight? {
         if case .quantized(let weight) = elements { return weight }
         return nil
     }
 
     /// float32 elements in place, or (float16 or quantized storage) a temporary widened copy that
     /// lives only for the call: one layer's weights at a time, never the whole model.
-    public func withFloats<R>(_ body: (UnsafeBufferPointer<Float>) throws -> R) rethrows -> R {
+    package func withFloats<R>(_ body: (UnsafeBufferPointer<Float>) throws -> R) rethrows -> R {
         switch elements {
         case .float32(let storage):
             let floats = storage.bytes.isEmpty
@@ -82,12 +82,12 @@ public struct WeightTensor: WeightOperand {
         }
     }
 
-    public func derived<Form: Sendable>(_ form: String, _ make: () -> Form) -> Form {
+    package func derived<Form: Sendable>(_ form: String, _ make: () -> Form) -> Form {
         derivedForms.value(form, make)
     }
 
     /// An owned float32 copy, for code that needs a `FloatTensor`.
-    public func floatTensor() -> FloatTensor {
+    package func floatTensor() -> FloatTensor {
         withFloats { FloatTensor(shape: shape, data: Array($0)) }
     }
 }

@@ -5,16 +5,16 @@
 /// what JSONDecoder refuses (bad UTF-8, control characters in strings, lone surrogates, leading
 /// zeros, trailing commas or content) and also duplicate object keys; nesting is limited to
 /// `maximumDepth`, so hostile input cannot exhaust the stack.
-public struct JSONParser {
-    public static let maximumDepth = 256
+package struct JSONParser {
+    package static let maximumDepth = 256
 
-    public struct Failure: Error, CustomStringConvertible, Equatable {
-        public let offset: Int
-        public let reason: String
+    package struct Failure: Error, CustomStringConvertible, Equatable {
+        package let offset: Int
+        package let reason: String
         /// The member name an object holds twice, when that is the failure, and that object's depth (0: the top level).
-        public var duplicateKey: String? = nil
-        public var duplicateDepth = 0
-        public var description: String { "\(reason) at byte \(offset)" }
+        package var duplicateKey: String? = nil
+        package var duplicateDepth = 0
+        package var description: String { "\(reason) at byte \(offset)" }
     }
 
     private let bytes: UnsafeRawBufferPointer
@@ -23,7 +23,7 @@ public struct JSONParser {
     private init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
     /// The one JSON value `bytes` hold (whitespace around it allowed, nothing else).
-    public static func parse(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> JSONValue {
+    package static func parse(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> JSONValue {
         var parser = JSONParser(bytes)
         let value = try parser.value(depth: 0)
         parser.skipWhitespace()

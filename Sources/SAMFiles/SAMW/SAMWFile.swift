@@ -5,14 +5,18 @@ import SAMTensor
 /// (offset, length, alignment, dtype, shape) against the file before any tensor is used; tensors
 /// then borrow the mapped pages, so loading costs page faults, not copies.
 public final class SAMWFile: @unchecked Sendable {
+    /// The path the file was opened from.
     public let path: String
+    /// The header's metadata (for a model file: `ModelFileMetadata`, read by `SAMModelFile`).
     public let metadata: JSONValue
-    public let entries: [SAMWEntry]
+    package let entries: [SAMWEntry]
     /// The format version in the preamble: 1, or 2 when the file holds quantized weights.
-    public let version: UInt32
+    package let version: UInt32
     private let file: MappedFile
     private let index: [String: Int]
 
+    /// Maps the file at `path` and checks its preamble, header and tensor table; a file that fails a
+    /// check is a `FormatError` naming it. Checksums are checked by `verifyChecksums()`.
     public init(path: String) throws(FormatError) {
         self.path = path
         file = try MappedFile(path: path)
@@ -81,9 +85,10 @@ public final class SAMWFile: @unchecked Sendable {
         }
     }
 
+    /// The stored tensors' names, in table order.
     public var names: [String] { entries.map(\.name) }
 
-    public func entry(named name: String) -> SAMWEntry? { index[name].map { entries[$0] } }
+    package func entry(named name: String) -> SAMWEntry? { index[name].map { entries[$0] } }
 
     /// The tensor `name`, borrowing the mapped file (no copy).
     public func tensor(named name: String) throws(FormatError) -> Tensor {
@@ -99,7 +104,7 @@ public final class SAMWFile: @unchecked Sendable {
     }
 
     /// The quantized weight `name` (a `q8` or `q4` row), borrowing the mapped file.
-    public func quantizedWeight(named name: String) throws(FormatError) -> QuantizedWeight {
+    package func quantizedWeight(named name: String) throws(FormatError) -> QuantizedWeight {
         guard let entry = entry(named: name) else {
             throw FormatError(.missingTensor, file: path, tensor: name, "not in the tensor table")
         }
@@ -111,17 +116,17 @@ public final class SAMWFile: @unchecked Sendable {
     }
 
     /// Whether row `entry` holds a quantized weight.
-    public static func isQuantized(_ entry: SAMWEntry) -> Bool { SAMWLayout.scheme(named: entry.dtype) != nil }
+    package static func isQuantized(_ entry: SAMWEntry) -> Bool { SAMWLayout.scheme(named: entry.dtype) != nil }
 
     /// Every plain tensor, by name (quantized weights: `quantizedWeights()`).
-    public func tensors() throws(FormatError) -> [String: Tensor] {
+    package func tensors() throws(FormatError) -> [String: Tensor] {
         var result: [String: Tensor] = [:]
         for entry in entries where !Self.isQuantized(entry) { result[entry.name] = try tensor(named: entry.name) }
         return result
     }
 
     /// Every quantized weight, by name.
-    public func quantizedWeights() throws(FormatError) -> [String: QuantizedWeight] {
+    package func quantizedWeights() throws(FormatError) -> [String: QuantizedWeight] {
         var result: [String: QuantizedWeight] = [:]
         for entry in entries where Self.isQuantized(entry) { result[entry.name] = try quantizedWeight(named: entry.name) }
         return result
@@ -136,7 +141,7 @@ public final class SAMWFile: @unchecked Sendable {
     /// zlib's `crc32_combine`), and throws naming the first whose checksum differs from the table's.
     /// Measured with `sambench load` on 2 cores (AVX-512, PCLMULQDQ folding, file in the page cache):
     /// about 3 ms for MobileSAM's 39 MB in a fresh process, page faults included.
-    public func verifyChecksums<Names: Sequence>(of names: Names) throws(FormatError) where Names.Element == String {
+    package func verifyChecksums<Names: Sequence>(of names: Names) throws(FormatError) where Names.Element == String {
         var checked: [SAMWEntry] = []
         for name in names {
             guard let entry = entry(named: name) else {

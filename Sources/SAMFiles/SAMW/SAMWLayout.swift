@@ -1,36 +1,36 @@
 import SAMTensor
 
 /// The fixed parts of a .samw file (see docs/samw-format.md).
-public enum SAMWLayout {
+package enum SAMWLayout {
     /// "SAMW" then 0x0D 0x0A 0x1A 0x0A (catches text-mode and truncating transfers, as PNG's does).
-    public static let magic: [UInt8] = [0x53, 0x41, 0x4D, 0x57, 0x0D, 0x0A, 0x1A, 0x0A]
+    package static let magic: [UInt8] = [0x53, 0x41, 0x4D, 0x57, 0x0D, 0x0A, 0x1A, 0x0A]
     /// Files without quantized weights are written as version 1, byte for byte as before; a file
     /// holding `q8`/`q4` rows is version 2, so a reader that knows only version 1 refuses it by
     /// its version instead of failing on an unknown dtype. This reader reads both.
-    public static let plainVersion: UInt32 = 1
-    public static let quantizedVersion: UInt32 = 2
-    public static let newestVersion: UInt32 = quantizedVersion
+    package static let plainVersion: UInt32 = 1
+    package static let quantizedVersion: UInt32 = 2
+    package static let newestVersion: UInt32 = quantizedVersion
     /// magic (8) + version (u32) + reserved (u32) + header length (u64).
-    public static let preambleSize = 24
+    package static let preambleSize = 24
     /// Tensor data offsets are multiples of this (AVX-512 line; also fine for NEON and page mapping).
-    public static let alignment = 64
+    package static let alignment = 64
     /// Refuse headers larger than this before allocating for them.
-    public static let maximumHeaderBytes = 64 << 20
+    package static let maximumHeaderBytes = 64 << 20
 
-    public static func dtypeName(_ dtype: DType) -> String { dtype.shortName }
+    package static func dtypeName(_ dtype: DType) -> String { dtype.shortName }
     static func dtype(named name: String) -> DType? { DType.allCases.first { $0.shortName == name } }
     static func scheme(named name: String) -> QuantizedWeight.Scheme? { QuantizedWeight.Scheme(rawValue: name) }
 }
 
 /// One row of the tensor table.
-public struct SAMWEntry: Codable, Sendable, Equatable {
-    public let name: String
-    public let dtype: String
-    public let shape: [Int]
+package struct SAMWEntry: Codable, Sendable, Equatable {
+    package let name: String
+    package let dtype: String
+    package let shape: [Int]
     /// From the start of the file.
-    public let offset: Int
-    public let length: Int
-    public let crc32: UInt32
+    package let offset: Int
+    package let length: Int
+    package let crc32: UInt32
 }
 
 /// The JSON header: free-form model metadata, then the tensor table.

@@ -5,15 +5,16 @@ import SAMTensor
 /// (`init(name:dtype:shape:...)`), so a file larger than memory is written one row at a time.
 public struct SAMWRow: Sendable {
     /// Makes the row's bytes; every call must give the same bytes (their CRC-32 is given beforehand).
-    public typealias Make = @Sendable () throws(FormatError) -> TensorStorage
+    package typealias Make = @Sendable () throws(FormatError) -> TensorStorage
 
+    /// The tensor's name in the file (a dotted state-dict path).
     public let name: String
-    public let dtype: String
-    public let shape: [Int]
-    public let byteCount: Int
-    public let isQuantized: Bool
+    package let dtype: String
+    package let shape: [Int]
+    package let byteCount: Int
+    package let isQuantized: Bool
     /// The CRC-32 of the bytes when they are made on demand (the writer computes it for held ones).
-    public let crc32: UInt32?
+    package let crc32: UInt32?
     private let source: Source
 
     private enum Source: Sendable {
@@ -21,6 +22,7 @@ public struct SAMWRow: Sendable {
         case made(Make)
     }
 
+    /// A plain tensor, its bytes held as they are.
     public init(name: String, tensor: Tensor) {
         self.name = name
         dtype = SAMWLayout.dtypeName(tensor.dtype)
@@ -31,7 +33,7 @@ public struct SAMWRow: Sendable {
         source = .held(tensor.storage)
     }
 
-    public init(name: String, quantized weight: QuantizedWeight) {
+    package init(name: String, quantized weight: QuantizedWeight) {
         self.name = name
         dtype = weight.scheme.rawValue
         shape = weight.shape
@@ -42,7 +44,7 @@ public struct SAMWRow: Sendable {
     }
 
     /// A row whose `byteCount` bytes, with checksum `crc32`, `make` makes when they are written.
-    public init(name: String, dtype: String, shape: [Int], byteCount: Int, isQuantized: Bool, crc32: UInt32,
+    package init(name: String, dtype: String, shape: [Int], byteCount: Int, isQuantized: Bool, crc32: UInt32,
                 make: @escaping Make) {
         self.name = name
         self.dtype = dtype
@@ -54,7 +56,7 @@ public struct SAMWRow: Sendable {
     }
 
     /// The bytes: held, or made now.
-    public func bytes() throws(FormatError) -> TensorStorage {
+    package func bytes() throws(FormatError) -> TensorStorage {
         switch source {
         case .held(let storage): storage
         case .made(let make): try make()

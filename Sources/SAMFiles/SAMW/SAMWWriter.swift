@@ -6,13 +6,13 @@ import SAMTensor
 /// streamed to a temporary sibling that is renamed into place (`AtomicFileWriter`). Besides the
 /// header, nothing the size of the model is held: the tensors are written from where they are, and
 /// rows made on demand (`SAMWRow.Make`) are made one at a time as they are written.
-public enum SAMWWriter {
-    public static func write(tensors: [(name: String, tensor: Tensor)], metadata: JSONValue, to path: String,
+package enum SAMWWriter {
+    package static func write(tensors: [(name: String, tensor: Tensor)], metadata: JSONValue, to path: String,
                              policy: OutputPolicy = .replace) throws(FormatError) {
         try write(rows: tensors.map { SAMWRow(name: $0.name, tensor: $0.tensor) }, metadata: metadata, to: path, policy: policy)
     }
 
-    public static func write(rows tensors: [SAMWRow], metadata: JSONValue, to path: String,
+    package static func write(rows tensors: [SAMWRow], metadata: JSONValue, to path: String,
                              policy: OutputPolicy = .replace) throws(FormatError) {
         var names = Set<String>()
         for row in tensors where !names.insert(row.name).inserted {

@@ -8,8 +8,8 @@ import Darwin
 /// Reads a small file (a configuration, a list of point grids, a CSV): opened without blocking (a
 /// FIFO cannot stall the open), checked on the open descriptor to be a regular file of at most
 /// `limit` bytes, then read whole. `what` names such a file in the size error.
-public enum ConfigFile {
-    public static func contents(of path: String, limit: Int,
+package enum ConfigFile {
+    package static func contents(of path: String, limit: Int,
                                 what: String = "a configuration file") throws(ConfigError) -> Data {
         // Looked at before the open too: opening a socket fails with a confusing "no such device".
         var named = stat()

@@ -1,7 +1,7 @@
 /// Each image-encoder family's own bounds (see `ConfigBounds`): list lengths that agree with the
 /// stage count, sizes that build, ratios that are finite.
 extension TinyViTConfig {
-    public func checkBounds(_ check: inout ConfigProblems) {
+    package func checkBounds(_ check: inout ConfigProblems) {
         let stages = embedDims.count
         check.require("imageEncoder stages (embedDims)", stages, in: 1...8)
         check.require("imageEncoder.inChannels", inChannels, in: 1...64)
@@ -21,7 +21,7 @@ extension TinyViTConfig {
 }
 
 extension ViTConfig {
-    public func checkBounds(_ check: inout ConfigProblems) {
+    package func checkBounds(_ check: inout ConfigProblems) {
         check.require("imageEncoder.patchSize", patchSize, in: 1...max(1, min(imageSize, 1024)))
         check.require("imageEncoder.inChannels", inChannels, in: 1...64)
         check.require("imageEncoder.embedDim", embedDim, in: ConfigBounds.channels)

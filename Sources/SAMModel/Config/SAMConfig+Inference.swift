@@ -6,7 +6,7 @@
 /// Used when weights come without a config; the result is checked again, strictly, when the model
 /// is built from them.
 extension SAMConfig {
-    public static func inferred(fromShapes shapes: [String: [Int]], imageSize: Int? = nil, mergeStrides: [Int]? = nil,
+    package static func inferred(fromShapes shapes: [String: [Int]], imageSize: Int? = nil, mergeStrides: [Int]? = nil,
                                 imageEmbeddingSize: Int? = nil, base: SAMConfig = .mobileSAM) throws(FamilyChoiceError) -> SAMConfig {
         let base = inferenceBase(base, shapes: shapes)
         var config = base

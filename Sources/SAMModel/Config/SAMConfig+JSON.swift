@@ -1,25 +1,25 @@
 import Foundation
 
 /// Why a configuration file could not be used.
-public struct ConfigError: Error, CustomStringConvertible, Equatable {
-    public let file: String
-    public let message: String
-    public var description: String { "\(file): \(message)" }
+package struct ConfigError: Error, CustomStringConvertible, Equatable {
+    package let file: String
+    package let message: String
+    package var description: String { "\(file): \(message)" }
 }
 
 extension SAMConfig {
     /// A config.json is a few hundred bytes; anything past this is not one.
-    public static let maximumFileBytes = 1 << 20
+    package static let maximumFileBytes = 1 << 20
 
     /// Reads a config.json in this type's own key names (what `converters/export_reference.py` writes;
     /// keys it does not know, such as derived geometry, are ignored), then checks its sizes
     /// (`validate`). Only a regular file is read: a FIFO or a device is refused at once.
-    public init(contentsOf path: String) throws(ConfigError) {
+    package init(contentsOf path: String) throws(ConfigError) {
         try self.init(json: ConfigFile.contents(of: path, limit: Self.maximumFileBytes), file: path)
     }
 
     /// `init(contentsOf:)` on a config.json already read from `path` (named in errors).
-    public init(json data: Data, file path: String) throws(ConfigError) {
+    package init(json data: Data, file path: String) throws(ConfigError) {
         do { self = try JSONDecoder().decode(SAMConfig.self, from: data) } catch {
             throw ConfigError(file: path, message: "not a SAM config: \(error)")
         }
@@ -43,7 +43,7 @@ extension SAMConfig {
     }
 
     /// Compact JSON of this configuration (stored in .samw metadata).
-    public func jsonData() -> Data {
+    package func jsonData() -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return (try? encoder.encode(self)) ?? Data("{}".utf8)  // a struct of numbers and arrays always encodes

@@ -3,46 +3,46 @@
 /// positional encoding before any weight is compared with it, `maxPoints` Int.max overflows the
 /// decoder's token range, a patch size of 0 divides by zero. Every bound leaves wide room around the
 /// published models (SAM, MobileSAM: a 1024 input, a 64x64x256 embedding, 2 decoder layers of 8 heads).
-public enum ConfigBounds {
-    public static let imageSize = 1...4096
-    public static let embeddingGridSize = 1...256
-    public static let channels = 1...4096
-    public static let hiddenWidth = 1...65_536
-    public static let heads = 1...256
-    public static let layers = 1...128
-    public static let headLayers = 1...16
-    public static let multimaskOutputs = 1...16
-    public static let maxPoints = 1...65_536
+package enum ConfigBounds {
+    package static let imageSize = 1...4096
+    package static let embeddingGridSize = 1...256
+    package static let channels = 1...4096
+    package static let hiddenWidth = 1...65_536
+    package static let heads = 1...256
+    package static let layers = 1...128
+    package static let headLayers = 1...16
+    package static let multimaskOutputs = 1...16
+    package static let maxPoints = 1...65_536
     /// Elements of the dense positional encoding [C, g, g] built from the configuration (SAM's: 2^20).
-    public static let densePositionalEncodingElements = 1 << 26
+    package static let densePositionalEncodingElements = 1 << 26
 }
 
 /// Collects "field value is not in range" lines.
-public struct ConfigProblems {
-    public private(set) var lines: [String] = []
+package struct ConfigProblems {
+    package private(set) var lines: [String] = []
 
-    public init() {}
+    package init() {}
 
-    public mutating func require(_ field: String, _ value: Int, in range: ClosedRange<Int>) {
+    package mutating func require(_ field: String, _ value: Int, in range: ClosedRange<Int>) {
         if !range.contains(value) { lines.append("\(field) \(value) is not in \(range.lowerBound)...\(range.upperBound)") }
     }
 
-    public mutating func require(_ field: String, _ value: Double, in range: ClosedRange<Double>) {
+    package mutating func require(_ field: String, _ value: Double, in range: ClosedRange<Double>) {
         if !value.isFinite || !range.contains(value) { lines.append("\(field) \(value) is not in \(range.lowerBound)...\(range.upperBound)") }
     }
 
-    public mutating func require(_ condition: Bool, _ line: @autoclosure () -> String) {
+    package mutating func require(_ condition: Bool, _ line: @autoclosure () -> String) {
         if !condition { lines.append(line()) }
     }
 }
 
 extension SAMConfig {
     /// Every size out of bounds or inconsistent, one line each; empty when the configuration is usable.
-    public var problems: [String] { problems(components: Set(Sam.components)) }
+    package var problems: [String] { problems(components: Set(Sam.components)) }
 
     /// The same, for a model holding only `components` (`Sam.components` names): widths are compared
     /// only between parts the model has, so an encoder-only file keeps the prompt encoder's defaults.
-    public func problems(components: Set<String>) -> [String] {
+    package func problems(components: Set<String>) -> [String] {
         var check = ConfigProblems()
         let encoder = imageEncoder
         if let family {
@@ -131,7 +131,7 @@ extension SAMConfig {
 
     /// Throws naming `file` and every problem when the configuration is not usable (for a model
     /// holding `components`; all of them unless said).
-    public func validate(file: String, components: Set<String> = Set(Sam.components)) throws(ConfigError) {
+    package func validate(file: String, components: Set<String> = Set(Sam.components)) throws(ConfigError) {
         let found = problems(components: components)
         guard found.isEmpty else {
             throw ConfigError(file: file, message: "configuration out of bounds: " + found.joined(separator: "; "))

@@ -5,15 +5,17 @@
 public struct SAMConfig: Codable, Sendable, Equatable {
     /// The image encoder of whichever family (`ImageEncoderFamilies`).
     public var imageEncoder: AnyImageEncoderConfig
-    public var promptEncoder: PromptEncoderConfig
-    public var maskDecoder: MaskDecoderConfig
-    /// The point counts the prompt encoder and decoder accept (a range, as CoreML exports declare RangeDim(1, 100)).
+    package var promptEncoder: PromptEncoderConfig
+    package var maskDecoder: MaskDecoderConfig
+    /// The fewest points a prompt may have (a box counts as two, the padding point not at all): with
+    /// `maxPoints`, the range the prompt encoder and decoder accept, as CoreML exports declare RangeDim(1, 100).
     public var minPoints: Int
+    /// The most points a prompt may have, a box's two corners included and the padding point not.
     public var maxPoints: Int
     /// The model family (`ModelFamilies`, JSON key `modelFamily`) when it is not the image encoder's
     /// plain one (SAM-HQ over SAM's ViT); nil otherwise, so configurations of the plain families
     /// keep the bytes they had before families were named. `modelFamily` is the name in force.
-    public var modelFamilyName: String?
+    package var modelFamilyName: String?
     /// SAM 2's video mode, when the model has it; nil (and absent from the JSON) otherwise.
     public var video: SAM2VideoConfig?
 
@@ -22,7 +24,7 @@ public struct SAMConfig: Codable, Sendable, Equatable {
         case modelFamilyName = "modelFamily"
     }
 
-    public init(imageEncoder: AnyImageEncoderConfig = AnyImageEncoderConfig(TinyViTConfig.mobileSAM, family: TinyViTFamily.self),
+    package init(imageEncoder: AnyImageEncoderConfig = AnyImageEncoderConfig(TinyViTConfig.mobileSAM, family: TinyViTFamily.self),
                 promptEncoder: PromptEncoderConfig = .mobileSAM,
                 maskDecoder: MaskDecoderConfig = .mobileSAM, minPoints: Int = 1, maxPoints: Int = 100) {
         self.imageEncoder = imageEncoder
@@ -39,24 +41,24 @@ public struct SAMConfig: Codable, Sendable, Equatable {
     }
 
     /// The model family; nil for a name no family has (validation refuses it).
-    public var family: (any ModelFamily.Type)? { ModelFamilies.named(modelFamily) }
+    package var family: (any ModelFamily.Type)? { ModelFamilies.named(modelFamily) }
 
     /// What the image encoder hands the decoder, as the model family names it (`ModelFamily.featureNames`).
     public var featureNames: [String] { family?.featureNames(self) ?? imageEncoder.featureNames }
     /// The shape of each of `featureNames`.
-    public var featureShapes: [[Int]] { family?.featureShapes(self) ?? imageEncoder.featureShapes }
+    package var featureShapes: [[Int]] { family?.featureShapes(self) ?? imageEncoder.featureShapes }
 
-    public static let mobileSAM = SAMConfig()
+    package static let mobileSAM = SAMConfig()
 
     /// The original SAM with the given ViT (prompt encoder and mask decoder as MobileSAM's, which are SAM's).
-    public static func sam(_ vit: ViTConfig) -> SAMConfig {
+    package static func sam(_ vit: ViTConfig) -> SAMConfig {
         SAMConfig(imageEncoder: AnyImageEncoderConfig(vit, family: ViTFamily.self))
     }
 
     /// SAM 2.1 with the given Hiera: SAM's prompt encoder sizes, SAM 2's decoder additions, the
     /// input and embedding grid from the Hiera (SAM2Base: image_size // backbone_stride 16).
     /// ref: sam2/modeling/sam2_base.py SAM2Base._build_sam_heads; sam2/build_sam.py build_sam2
-    public static func sam2(_ hiera: HieraConfig) -> SAMConfig {
+    package static func sam2(_ hiera: HieraConfig) -> SAMConfig {
         var config = SAMConfig(imageEncoder: AnyImageEncoderConfig(hiera, family: HieraFamily.self))
         config.promptEncoder.embedDim = hiera.neckDim
         config.promptEncoder.inputImageSize = hiera.imageSize
@@ -68,73 +70,73 @@ public struct SAMConfig: Codable, Sendable, Equatable {
 }
 
 /// TinyViT as MobileSAM builds it.
-public struct TinyViTConfig: Codable, Sendable, Equatable {
-    public var imageSize: Int
-    public var inChannels: Int
-    public var embedDims: [Int]
-    public var depths: [Int]
-    public var numHeads: [Int]
-    public var windowSizes: [Int]
-    public var mlpRatio: Double
-    public var mbconvExpandRatio: Double
-    public var localConvSize: Int
+package struct TinyViTConfig: Codable, Sendable, Equatable {
+    package var imageSize: Int
+    package var inChannels: Int
+    package var embedDims: [Int]
+    package var depths: [Int]
+    package var numHeads: [Int]
+    package var windowSizes: [Int]
+    package var mlpRatio: Double
+    package var mbconvExpandRatio: Double
+    package var localConvSize: Int
     /// Stride of the PatchMerging that starts stage i+1 (upstream: 1 when its out dim is 320, 448 or 576, else 2).
-    public var mergeStrides: [Int]
+    package var mergeStrides: [Int]
     /// Output channels of the neck (= the prompt/decoder transformer dim).
-    public var neckDim: Int
+    package var neckDim: Int
     /// How photos become the input; nil (and absent from JSON) is SAM's (`ImagePreprocessing.sam`).
-    public var imagePreprocessing: ImagePreprocessing? = nil
+    package var imagePreprocessing: ImagePreprocessing? = nil
 
-    public static let mobileSAM = TinyViTConfig(
+    package static let mobileSAM = TinyViTConfig(
         imageSize: 1024, inChannels: 3, embedDims: [64, 128, 160, 320], depths: [2, 2, 6, 2],
         numHeads: [2, 4, 5, 10], windowSizes: [7, 7, 14, 7], mlpRatio: 4, mbconvExpandRatio: 4,
         localConvSize: 3, mergeStrides: [2, 2, 1], neckDim: 256)
 
     /// ref: tiny_vit_sam.py PatchMerging.__init__ — stride_c = 1 if out_dim in (320, 448, 576) else 2
-    public static func upstreamMergeStrides(embedDims: [Int]) -> [Int] {
+    package static func upstreamMergeStrides(embedDims: [Int]) -> [Int] {
         embedDims.dropFirst().map { [320, 448, 576].contains($0) ? 1 : 2 }
     }
 }
 
-public struct PromptEncoderConfig: Codable, Sendable, Equatable {
-    public var embedDim: Int
+package struct PromptEncoderConfig: Codable, Sendable, Equatable {
+    package var embedDim: Int
     /// Side of the image embedding grid (64 for a 1024 input).
-    public var imageEmbeddingSize: Int
+    package var imageEmbeddingSize: Int
     /// Side of the model input (1024).
-    public var inputImageSize: Int
-    public var maskInChannels: Int
+    package var inputImageSize: Int
+    package var maskInChannels: Int
 
-    public static let mobileSAM = PromptEncoderConfig(embedDim: 256, imageEmbeddingSize: 64, inputImageSize: 1024, maskInChannels: 16)
+    package static let mobileSAM = PromptEncoderConfig(embedDim: 256, imageEmbeddingSize: 64, inputImageSize: 1024, maskInChannels: 16)
 }
 
-public struct MaskDecoderConfig: Codable, Sendable, Equatable {
-    public var transformerDim: Int
-    public var depth: Int
-    public var numHeads: Int
-    public var mlpDim: Int
+package struct MaskDecoderConfig: Codable, Sendable, Equatable {
+    package var transformerDim: Int
+    package var depth: Int
+    package var numHeads: Int
+    package var mlpDim: Int
     /// Cross attention to the image downsamples its internal dim by this factor.
-    public var attentionDownsampleRate: Int
-    public var numMultimaskOutputs: Int
-    public var iouHeadDepth: Int
-    public var iouHeadHiddenDim: Int
+    package var attentionDownsampleRate: Int
+    package var numMultimaskOutputs: Int
+    package var iouHeadDepth: Int
+    package var iouHeadHiddenDim: Int
     /// SAM 2's additions to the decoder; nil for SAM's.
-    public var sam2: SAM2DecoderOptions? = nil
+    package var sam2: SAM2DecoderOptions? = nil
     /// eps of the transformer's nn.LayerNorms when not PyTorch's 1e-5 (EfficientViT-SAM's zoo sets
     /// 1e-6); nil, and absent from JSON, for SAM's, so other files keep their bytes.
-    public var transformerLayerNormEps: Double? = nil
+    package var transformerLayerNormEps: Double? = nil
 
     /// The transformer's LayerNorm eps in force. ref: segment_anything/modeling/transformer.py nn.LayerNorm(embedding_dim)
-    public var layerNormEps: Float { Float(transformerLayerNormEps ?? 1e-5) }
+    package var layerNormEps: Float { Float(transformerLayerNormEps ?? 1e-5) }
 
-    public static let mobileSAM = MaskDecoderConfig(transformerDim: 256, depth: 2, numHeads: 8, mlpDim: 2048,
+    package static let mobileSAM = MaskDecoderConfig(transformerDim: 256, depth: 2, numHeads: 8, mlpDim: 2048,
                                                     attentionDownsampleRate: 2, numMultimaskOutputs: 3,
                                                     iouHeadDepth: 3, iouHeadHiddenDim: 256)
 }
 
 /// What SAM 2's mask decoder adds to SAM's (sam2/modeling/sam/mask_decoder.py MaskDecoder.__init__
 /// arguments as SAM2Base and build_sam2 pass them); defaults are every published SAM 2 / 2.1 model's.
-public struct SAM2DecoderOptions: Codable, Sendable, Equatable {
-    public enum ObjectScoreHead: String, Codable, Sendable {
+package struct SAM2DecoderOptions: Codable, Sendable, Equatable {
+    package enum ObjectScoreHead: String, Codable, Sendable {
         /// pred_obj_scores=False: no object-score token (the logit is a constant 10).
         case none
         /// pred_obj_scores=True: Linear(d, 1).
@@ -144,17 +146,17 @@ public struct SAM2DecoderOptions: Codable, Sendable, Equatable {
     }
 
     /// use_high_res_features: conv_s0/conv_s1 maps added while upscaling.
-    public var highResolutionFeatures: Bool
+    package var highResolutionFeatures: Bool
     /// iou_prediction_use_sigmoid.
-    public var iouSigmoid: Bool
-    public var objectScoreHead: ObjectScoreHead
+    package var iouSigmoid: Bool
+    package var objectScoreHead: ObjectScoreHead
     /// Single-mask output falls back to the best multimask output when mask 0 is unstable
     /// (build_sam2's post-processing overrides: delta 0.05, threshold 0.98).
-    public var dynamicMultimaskViaStability: Bool
-    public var stabilityDelta: Double
-    public var stabilityThreshold: Double
+    package var dynamicMultimaskViaStability: Bool
+    package var stabilityDelta: Double
+    package var stabilityThreshold: Double
 
-    public init(highResolutionFeatures: Bool = true, iouSigmoid: Bool = true, objectScoreHead: ObjectScoreHead = .mlp,
+    package init(highResolutionFeatures: Bool = true, iouSigmoid: Bool = true, objectScoreHead: ObjectScoreHead = .mlp,
                 dynamicMultimaskViaStability: Bool = true, stabilityDelta: Double = 0.05, stabilityThreshold: Double = 0.98) {
         self.highResolutionFeatures = highResolutionFeatures
         self.iouSigmoid = iouSigmoid

@@ -7,7 +7,7 @@
 /// ref: transformers 5.23 modeling_sam2.py Sam2HieraDetModel, Sam2VisionNeck, Sam2VisionModel,
 /// Sam2MaskDecoder; modeling_sam2_video.py Sam2VideoModel
 extension TransformersSam2Config {
-    public func samConfig(file: String) throws(ConfigError) -> SAMConfig {
+    package func samConfig(file: String) throws(ConfigError) -> SAMConfig {
         var refused: [String] = []
         func require(_ holds: Bool, _ why: @autoclosure () -> String) { if !holds { refused.append(why()) } }
 

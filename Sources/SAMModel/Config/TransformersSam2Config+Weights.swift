@@ -6,22 +6,22 @@ import SAMTensor
 /// (a hand edit, a file from another model). Sizes the weights show are otherwise read from them
 /// (`SAM2VideoConfig.inferred`); this says where the file disagrees, field by field, instead.
 extension TransformersSam2Config {
-    public struct Disagreement: Sendable, Equatable, CustomStringConvertible {
+    package struct Disagreement: Sendable, Equatable, CustomStringConvertible {
         /// transformers' field name and the value the file gives it (or its default).
-        public let field: String
-        public let stated: String
+        package let field: String
+        package let stated: String
         /// The canonical name of the tensor that shows otherwise, and what it shows.
-        public let tensor: String
-        public let found: String
+        package let tensor: String
+        package let found: String
 
-        public var description: String { "\(field) = \(stated), but \(tensor) \(found)" }
+        package var description: String { "\(field) = \(stated), but \(tensor) \(found)" }
     }
 
     /// Every video size of this file (transformers' default where it says nothing) that the weights'
     /// shapes (canonical names) contradict; empty when the file is not a Sam2VideoConfig or the
     /// weights hold no video modules.
     /// ref: modeling_sam2_video.py Sam2VideoModel.__init__, Sam2VideoMemoryAttention, Sam2VideoMemoryEncoder
-    public func videoDisagreements(withShapes shapes: [String: [Int]]) -> [Disagreement] {
+    package func videoDisagreements(withShapes shapes: [String: [Int]]) -> [Disagreement] {
         guard isVideo, SAM2VideoConfig.present(inShapes: shapes) else { return [] }
         var found: [Disagreement] = []
         func dimension(_ field: String, _ stated: Int, _ tensor: String, _ axis: Int) {

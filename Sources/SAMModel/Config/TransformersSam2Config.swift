@@ -7,10 +7,10 @@ import Foundation
 /// ref: transformers 5.23 configuration_sam2.py Sam2HieraDetConfig, Sam2VisionConfig,
 /// Sam2PromptEncoderConfig, Sam2MaskDecoderConfig, Sam2Config; configuration_sam2_video.py Sam2VideoConfig
 public struct TransformersSam2Config: Decodable, Sendable {
-    public static let modelTypes: Set<String> = ["sam2", "sam2_video"]
+    package static let modelTypes: Set<String> = ["sam2", "sam2_video"]
 
     /// Whether `data` is a transformers config.json (it names a `model_type`), of SAM 2 or not.
-    public static func modelType(of data: Data) -> String? {
+    package static func modelType(of data: Data) -> String? {
         struct Probe: Decodable {
             var modelType: String?
             enum CodingKeys: String, CodingKey { case modelType = "model_type" }
@@ -18,112 +18,112 @@ public struct TransformersSam2Config: Decodable, Sendable {
         return (try? JSONDecoder().decode(Probe.self, from: data))?.modelType
     }
 
-    public struct Backbone: Decodable, Sendable {
-        public var hiddenSize: Int?
-        public var numAttentionHeads: Int?
-        public var numChannels: Int?
-        public var imageSize: SideLengths?
-        public var patchKernelSize: SideLengths?
-        public var patchStride: SideLengths?
-        public var patchPadding: SideLengths?
-        public var queryStride: SideLengths?
-        public var windowPositionalEmbeddingBackgroundSize: SideLengths?
-        public var numQueryPoolStages: Int?
-        public var blocksPerStage: [Int]?
-        public var embedDimPerStage: [Int]?
-        public var numAttentionHeadsPerStage: [Int]?
-        public var windowSizePerStage: [Int]?
-        public var globalAttentionBlocks: [Int]?
-        public var mlpRatio: Double?
-        public var hiddenAct: String?
-        public var layerNormEps: Double?
+    package struct Backbone: Decodable, Sendable {
+        package var hiddenSize: Int?
+        package var numAttentionHeads: Int?
+        package var numChannels: Int?
+        package var imageSize: SideLengths?
+        package var patchKernelSize: SideLengths?
+        package var patchStride: SideLengths?
+        package var patchPadding: SideLengths?
+        package var queryStride: SideLengths?
+        package var windowPositionalEmbeddingBackgroundSize: SideLengths?
+        package var numQueryPoolStages: Int?
+        package var blocksPerStage: [Int]?
+        package var embedDimPerStage: [Int]?
+        package var numAttentionHeadsPerStage: [Int]?
+        package var windowSizePerStage: [Int]?
+        package var globalAttentionBlocks: [Int]?
+        package var mlpRatio: Double?
+        package var hiddenAct: String?
+        package var layerNormEps: Double?
     }
 
-    public struct Vision: Decodable, Sendable {
-        public var backboneConfig: Backbone?
-        public var backboneChannelList: [Int]?
-        public var fpnHiddenSize: Int?
-        public var fpnKernelSize: Int?
-        public var fpnStride: Int?
-        public var fpnPadding: Int?
-        public var fpnTopDownLevels: [Int]?
-        public var numFeatureLevels: Int?
+    package struct Vision: Decodable, Sendable {
+        package var backboneConfig: Backbone?
+        package var backboneChannelList: [Int]?
+        package var fpnHiddenSize: Int?
+        package var fpnKernelSize: Int?
+        package var fpnStride: Int?
+        package var fpnPadding: Int?
+        package var fpnTopDownLevels: [Int]?
+        package var numFeatureLevels: Int?
     }
 
-    public struct PromptEncoder: Decodable, Sendable {
-        public var hiddenSize: Int?
-        public var imageSize: SideLengths?
-        public var patchSize: SideLengths?
-        public var maskInputChannels: Int?
-        public var numPointEmbeddings: Int?
+    package struct PromptEncoder: Decodable, Sendable {
+        package var hiddenSize: Int?
+        package var imageSize: SideLengths?
+        package var patchSize: SideLengths?
+        package var maskInputChannels: Int?
+        package var numPointEmbeddings: Int?
     }
 
-    public struct MaskDecoder: Decodable, Sendable {
-        public var hiddenSize: Int?
-        public var mlpDim: Int?
-        public var numHiddenLayers: Int?
-        public var numAttentionHeads: Int?
-        public var attentionDownsampleRate: Int?
-        public var numMultimaskOutputs: Int?
-        public var iouHeadDepth: Int?
-        public var iouHeadHiddenDim: Int?
-        public var dynamicMultimaskViaStability: Bool?
-        public var dynamicMultimaskStabilityDelta: Double?
-        public var dynamicMultimaskStabilityThresh: Double?
+    package struct MaskDecoder: Decodable, Sendable {
+        package var hiddenSize: Int?
+        package var mlpDim: Int?
+        package var numHiddenLayers: Int?
+        package var numAttentionHeads: Int?
+        package var attentionDownsampleRate: Int?
+        package var numMultimaskOutputs: Int?
+        package var iouHeadDepth: Int?
+        package var iouHeadHiddenDim: Int?
+        package var dynamicMultimaskViaStability: Bool?
+        package var dynamicMultimaskStabilityDelta: Double?
+        package var dynamicMultimaskStabilityThresh: Double?
     }
 
-    public struct RopeParameters: Decodable, Sendable {
-        public var ropeTheta: Double?
-        public var ropeType: String?
+    package struct RopeParameters: Decodable, Sendable {
+        package var ropeTheta: Double?
+        package var ropeType: String?
     }
 
-    public var modelType: String
-    public var visionConfig: Vision?
-    public var promptEncoderConfig: PromptEncoder?
-    public var maskDecoderConfig: MaskDecoder?
+    package var modelType: String
+    package var visionConfig: Vision?
+    package var promptEncoderConfig: PromptEncoder?
+    package var maskDecoderConfig: MaskDecoder?
 
     // Sam2VideoConfig's own fields (absent from a Sam2Config).
-    public var imageSize: SideLengths?
-    public var numMaskmem: Int?
-    public var sigmoidScaleForMemEnc: Double?
-    public var sigmoidBiasForMemEnc: Double?
-    public var enableOcclusionSpatialEmbedding: Bool?
-    public var multimaskOutputInSam: Bool?
-    public var multimaskMinPtNum: Int?
-    public var multimaskMaxPtNum: Int?
-    public var multimaskOutputForTracking: Bool?
-    public var maxObjectPointersInEncoder: Int?
-    public var maxCondFrameNum: Int?
-    public var enableTemporalPosEncodingForObjectPointers: Bool?
-    public var memoryAttentionHiddenSize: Int?
-    public var memoryAttentionNumLayers: Int?
-    public var memoryAttentionNumAttentionHeads: Int?
-    public var memoryAttentionDownsampleRate: Int?
-    public var memoryAttentionFeedForwardHiddenSize: Int?
-    public var memoryAttentionFeedForwardHiddenAct: String?
-    public var memoryAttentionRopeFeatSizes: [Int]?
+    package var imageSize: SideLengths?
+    package var numMaskmem: Int?
+    package var sigmoidScaleForMemEnc: Double?
+    package var sigmoidBiasForMemEnc: Double?
+    package var enableOcclusionSpatialEmbedding: Bool?
+    package var multimaskOutputInSam: Bool?
+    package var multimaskMinPtNum: Int?
+    package var multimaskMaxPtNum: Int?
+    package var multimaskOutputForTracking: Bool?
+    package var maxObjectPointersInEncoder: Int?
+    package var maxCondFrameNum: Int?
+    package var enableTemporalPosEncodingForObjectPointers: Bool?
+    package var memoryAttentionHiddenSize: Int?
+    package var memoryAttentionNumLayers: Int?
+    package var memoryAttentionNumAttentionHeads: Int?
+    package var memoryAttentionDownsampleRate: Int?
+    package var memoryAttentionFeedForwardHiddenSize: Int?
+    package var memoryAttentionFeedForwardHiddenAct: String?
+    package var memoryAttentionRopeFeatSizes: [Int]?
     /// transformers before `rope_parameters` (still read by its config class).
-    public var memoryAttentionRopeTheta: Double?
-    public var ropeParameters: RopeParameters?
-    public var memoryEncoderHiddenSize: Int?
-    public var memoryEncoderOutputChannels: Int?
-    public var maskDownsamplerEmbedDim: Int?
-    public var maskDownsamplerKernelSize: Int?
-    public var maskDownsamplerStride: Int?
-    public var maskDownsamplerPadding: Int?
-    public var maskDownsamplerTotalStride: Int?
-    public var maskDownsamplerHiddenAct: String?
-    public var memoryFuserNumLayers: Int?
-    public var memoryFuserEmbedDim: Int?
-    public var memoryFuserIntermediateDim: Int?
-    public var memoryFuserKernelSize: Int?
-    public var memoryFuserPadding: Int?
-    public var memoryFuserHiddenAct: String?
+    package var memoryAttentionRopeTheta: Double?
+    package var ropeParameters: RopeParameters?
+    package var memoryEncoderHiddenSize: Int?
+    package var memoryEncoderOutputChannels: Int?
+    package var maskDownsamplerEmbedDim: Int?
+    package var maskDownsamplerKernelSize: Int?
+    package var maskDownsamplerStride: Int?
+    package var maskDownsamplerPadding: Int?
+    package var maskDownsamplerTotalStride: Int?
+    package var maskDownsamplerHiddenAct: String?
+    package var memoryFuserNumLayers: Int?
+    package var memoryFuserEmbedDim: Int?
+    package var memoryFuserIntermediateDim: Int?
+    package var memoryFuserKernelSize: Int?
+    package var memoryFuserPadding: Int?
+    package var memoryFuserHiddenAct: String?
 
     /// Whether the file describes `Sam2VideoModel` (its video fields apply).
-    public var isVideo: Bool { modelType == "sam2_video" }
+    package var isVideo: Bool { modelType == "sam2_video" }
 
-    public init(data: Data) throws {
+    package init(data: Data) throws {
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         self = try decoder.decode(Self.self, from: data)
@@ -131,10 +131,10 @@ public struct TransformersSam2Config: Decodable, Sendable {
 }
 
 /// A transformers size: one number for a square, or [height, width] (`image_size`, `patch_stride`).
-public struct SideLengths: Decodable, Sendable, Equatable {
-    public var values: [Int]
+package struct SideLengths: Decodable, Sendable, Equatable {
+    package var values: [Int]
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if let side = try? container.decode(Int.self) {
             values = [side, side]
@@ -144,5 +144,5 @@ public struct SideLengths: Decodable, Sendable, Equatable {
     }
 
     /// The side of a square, nil when the two differ or the list is not a pair.
-    public var square: Int? { values.count == 2 && values[0] == values[1] ? values[0] : nil }
+    package var square: Int? { values.count == 2 && values[0] == values[1] ? values[0] : nil }
 }

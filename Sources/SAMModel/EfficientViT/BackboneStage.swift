@@ -6,7 +6,7 @@ extension EfficientViT {
     /// Stage 0: the stem conv (3x3, stride 2, BatchNorm, GELU), then `depth` residual blocks. Later
     /// stages: a stride-2 block that downsamples (no residual; an MBConv in attention stages; expand
     /// ratio x 4), then `depth` residual blocks, or EfficientViTBlocks in attention stages.
-    public struct BackboneStage: Sendable {
+    package struct BackboneStage: Sendable {
         enum Op: Sendable {
             /// ConvLayer at `op_list.0` of stage 0.
             case stem(ConvLayer)
@@ -17,7 +17,7 @@ extension EfficientViT {
             case attention(EfficientViTBlock)
         }
 
-        public let path: String
+        package let path: String
         let ops: [Op]
 
         /// ref: backbone.py EfficientViTLargeBackbone.__init__ (stage 0, then each later stage)

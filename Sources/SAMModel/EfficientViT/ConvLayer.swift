@@ -2,26 +2,26 @@ import SAMKernels
 import SAMTensor
 
 /// EfficientViT-SAM's modules (efficientsam/models/nn/ops.py), each knowing its state-dict path.
-public enum EfficientViT {}
+package enum EfficientViT {}
 
 extension EfficientViT {
     /// ops.py ConvLayer (`path.conv`, `path.norm`, `path.act`): a square Conv2d with padding k / 2,
     /// a BatchNorm2d when it has one (folded into the convolution at load, in double precision), then
     /// tanh GELU when it has one. A conv carries a bias of its own only where upstream sets `use_bias`.
-    public struct ConvLayer: Sendable {
-        public let path: String
+    package struct ConvLayer: Sendable {
+        package let path: String
         /// [out, in / groups, k, k], the BatchNorm's scale folded in.
-        public let weight: FloatTensor
+        package let weight: FloatTensor
         /// The conv's bias and / or the folded BatchNorm's shift; nil for a bias-free conv without norm.
-        public let bias: FloatTensor?
-        public let stride: Int
-        public let groups: Int
-        public let hasNorm: Bool
-        public let activation: Kernels.Epilogue.Activation
+        package let bias: FloatTensor?
+        package let stride: Int
+        package let groups: Int
+        package let hasNorm: Bool
+        package let activation: Kernels.Epilogue.Activation
 
-        public var outChannels: Int { weight.shape[0] }
-        public var kernelSize: Int { weight.shape[2] }
-        public var padding: Int { kernelSize / 2 }
+        package var outChannels: Int { weight.shape[0] }
+        package var kernelSize: Int { weight.shape[2] }
+        package var padding: Int { kernelSize / 2 }
 
         /// What a ConvLayer holds, as upstream builds it.
         struct Layout {
@@ -69,7 +69,7 @@ extension EfficientViT {
         }
 
         /// Output side for an input side (PyTorch's floor((n + 2p - k) / s) + 1).
-        public func outputSide(_ side: Int) -> Int { (side + 2 * padding - kernelSize) / stride + 1 }
+        package func outputSide(_ side: Int) -> Int { (side + 2 * padding - kernelSize) / stride + 1 }
 
         /// NCHW -> NCHW. `residual` (added after the layer, for the ResidualBlock around a block whose
         /// last layer this is) is fused into the convolution when nobody observes; an observed run

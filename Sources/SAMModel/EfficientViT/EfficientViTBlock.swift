@@ -5,10 +5,10 @@ extension EfficientViT {
     /// ops.py EfficientViTBlock (`context_module`, `local_module`, each a ResidualBlock with an
     /// identity shortcut): x + LiteMLA(x), then x + MBConv(x) with the "fewer norm" layout (biases and
     /// GELU on the expanding convs, BatchNorm on the projection).
-    public struct EfficientViTBlock: Sendable {
-        public let path: String
-        public let context: LiteMLA
-        public let local: MBConv
+    package struct EfficientViTBlock: Sendable {
+        package let path: String
+        package let context: LiteMLA
+        package let local: MBConv
 
         /// ref: ops.py EfficientViTBlock.__init__ — LiteMLA(norm=(None, norm)); MBConv(use_bias=(True, True, False),
         /// norm=(None, None, norm), act_func=(act, act, None))

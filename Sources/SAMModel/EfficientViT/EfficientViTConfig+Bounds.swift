@@ -1,7 +1,7 @@
 /// EfficientViT's own bounds (see `ConfigBounds`): one entry per stage in every list, sizes that
 /// build, ratios that are finite, a neck on stages that exist, no block upstream cannot build.
 extension EfficientViTConfig {
-    public func checkBounds(_ check: inout ConfigProblems) {
+    package func checkBounds(_ check: inout ConfigProblems) {
         let stages = widths.count
         check.require("imageEncoder stages (widths)", stages, in: 1...8)
         check.require("imageEncoder.inChannels", inChannels, in: 1...64)

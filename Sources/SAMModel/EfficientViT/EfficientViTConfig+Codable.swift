@@ -15,7 +15,7 @@ extension EfficientViTConfig: Codable {
     static let backbone = "EfficientViTLargeBackbone", activation = "gelu_tanh", norm = "bn2d"
     static let attentionKernel = "relu", outputNorm = "ln2d"
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Keys.self)
         try Self.require(container, .backbone, is: Self.backbone)
         try Self.require(container, .activation, is: Self.activation)
@@ -55,7 +55,7 @@ extension EfficientViTConfig: Codable {
         imagePreprocessing = preprocessing
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Keys.self)
         try container.encode(Self.backbone, forKey: .backbone)
         try container.encode(Self.activation, forKey: .activation)
@@ -95,7 +95,7 @@ extension EfficientViTNeckConfig: Codable {
         case upsampleMode, upsampleAlignCorners, upsampleCubicCoeff, fuse
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Keys.self)
         try EfficientViTConfig.require(container, .upsampleMode, is: "bicubic")
         try EfficientViTConfig.require(container, .fuse, is: "add")
@@ -124,7 +124,7 @@ extension EfficientViTNeckConfig: Codable {
         upsampleSize = try container.decodeIfPresent(Int.self, forKey: .upsampleSize) ?? 64
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Keys.self)
         try container.encode(inputStages.map { "stage\($0)" }, forKey: .inputStages)
         try container.encode(headWidth, forKey: .headWidth)
@@ -144,7 +144,7 @@ extension EfficientViTPreprocessing: Codable {
     /// The resize kind config.json names (not SAM's `longestSide`: two frames, 0-1 statistics).
     static let resize = "efficientvitSam"
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Keys.self)
         try EfficientViTConfig.require(container, .resize, is: Self.resize)
         try EfficientViTConfig.require(container, .pixelUnits, is: "0-1")
@@ -158,7 +158,7 @@ extension EfficientViTPreprocessing: Codable {
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Keys.self)
         try container.encode(Self.resize, forKey: .resize)
         try container.encode("0-1", forKey: .pixelUnits)

@@ -18,11 +18,11 @@ extension EfficientViTConfig {
                            neck: EfficientViTNeckConfig(inputStages: [5, 4, 3], headDepth: neckDepth, expandRatio: 4))
     }
 
-    public static let l0 = large(depths: [1, 1, 1, 4, 4], neckDepth: 4)
-    public static let l1 = large(depths: [1, 1, 1, 6, 6], neckDepth: 8)
-    public static let l2 = large(depths: [1, 2, 2, 8, 8], neckDepth: 12)
-    public static let xl0 = extraLarge(depths: [0, 1, 1, 2, 3, 3], neckDepth: 6)
-    public static let xl1 = extraLarge(depths: [1, 2, 2, 4, 6, 6], neckDepth: 12)
+    package static let l0 = large(depths: [1, 1, 1, 4, 4], neckDepth: 4)
+    package static let l1 = large(depths: [1, 1, 1, 6, 6], neckDepth: 8)
+    package static let l2 = large(depths: [1, 2, 2, 8, 8], neckDepth: 12)
+    package static let xl0 = extraLarge(depths: [0, 1, 1, 2, 3, 3], neckDepth: 6)
+    package static let xl1 = extraLarge(depths: [1, 2, 2, 4, 6, 6], neckDepth: 12)
 
-    public static let published: [EfficientViTConfig] = [.l0, .l1, .l2, .xl0, .xl1]
+    package static let published: [EfficientViTConfig] = [.l0, .l1, .l2, .xl0, .xl1]
 }

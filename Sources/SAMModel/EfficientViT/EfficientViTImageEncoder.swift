@@ -4,16 +4,16 @@ import SAMTensor
 /// EfficientViT-SAM's image encoder (`EfficientViTSamImageEncoder`): the EfficientViTLargeBackbone's
 /// stages, the SAM neck on three of them, and a LayerNorm2d over the channels.
 /// [B, 3, S, S] normalised, padded image -> [B, 256, 64, 64] image embeddings.
-public struct EfficientViTImageEncoder: ImageEncoder {
-    public let path: String
-    public let config: EfficientViTConfig
-    public let stages: [EfficientViT.BackboneStage]
-    public let neck: EfficientViT.SamNeck
+package struct EfficientViTImageEncoder: ImageEncoder {
+    package let path: String
+    package let config: EfficientViTConfig
+    package let stages: [EfficientViT.BackboneStage]
+    package let neck: EfficientViT.SamNeck
     /// `norm`: EfficientViT's LayerNorm2d (the same arithmetic as SAM's), eps 1e-6 after set_norm_eps.
-    public let norm: NN.LayerNorm2d
+    package let norm: NN.LayerNorm2d
 
     /// ref: efficientsam/models/efficientvit/sam.py EfficientViTSamImageEncoder.__init__
-    public init(weights: WeightStore, prefix: String = Sam.imageEncoderKey, config: EfficientViTConfig) throws(WeightError) {
+    package init(weights: WeightStore, prefix: String = Sam.imageEncoderKey, config: EfficientViTConfig) throws(WeightError) {
         path = prefix
         self.config = config
         // The stages index the per-stage lists: a configuration that skipped validation is refused, not trapped on.
@@ -38,10 +38,10 @@ public struct EfficientViTImageEncoder: ImageEncoder {
                                   eps: Float(config.outputNormEps))
     }
 
-    public var inputShapeDescription: String { "[B, \(config.inChannels), \(config.imageSize), \(config.imageSize)]" }
+    package var inputShapeDescription: String { "[B, \(config.inChannels), \(config.imageSize), \(config.imageSize)]" }
 
     /// ref: sam.py EfficientViTSamImageEncoder.forward; backbone.py EfficientViTLargeBackbone.forward
-    public func features(_ image: FloatTensor, observer: ModuleObserver?) throws(ImageEncoderError) -> ImageFeatures {
+    package func features(_ image: FloatTensor, observer: ModuleObserver?) throws(ImageEncoderError) -> ImageFeatures {
         let shape = image.shape
         guard shape.count == 4, shape[0] >= 1, shape[1] == config.inChannels, shape[2] == config.imageSize,
               shape[3] == config.imageSize else {

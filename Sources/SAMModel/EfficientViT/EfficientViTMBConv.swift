@@ -4,15 +4,15 @@ import SAMTensor
 extension EfficientViT {
     /// ops.py MBConv (`inverted_conv`, `depth_conv`, `point_conv`): 1x1 (in -> mid, GELU), 3x3
     /// depthwise (stride s, GELU), 1x1 (mid -> out). The stride sits on the depthwise conv.
-    public struct MBConv: Sendable {
-        public let path: String
-        public let invertedConv: ConvLayer
-        public let depthConv: ConvLayer
-        public let pointConv: ConvLayer
+    package struct MBConv: Sendable {
+        package let path: String
+        package let invertedConv: ConvLayer
+        package let depthConv: ConvLayer
+        package let pointConv: ConvLayer
         /// The three convolutions for `Kernels.invertedResidual` (row by row, the mid maps never whole).
         let fused: Kernels.InvertedResidualWeights?
 
-        public var outChannels: Int { pointConv.outChannels }
+        package var outChannels: Int { pointConv.outChannels }
 
         /// ref: ops.py MBConv.__init__ (mid = round(in * expand)); backbone.py build_local_block "mb"
         init(weights: WeightStore, path: String, spec: LocalBlockSpec) throws(WeightError) {

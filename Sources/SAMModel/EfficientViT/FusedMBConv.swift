@@ -3,12 +3,12 @@ import SAMTensor
 
 extension EfficientViT {
     /// ops.py FusedMBConv (`spatial_conv`, `point_conv`): k x k (in -> mid, stride s, GELU), then 1x1 (mid -> out).
-    public struct FusedMBConv: Sendable {
-        public let path: String
-        public let spatialConv: ConvLayer
-        public let pointConv: ConvLayer
+    package struct FusedMBConv: Sendable {
+        package let path: String
+        package let spatialConv: ConvLayer
+        package let pointConv: ConvLayer
 
-        public var outChannels: Int { pointConv.outChannels }
+        package var outChannels: Int { pointConv.outChannels }
 
         /// ref: ops.py FusedMBConv.__init__ (mid = round(in * expand)); backbone.py build_local_block "fmb"
         init(weights: WeightStore, path: String, spec: LocalBlockSpec) throws(WeightError) {

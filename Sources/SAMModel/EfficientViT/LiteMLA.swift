@@ -5,25 +5,25 @@ extension EfficientViT {
     /// ops.py LiteMLA, the context module: a 1x1 qkv projection, multi-scale copies of it (a depthwise
     /// s x s conv, then a 1x1 conv grouped per q / k / v of each head) appended as more heads, ReLU
     /// linear attention over all of them, a 1x1 projection with BatchNorm. No conv here has a bias.
-    public struct LiteMLA: Sendable {
+    package struct LiteMLA: Sendable {
         /// `aggreg.i`: nn.Sequential(depthwise s x s, grouped 1x1), neither with a bias.
-        public struct Aggregation: Sendable {
-            public let path: String
+        package struct Aggregation: Sendable {
+            package let path: String
             /// [3 * totalDim, 1, s, s]
-            public let depthwise: FloatTensor
+            package let depthwise: FloatTensor
             /// [3 * totalDim, headDim, 1, 1], groups = 3 * heads.
-            public let pointwise: FloatTensor
-            public let groups: Int
+            package let pointwise: FloatTensor
+            package let groups: Int
 
-            public var padding: Int { depthwise.shape[2] / 2 }
+            package var padding: Int { depthwise.shape[2] / 2 }
         }
 
-        public let path: String
-        public let qkv: ConvLayer
-        public let aggregations: [Aggregation]
-        public let proj: ConvLayer
-        public let headDim: Int
-        public let eps: Float
+        package let path: String
+        package let qkv: ConvLayer
+        package let aggregations: [Aggregation]
+        package let proj: ConvLayer
+        package let headDim: Int
+        package let eps: Float
 
         /// ref: ops.py LiteMLA.__init__ — heads = int(in // dim * heads_ratio), total_dim = heads * dim,
         /// use_bias False, norm (None, "bn2d"), act (None, None)

@@ -3,12 +3,12 @@ import SAMTensor
 
 extension EfficientViT {
     /// ops.py ResBlock (`conv1`, `conv2`): k x k (in -> mid, stride s, GELU), then k x k (mid -> out).
-    public struct ResBlock: Sendable {
-        public let path: String
-        public let conv1: ConvLayer
-        public let conv2: ConvLayer
+    package struct ResBlock: Sendable {
+        package let path: String
+        package let conv1: ConvLayer
+        package let conv2: ConvLayer
 
-        public var outChannels: Int { conv2.outChannels }
+        package var outChannels: Int { conv2.outChannels }
 
         /// ref: ops.py ResBlock.__init__ (mid = round(in * expand)); backbone.py build_local_block "res"
         init(weights: WeightStore, path: String, spec: LocalBlockSpec) throws(WeightError) {

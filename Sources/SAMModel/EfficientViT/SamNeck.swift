@@ -5,24 +5,24 @@ extension EfficientViT {
     /// sam.py SamNeck, a DAGBlock (`neck.input_ops.k`, `neck.middle`, `neck.output_ops.0`): each input
     /// stage through a 1x1 conv + BatchNorm and a bicubic upsampling to the embedding grid, the
     /// results summed, residual middle blocks, a 1x1 output conv with a bias.
-    public struct SamNeck: Sendable {
+    package struct SamNeck: Sendable {
         /// `input_ops.k` (an OpSequential): ConvLayer at `op_list.0`, UpSampleLayer at `op_list.1`.
-        public struct Input: Sendable {
-            public let path: String
+        package struct Input: Sendable {
+            package let path: String
             /// The backbone stage it reads.
-            public let stage: Int
-            public let conv: ConvLayer
+            package let stage: Int
+            package let conv: ConvLayer
         }
 
-        public let path: String
-        public let inputs: [Input]
+        package let path: String
+        package let inputs: [Input]
         /// `middle.op_list.j.main`, each in a ResidualBlock with an identity shortcut.
         let middle: [LocalBlock]
         /// `output_ops.0.op_list.0`
-        public let output: ConvLayer
-        public let upsampleSize: Int
+        package let output: ConvLayer
+        package let upsampleSize: Int
 
-        public var outChannels: Int { output.outChannels }
+        package var outChannels: Int { output.outChannels }
 
         /// `stageWidths`: the backbone's output channels by stage.
         /// ref: sam.py SamNeck.__init__

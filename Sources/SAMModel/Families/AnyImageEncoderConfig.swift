@@ -5,39 +5,46 @@ import SAMTensor
 /// family's own keys plus `"family"`; a configuration without that key (written before families
 /// existed) is MobileSAM's TinyViT.
 public struct AnyImageEncoderConfig: Codable, Sendable, Equatable {
+    /// The image-encoder family's name, as a `.samw` stores it: `tiny_vit`, `vit`, `hiera`, `efficientvit`.
     public let family: String
-    public private(set) var base: any ImageEncoderConfiguration
+    package private(set) var base: any ImageEncoderConfiguration
 
-    public init<Family: ImageEncoderFamily>(_ config: Family.Configuration, family: Family.Type) {
+    package init<Family: ImageEncoderFamily>(_ config: Family.Configuration, family: Family.Type) {
         self.family = Family.name
         base = config
     }
 
     /// The configuration as `type`, or nil for another family's.
-    public func `as`<Configuration: ImageEncoderConfiguration>(_ type: Configuration.Type) -> Configuration? {
+    package func `as`<Configuration: ImageEncoderConfiguration>(_ type: Configuration.Type) -> Configuration? {
         base as? Configuration
     }
 
+    /// Side of the square model input, in pixels.
     public var imageSize: Int {
         get { base.imageSize }
         set { base.imageSize = newValue }
     }
-    public var promptFrameSize: Int { base.promptFrameSize }
+    package var promptFrameSize: Int { base.promptFrameSize }
+    /// Channels of the image embedding (the neck's output).
     public var embeddingDim: Int { base.embeddingDim }
+    /// Side of the image embedding grid: the embedding is [1, `embeddingDim`, g, g].
     public var embeddingGridSize: Int { base.embeddingGridSize }
-    public var preprocessing: ImagePreprocessing {
+    package var preprocessing: ImagePreprocessing {
         get { base.preprocessing }
         set { base.preprocessing = newValue }
     }
+    /// One line for listings ("TinyViT 1024x1024, dims [64, 128, 160, 320] ...").
     public var summary: String { base.summary }
+    /// The names of the encoder's outputs, embedding first (`ImageFeatures.maps` order): SAM's
+    /// `image_embeddings`; SAM 2's `image_embed`, `high_res_feats_0`, `high_res_feats_1`.
     public var featureNames: [String] { base.featureNames }
-    public var featureShapes: [[Int]] { base.featureShapes }
+    package var featureShapes: [[Int]] { base.featureShapes }
 
     /// The family this configuration belongs to (nil only for a name no family has, which decoding refuses).
-    public var familyType: (any ImageEncoderFamily.Type)? { ImageEncoderFamilies.named(family) }
+    package var familyType: (any ImageEncoderFamily.Type)? { ImageEncoderFamilies.named(family) }
 
     /// The encoder this configuration describes, built from the weights under `prefix`.
-    public func makeEncoder(weights: WeightStore, prefix: String) throws(WeightError) -> any ImageEncoder {
+    package func makeEncoder(weights: WeightStore, prefix: String) throws(WeightError) -> any ImageEncoder {
         guard let family = ImageEncoderFamilies.named(family) else {
             throw .invalid(key: prefix, reason: "unknown image encoder family '\(family)'", source: weights.source)
         }
@@ -56,6 +63,7 @@ public struct AnyImageEncoderConfig: Codable, Sendable, Equatable {
 
     private enum FamilyKey: String, CodingKey { case family }
 
+    /// Reads the family's own keys and `"family"`; without that key, MobileSAM's TinyViT.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: FamilyKey.self)
         let name = try container.decodeIfPresent(String.self, forKey: .family) ?? TinyViTFamily.name
@@ -72,12 +80,14 @@ public struct AnyImageEncoderConfig: Codable, Sendable, Equatable {
         try Family.Configuration(from: decoder)
     }
 
+    /// Writes the family's own keys and `"family"`.
     public func encode(to encoder: any Encoder) throws {
         try base.encode(to: encoder)
         var container = encoder.container(keyedBy: FamilyKey.self)
         try container.encode(family, forKey: .family)
     }
 
+    /// Equal when the family and every setting of the configuration are.
     public static func == (lhs: AnyImageEncoderConfig, rhs: AnyImageEncoderConfig) -> Bool {
         lhs.family == rhs.family && lhs.base.isEqual(to: rhs.base)
     }

@@ -2,19 +2,19 @@ import SAMTensor
 
 /// Every image-encoder family the runtime knows. A new family is new files (its config, its
 /// module tree, its conformance to `ImageEncoderFamily`) and one entry here.
-public enum ImageEncoderFamilies {
-    public static let all: [any ImageEncoderFamily.Type] = [TinyViTFamily.self, ViTFamily.self, HieraFamily.self, EfficientViTFamily.self]
+package enum ImageEncoderFamilies {
+    package static let all: [any ImageEncoderFamily.Type] = [TinyViTFamily.self, ViTFamily.self, HieraFamily.self, EfficientViTFamily.self]
 
-    public static func named(_ name: String) -> (any ImageEncoderFamily.Type)? {
+    package static func named(_ name: String) -> (any ImageEncoderFamily.Type)? {
         all.first { $0.name == name }
     }
 
-    public static var names: [String] { all.map { $0.name } }
+    package static var names: [String] { all.map { $0.name } }
 
     /// The configuration of the one family whose encoder the shapes hold; nil when they hold no
     /// image-encoder weights at all (a decoder-only export). Encoder weights that no family reads,
     /// or that several read, are an error naming the candidates: never another family's defaults.
-    public static func inferConfiguration(fromShapes shapes: [String: [Int]], facts: EncoderFacts,
+    package static func inferConfiguration(fromShapes shapes: [String: [Int]], facts: EncoderFacts,
                                           base: AnyImageEncoderConfig?) throws(FamilyChoiceError) -> AnyImageEncoderConfig? {
         let found = all.compactMap { family in infer(family, shapes, facts, base) }
         if found.count == 1 { return found[0] }

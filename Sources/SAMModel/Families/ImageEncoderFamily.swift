@@ -4,7 +4,7 @@ import SAMTensor
 /// configuration type, how to build the encoder from weights, and how to recognise and size it
 /// from a state dict's shapes. `ImageEncoderFamilies.all` lists them; a `.samw` names its family.
 /// Which model families run an encoder family is theirs to say (`ModelFamily.imageEncoderFamilies`).
-public protocol ImageEncoderFamily {
+package protocol ImageEncoderFamily {
     associatedtype Configuration: ImageEncoderConfiguration
     /// The name a `.samw` and a config.json carry ("tiny_vit", "vit").
     static var name: String { get }
@@ -21,16 +21,16 @@ public protocol ImageEncoderFamily {
 }
 
 extension ImageEncoderFamily {
-    public static var keysOutsideEncoder: [String] { [] }
+    package static var keysOutsideEncoder: [String] { [] }
 
     /// Whether `key` is one of `keysOutsideEncoder`.
-    public static func takesOutsideEncoder(_ key: String) -> Bool {
+    package static func takesOutsideEncoder(_ key: String) -> Bool {
         keysOutsideEncoder.contains { $0.hasSuffix(".") ? key.hasPrefix($0) : key == $0 }
     }
 }
 
 /// What an image encoder's configuration tells the rest of the model and the pipeline.
-public protocol ImageEncoderConfiguration: Codable, Sendable, Equatable {
+package protocol ImageEncoderConfiguration: Codable, Sendable, Equatable {
     /// Side of the square model input.
     var imageSize: Int { get set }
     /// Side of the frame prompts and masks are in (the prompt encoder's input size): the input's,
@@ -56,17 +56,17 @@ public protocol ImageEncoderConfiguration: Codable, Sendable, Equatable {
 
 extension ImageEncoderConfiguration {
     /// A family without bounds of its own is held to the shared ones only.
-    public func checkBounds(_ check: inout ConfigProblems) {}
+    package func checkBounds(_ check: inout ConfigProblems) {}
 }
 
 extension ImageEncoderConfiguration {
-    public var promptFrameSize: Int { imageSize }
-    public var featureNames: [String] { ["image_embeddings"] }
-    public var featureShapes: [[Int]] { [[1, embeddingDim, embeddingGridSize, embeddingGridSize]] }
+    package var promptFrameSize: Int { imageSize }
+    package var featureNames: [String] { ["image_embeddings"] }
+    package var featureShapes: [[Int]] { [[1, embeddingDim, embeddingGridSize, embeddingGridSize]] }
 }
 
 /// A runnable image encoder: normalised images [1, 3, S, S] in, the decoder's image features out.
-public protocol ImageEncoder: Sendable {
+package protocol ImageEncoder: Sendable {
     var inputShapeDescription: String { get }
     /// `observer` sees every module's output in PyTorch's order, with its state-dict path.
     func features(_ image: FloatTensor, observer: ModuleObserver?) throws(ImageEncoderError) -> ImageFeatures
@@ -79,7 +79,7 @@ public protocol ImageEncoder: Sendable {
 
 extension ImageEncoder {
     /// An encoder that taps nothing.
-    public func features(_ image: FloatTensor, observer: ModuleObserver?, tapping taps: Set<String>) throws(ImageEncoderError)
+    package func features(_ image: FloatTensor, observer: ModuleObserver?, tapping taps: Set<String>) throws(ImageEncoderError)
         -> (features: ImageFeatures, tapped: [String: FloatTensor]) {
         if let path = taps.sorted().first { throw .untappable(path: path, tappable: "none") }
         return (try features(image, observer: observer), [:])
@@ -88,7 +88,7 @@ extension ImageEncoder {
 
 /// An encoder whose one output is the image embedding [B, C, g, g] (SAM's ViT, MobileSAM's TinyViT),
 /// and which taps the token outputs of its stages or blocks.
-public protocol SingleMapImageEncoder: ImageEncoder {
+package protocol SingleMapImageEncoder: ImageEncoder {
     func callAsFunction(_ image: FloatTensor, observer: ModuleObserver?) throws(ImageEncoderError) -> FloatTensor
     /// The embedding and the tapped modules' token outputs.
     func callAsFunction(_ image: FloatTensor, observer: ModuleObserver?, tapping taps: Set<String>) throws(ImageEncoderError)
@@ -96,11 +96,11 @@ public protocol SingleMapImageEncoder: ImageEncoder {
 }
 
 extension SingleMapImageEncoder {
-    public func features(_ image: FloatTensor, observer: ModuleObserver?) throws(ImageEncoderError) -> ImageFeatures {
+    package func features(_ image: FloatTensor, observer: ModuleObserver?) throws(ImageEncoderError) -> ImageFeatures {
         ImageFeatures(embedding: try self(image, observer: observer))
     }
 
-    public func features(_ image: FloatTensor, observer: ModuleObserver?, tapping taps: Set<String>) throws(ImageEncoderError)
+    package func features(_ image: FloatTensor, observer: ModuleObserver?, tapping taps: Set<String>) throws(ImageEncoderError)
         -> (features: ImageFeatures, tapped: [String: FloatTensor]) {
         let (embedding, tapped) = try self(image, observer: observer, tapping: taps)
         return (ImageFeatures(embedding: embedding), tapped)
@@ -116,13 +116,13 @@ func requireTappable(_ taps: Set<String>, among tappable: [String]) throws(Image
 }
 
 /// What export graphs state about an encoder that no weight shows.
-public struct EncoderFacts: Sendable, Equatable {
+package struct EncoderFacts: Sendable, Equatable {
     /// S of an image-encoder graph input [1,3,S,S].
-    public var imageSize: Int?
+    package var imageSize: Int?
     /// Strides of TinyViT's PatchMerging convs, by stage.
-    public var mergeStrides: [Int]?
+    package var mergeStrides: [Int]?
 
-    public init(imageSize: Int? = nil, mergeStrides: [Int]? = nil) {
+    package init(imageSize: Int? = nil, mergeStrides: [Int]? = nil) {
         self.imageSize = imageSize
         self.mergeStrides = mergeStrides
     }
@@ -131,8 +131,8 @@ public struct EncoderFacts: Sendable, Equatable {
 /// How a photo becomes the model input: SAM and MobileSAM resize the longest side to the input
 /// size and pad (ResizeLongestSide), then normalise with ImageNet's statistics in 0-255 units;
 /// SAM 2 stretches the photo to the square input and normalises in 0-1 units.
-public struct ImagePreprocessing: Codable, Sendable, Equatable {
-    public enum Resize: String, Codable, Sendable {
+package struct ImagePreprocessing: Codable, Sendable, Equatable {
+    package enum Resize: String, Codable, Sendable {
         /// Longest side to the input size, aspect kept, zero padding right and bottom (Pillow's
         /// bilinear on the uint8 image); prompt coordinates scale by the same factor. Mean and
         /// std are in 0-255 units. ref: segment_anything/utils/transforms.py ResizeLongestSide
@@ -144,11 +144,11 @@ public struct ImagePreprocessing: Codable, Sendable, Equatable {
         case square
     }
 
-    public var resize: Resize
-    public var pixelMean: [Double]
-    public var pixelStd: [Double]
+    package var resize: Resize
+    package var pixelMean: [Double]
+    package var pixelStd: [Double]
 
-    public init(resize: Resize, pixelMean: [Double], pixelStd: [Double]) {
+    package init(resize: Resize, pixelMean: [Double], pixelStd: [Double]) {
         self.resize = resize
         self.pixelMean = pixelMean
         self.pixelStd = pixelStd
@@ -157,7 +157,7 @@ public struct ImagePreprocessing: Codable, Sendable, Equatable {
     private enum CodingKeys: String, CodingKey { case resize, pixelMean, pixelStd }
 
     /// Refuses statistics that would not give a finite input (three finite means, three positive stds).
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         resize = try container.decode(Resize.self, forKey: .resize)
         pixelMean = try container.decode([Double].self, forKey: .pixelMean)
@@ -170,9 +170,9 @@ public struct ImagePreprocessing: Codable, Sendable, Equatable {
     }
 
     /// ref: segment_anything/modeling/sam.py Sam pixel_mean / pixel_std defaults
-    public static let sam = ImagePreprocessing(resize: .longestSide, pixelMean: [123.675, 116.28, 103.53],
+    package static let sam = ImagePreprocessing(resize: .longestSide, pixelMean: [123.675, 116.28, 103.53],
                                                pixelStd: [58.395, 57.12, 57.375])
 
     /// ref: sam2/utils/transforms.py SAM2Transforms.__init__ (mean, std)
-    public static let sam2 = ImagePreprocessing(resize: .square, pixelMean: [0.485, 0.456, 0.406], pixelStd: [0.229, 0.224, 0.225])
+    package static let sam2 = ImagePreprocessing(resize: .square, pixelMean: [0.485, 0.456, 0.406], pixelStd: [0.229, 0.224, 0.225])
 }

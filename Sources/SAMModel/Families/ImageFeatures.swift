@@ -5,11 +5,12 @@ import SAMTensor
 /// while upscaling the masks (SAM 2's `high_res_feats`, finest first). SAM's and MobileSAM's
 /// encoders give the embedding alone.
 public struct ImageFeatures: Sendable, Equatable {
-    /// [1, C, g, g]
+    /// The image embedding the decoder attends to, [1, C, g, g].
     public var embedding: FloatTensor
-    /// Finest first (SAM 2: [1, C/8, 4g, 4g], then [1, C/4, 2g, 2g]); empty for single-map encoders.
+    /// The higher-resolution maps, finest first (SAM 2: [1, C/8, 4g, 4g], then [1, C/4, 2g, 2g]); empty for single-map encoders.
     public var highResolution: [FloatTensor]
 
+    /// Features from an embedding and, for multi-scale families, its higher-resolution maps (finest first).
     public init(embedding: FloatTensor, highResolution: [FloatTensor] = []) {
         self.embedding = embedding
         self.highResolution = highResolution

@@ -1,7 +1,7 @@
 /// The mask decoder of a configuration: the one its model family runs (`ModelFamily.maskDecoderFamily`).
-public enum MaskDecoderFamilies {
+package enum MaskDecoderFamilies {
     /// The decoder family `config` builds; nil for a model family no one knows.
-    public static func family(for config: SAMConfig) -> (any MaskDecoderFamily.Type)? {
+    package static func family(for config: SAMConfig) -> (any MaskDecoderFamily.Type)? {
         config.family?.maskDecoderFamily
     }
 }

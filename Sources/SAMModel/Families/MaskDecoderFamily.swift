@@ -2,7 +2,7 @@ import SAMTensor
 
 /// One family of mask decoders (SAM's, SAM 2's): how to build it from weights, and how prompts are
 /// laid out for it. A model family names the one it runs (`ModelFamily.maskDecoderFamily`).
-public protocol MaskDecoderFamily {
+package protocol MaskDecoderFamily {
     /// "sam", "sam2".
     static var name: String { get }
     /// How the predictor of these models orders box corners and adds the padding point.
@@ -13,7 +13,7 @@ public protocol MaskDecoderFamily {
 
 /// A runnable mask decoder: prompt tokens and image features in, every mask token's low-res
 /// logits and scores out; what a single-mask request returns is the family's rule.
-public protocol PromptMaskDecoder: Sendable {
+package protocol PromptMaskDecoder: Sendable {
     var path: String { get }
     /// C, the transformer width (= the prompt embedding width).
     var transformerDim: Int { get }
@@ -57,14 +57,16 @@ public protocol PromptMaskDecoder: Sendable {
 /// Switches a decoder family's predictor takes per request beyond multimask output (SAM-HQ's
 /// `hq_token_only`), by the names upstream's predictor gives its arguments.
 public struct PredictorOptions: Sendable, Hashable, Codable {
+    /// The switches that are on, by upstream's argument names (`hq_token_only`).
     public var flags: Set<String>
 
+    /// Options with `flags` on (none by default).
     public init(flags: Set<String> = []) {
         self.flags = flags
     }
 
     /// The flags `decoder` does not take, sorted; empty when it takes them all.
-    public func unknownFlags(for decoder: any PromptMaskDecoder) -> [String] {
+    package func unknownFlags(for decoder: any PromptMaskDecoder) -> [String] {
         flags.filter { decoder.predictorFlags[$0] == nil }.sorted()
     }
 }
@@ -72,12 +74,12 @@ public struct PredictorOptions: Sendable, Hashable, Codable {
 /// An image's features with whatever work the decoder family does once per image (SAM's decoder:
 /// its first block's projections of the image tokens; `MaskDecoderImageState`). Apps call predict
 /// many times per image; this work is the same for every prompt without a mask.
-public struct DecoderImageState: Sendable {
-    public let features: ImageFeatures
+package struct DecoderImageState: Sendable {
+    package let features: ImageFeatures
     /// The family's kept work; nil when it keeps none.
     let kept: (any Sendable)?
 
-    public init(features: ImageFeatures) {
+    package init(features: ImageFeatures) {
         self.features = features
         kept = nil
     }
@@ -90,42 +92,42 @@ public struct DecoderImageState: Sendable {
 
 extension PromptMaskDecoder {
     /// A family that keeps no per-image work keeps the features alone.
-    public func imageState(features: ImageFeatures, imagePE: FloatTensor, noMaskDense dense: FloatTensor) throws(PromptError)
+    package func imageState(features: ImageFeatures, imagePE: FloatTensor, noMaskDense dense: FloatTensor) throws(PromptError)
         -> DecoderImageState {
         DecoderImageState(features: features)
     }
 
-    public func predictMasks(imageState: DecoderImageState, imagePE: FloatTensor, sparse: FloatTensor, dense: FloatTensor,
+    package func predictMasks(imageState: DecoderImageState, imagePE: FloatTensor, sparse: FloatTensor, dense: FloatTensor,
                              observer: ModuleObserver?) throws(PromptError) -> MaskPrediction {
         try predictMasks(features: imageState.features, imagePE: imagePE, sparse: sparse, dense: dense, observer: observer)
     }
 }
 
 extension PromptMaskDecoder {
-    public var predictorFlags: [String: String] { [:] }
+    package var predictorFlags: [String: String] { [:] }
 
-    public func predictorMasks(_ prediction: MaskPrediction, options: PredictorOptions) -> MaskPrediction { prediction }
+    package func predictorMasks(_ prediction: MaskPrediction, options: PredictorOptions) -> MaskPrediction { prediction }
 
     /// ref: segment_anything/modeling/mask_decoder.py MaskDecoder.forward (mask_slice);
     /// sam2/modeling/sam/mask_decoder.py MaskDecoder.forward
-    public func predictorSelection(_ prediction: MaskPrediction, multimask: Bool, tokenCount: Int) -> [Int] {
+    package func predictorSelection(_ prediction: MaskPrediction, multimask: Bool, tokenCount: Int) -> [Int] {
         multimask ? Array(1..<max(numMaskTokens, 2)) : [singleMaskIndex(prediction, tokenCount: tokenCount)]
     }
 }
 
 /// Every mask token's outputs for one prompt.
-public struct MaskPrediction: Sendable, Equatable {
+package struct MaskPrediction: Sendable, Equatable {
     /// Low-res mask logits [1, K, 4g, 4g], K = numMaskTokens.
-    public var masks: FloatTensor
+    package var masks: FloatTensor
     /// IoU predictions [1, K].
-    public var iou: FloatTensor
+    package var iou: FloatTensor
     /// SAM 2's object-score logit [1, 1] (is the object present); nil for SAM.
-    public var objectScoreLogits: FloatTensor?
+    package var objectScoreLogits: FloatTensor?
     /// The mask tokens' transformer outputs [K, C] (SAM 2: video mode's object pointers are made
     /// from them); nil where the decoder does not hand them out.
-    public var maskTokenOutputs: FloatTensor?
+    package var maskTokenOutputs: FloatTensor?
 
-    public init(masks: FloatTensor, iou: FloatTensor, objectScoreLogits: FloatTensor? = nil, maskTokenOutputs: FloatTensor? = nil) {
+    package init(masks: FloatTensor, iou: FloatTensor, objectScoreLogits: FloatTensor? = nil, maskTokenOutputs: FloatTensor? = nil) {
         self.masks = masks
         self.iou = iou
         self.objectScoreLogits = objectScoreLogits
@@ -134,7 +136,7 @@ public struct MaskPrediction: Sendable, Equatable {
 
     /// Masks and scores `indices` (into all K) only, the logits clamped to `range` when given (the
     /// object-score logit is kept).
-    public func selecting(_ indices: [Int], clampedTo range: ClosedRange<Float>? = nil) -> MaskPrediction {
+    package func selecting(_ indices: [Int], clampedTo range: ClosedRange<Float>? = nil) -> MaskPrediction {
         let plane = masks.shape[2] * masks.shape[3]
         var data: [Float] = []
         data.reserveCapacity(indices.count * plane)
@@ -147,24 +149,24 @@ public struct MaskPrediction: Sendable, Equatable {
 }
 
 /// How a predictor turns points and a box into the decoder's sparse tokens.
-public struct PromptLayout: Sendable, Equatable {
+package struct PromptLayout: Sendable, Equatable {
     /// Box corners (labels 2, 3) before the points (SAM 2's predictor) or after them (SAM's).
-    public var boxFirst: Bool
+    package var boxFirst: Bool
     /// The (0, 0) padding point labelled -1 is appended even when there is a box (SAM 2: its
     /// predictor passes the box as points, so the prompt encoder always pads); SAM pads only
     /// without a box.
-    public var padsWithBox: Bool
+    package var padsWithBox: Bool
 
-    public init(boxFirst: Bool, padsWithBox: Bool) {
+    package init(boxFirst: Bool, padsWithBox: Bool) {
         self.boxFirst = boxFirst
         self.padsWithBox = padsWithBox
     }
 
     /// ref: segment_anything/predictor.py predict_torch; prompt_encoder.py forward (pad=(boxes is None))
-    public static let sam = PromptLayout(boxFirst: false, padsWithBox: false)
+    package static let sam = PromptLayout(boxFirst: false, padsWithBox: false)
     /// ref: sam2/sam2_image_predictor.py SAM2ImagePredictor._predict (concat_points, boxes=None)
-    public static let sam2 = PromptLayout(boxFirst: true, padsWithBox: true)
+    package static let sam2 = PromptLayout(boxFirst: true, padsWithBox: true)
 
     /// Whether the padding point is appended to a prompt with or without a box.
-    public func appendsPaddingPoint(hasBox: Bool) -> Bool { padsWithBox || !hasBox }
+    package func appendsPaddingPoint(hasBox: Bool) -> Bool { padsWithBox || !hasBox }
 }

@@ -5,7 +5,7 @@ import SAMTensor
 /// its weights are told from another family's. `ModelFamilies.all` lists them; a `.samw` and a
 /// config.json name theirs (`SAMConfig.modelFamily`). A family may reuse another's parts: SAM-HQ
 /// runs SAM's ViT or MobileSAM's TinyViT with a decoder of its own.
-public protocol ModelFamily {
+package protocol ModelFamily {
     /// The name a `.samw`'s metadata and a config.json's `modelFamily` carry ("mobile_sam", "sam").
     static var name: String { get }
     /// The image-encoder families its checkpoints come with; the first is the default one.
@@ -30,16 +30,16 @@ public protocol ModelFamily {
 }
 
 extension ModelFamily {
-    public static var distinguishingKeys: [String] { [] }
+    package static var distinguishingKeys: [String] { [] }
 
     /// The configured encoder family's encoder.
-    public static func makeImageEncoder(weights: WeightStore, prefix: String, config: SAMConfig) throws(WeightError) -> any ImageEncoder {
+    package static func makeImageEncoder(weights: WeightStore, prefix: String, config: SAMConfig) throws(WeightError) -> any ImageEncoder {
         try config.imageEncoder.makeEncoder(weights: weights, prefix: prefix)
     }
 
-    public static func featureNames(_ config: SAMConfig) -> [String] { config.imageEncoder.featureNames }
-    public static func featureShapes(_ config: SAMConfig) -> [[Int]] { config.imageEncoder.featureShapes }
-    public static func refine(_ config: inout SAMConfig, fromShapes shapes: [String: [Int]]) {}
+    package static func featureNames(_ config: SAMConfig) -> [String] { config.imageEncoder.featureNames }
+    package static func featureShapes(_ config: SAMConfig) -> [[Int]] { config.imageEncoder.featureShapes }
+    package static func refine(_ config: inout SAMConfig, fromShapes shapes: [String: [Int]]) {}
 
     /// Whether `key` is one of `distinguishingKeys`.
     static func distinguishes(_ key: String) -> Bool {
@@ -58,21 +58,21 @@ extension ModelFamily {
 }
 
 /// Every model family the runtime knows. A new family is a folder of new files and one line here.
-public enum ModelFamilies {
-    public static let all: [any ModelFamily.Type] = [
+package enum ModelFamilies {
+    package static let all: [any ModelFamily.Type] = [
         MobileSAMModelFamily.self, SAMModelFamily.self, SAM2ModelFamily.self, SAMHQModelFamily.self, EfficientViTSAMModelFamily.self,
     ]
 
-    public static func named(_ name: String) -> (any ModelFamily.Type)? {
+    package static func named(_ name: String) -> (any ModelFamily.Type)? {
         all.first { $0.name == name }
     }
 
-    public static var names: [String] { all.map { $0.name } }
+    package static var names: [String] { all.map { $0.name } }
 
     /// The family of a plain model with an encoder of `encoderFamily` (MobileSAM for TinyViT): the
     /// first listed that takes that encoder and adds nothing to it. Files written before model
     /// families were named take this one.
-    public static func plain(encoderFamily: String) -> (any ModelFamily.Type)? {
+    package static func plain(encoderFamily: String) -> (any ModelFamily.Type)? {
         all.first { family in
             family.distinguishingKeys.isEmpty && family.imageEncoderFamilies.first?.name == encoderFamily
         }
@@ -80,7 +80,7 @@ public enum ModelFamilies {
 
     /// The family whose weights `keys` are, given the encoder family: the best fit among `families`
     /// (`ModelFamily.fit`). Several at the best fit is an error listing them; none is an error too.
-    public static func bestFit(keys: Set<String>, encoderFamily: String,
+    package static func bestFit(keys: Set<String>, encoderFamily: String,
                                among families: [any ModelFamily.Type] = all) -> Result<any ModelFamily.Type, FamilyChoiceError> {
         let scored = families.compactMap { family in family.fit(keys: keys, encoderFamily: encoderFamily).map { (family, $0) } }
         guard let best = scored.map(\.1).max() else {
@@ -95,14 +95,14 @@ public enum ModelFamilies {
 }
 
 /// Weights no single model family (or image-encoder family) claims.
-public struct FamilyChoiceError: Error, CustomStringConvertible, Equatable, Sendable {
-    public let encoderFamily: String
+package struct FamilyChoiceError: Error, CustomStringConvertible, Equatable, Sendable {
+    package let encoderFamily: String
     /// The families that fit equally well; empty when none does.
-    public let candidates: [String]
+    package let candidates: [String]
     /// Whether the choice was of the image encoder's family (`ImageEncoderFamilies`), not the model's.
-    public let ofImageEncoder: Bool
+    package let ofImageEncoder: Bool
     /// An image-encoder weight no family reads, when none does.
-    public let example: String?
+    package let example: String?
 
     init(encoderFamily: String, candidates: [String]) {
         (self.encoderFamily, self.candidates, ofImageEncoder, example) = (encoderFamily, candidates, false, nil)
@@ -112,7 +112,7 @@ public struct FamilyChoiceError: Error, CustomStringConvertible, Equatable, Send
         (encoderFamily, candidates, ofImageEncoder, self.example) = ("", imageEncoderCandidates, true, example)
     }
 
-    public var description: String {
+    package var description: String {
         if ofImageEncoder {
             return candidates.isEmpty
                 ? "no image-encoder family reads these weights (\(example ?? "image_encoder.*") among them; known: "

@@ -4,20 +4,20 @@ import SAMTensor
 /// SAM 2's trunk (sam2/modeling/backbones/hieradet.py `Hiera`): a 7x7 stride-4 patch embedding,
 /// the windowed absolute position embedding, and multi-scale blocks in stages whose last blocks'
 /// outputs are the four feature maps (finest first) the FPN neck takes.
-public struct Hiera: Sendable {
-    public static let key = "trunk"
+package struct Hiera: Sendable {
+    package static let key = "trunk"
 
-    public let path: String
-    public let config: HieraConfig
+    package let path: String
+    package let config: HieraConfig
     /// `patch_embed.proj`: Conv2d(3, embedDim, 7, stride 4, padding 3).
-    public let patchEmbed: NN.Conv2d
+    package let patchEmbed: NN.Conv2d
     /// `_get_pos_embed((H, W))` for the patch grid, as tokens [H*W, embedDim]: computed once.
-    public let positionEmbedding: FloatTensor
-    public let blocks: [HieraBlock]
+    package let positionEmbedding: FloatTensor
+    package let blocks: [HieraBlock]
 
     /// Widths, depth and stage lengths from the weights, checked against `config`.
     /// ref: hieradet.py Hiera.__init__
-    public init(weights: WeightStore, path: String, config: HieraConfig) throws(WeightError) {
+    package init(weights: WeightStore, path: String, config: HieraConfig) throws(WeightError) {
         self.path = path
         self.config = config
         let patchKey = modulePath(path, "patch_embed.proj")
@@ -107,7 +107,7 @@ public struct Hiera: Sendable {
 
     /// [B, 3, S, S] -> the last block of every stage's output, NCHW, finest first.
     /// ref: hieradet.py Hiera.forward
-    public func callAsFunction(_ image: FloatTensor, observer: ModuleObserver? = nil) -> [FloatTensor] {
+    package func callAsFunction(_ image: FloatTensor, observer: ModuleObserver? = nil) -> [FloatTensor] {
         let batch = image.shape[0]
         let patches = patchEmbed(image, observer: observer)
         var grid = GridSize(height: patches.shape[2], width: patches.shape[3])

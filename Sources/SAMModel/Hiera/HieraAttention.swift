@@ -5,16 +5,16 @@ import SAMTensor
 /// hieradet.py `MultiScaleAttention`: one qkv projection to 3 * dimOut (all heads' q, then k, then
 /// v), the queries max-pooled 2x2 at a stage transition (q_pool), scaled dot-product attention
 /// over a window (or the whole grid), and the output projection.
-public struct HieraAttention: Sendable {
-    public let path: String
-    public let qkv: NN.Linear
-    public let proj: NN.Linear
-    public let heads: Int
-    public let headDim: Int
+package struct HieraAttention: Sendable {
+    package let path: String
+    package let qkv: NN.Linear
+    package let proj: NN.Linear
+    package let heads: Int
+    package let headDim: Int
     /// SDPA's default scale, head_dim ** -0.5.
-    public let scale: Float
+    package let scale: Float
     /// The query pooling stride (nil: queries are not pooled).
-    public let queryStride: Int?
+    package let queryStride: Int?
     /// Where PyTorch reports the query pooling: the block's `pool` module, which the attention shares.
     let poolPath: String
     /// qkv of a zero token: what upstream's zero padding of a window (after norm1) becomes.
@@ -35,13 +35,13 @@ public struct HieraAttention: Sendable {
         paddedPositionQKV = qkv(FloatTensor(zeros: [1, dim])).reshaped([3 * dimOut])
     }
 
-    public var dimOut: Int { proj.outFeatures }
+    package var dimOut: Int { proj.outFeatures }
 
     /// x [N, h*w, dim]: N windows (or images) of h x w tokens. Returns [N, h'*w', dimOut], h' = h /
     /// stride when the queries are pooled. `then` is applied to the projection's output (a fused
     /// residual add) unless an observer wants it first.
     /// ref: hieradet.py MultiScaleAttention.forward
-    public func callAsFunction(_ x: FloatTensor, grid: GridSize, then epilogue: Kernels.Epilogue = .none,
+    package func callAsFunction(_ x: FloatTensor, grid: GridSize, then epilogue: Kernels.Epilogue = .none,
                                observer: ModuleObserver? = nil) -> FloatTensor {
         attend(packed: qkv(x, observer: nil), grid: grid, then: epilogue, observer: observer)
     }
@@ -53,7 +53,7 @@ public struct HieraAttention: Sendable {
     /// queries, which upstream crops away, are skipped (a fifth of stage 3's and 4's rows in
     /// SAM 2.1, whose 64x64 and 32x32 grids pad to 70x70 and 35x35). An observer is also shown
     /// upstream's window layouts, computed on padded windows for it alone.
-    public func windowed(_ x: FloatTensor, grid: GridSize, window: Int, plusResidual residual: FloatTensor,
+    package func windowed(_ x: FloatTensor, grid: GridSize, window: Int, plusResidual residual: FloatTensor,
                          observer: ModuleObserver? = nil) -> FloatTensor {
         precondition(queryStride == nil, "\(path): pooled queries are attended in padded windows")
         let packed = qkv(x, observer: nil)

@@ -4,15 +4,15 @@ import SAMTensor
 /// hieradet.py `MultiScaleBlock`: x + attn(norm1(x)) (in zero-padded windows unless global; at a
 /// stage transition the shortcut is proj(norm1(x)) max-pooled and the queries are pooled too),
 /// then x + mlp(norm2(x)).
-public struct HieraBlock: Sendable {
-    public let path: String
-    public let layout: HieraConfig.BlockLayout
-    public let norm1: NN.LayerNorm
-    public let attn: HieraAttention
-    public let norm2: NN.LayerNorm
-    public let mlp: SAM2MLP
+package struct HieraBlock: Sendable {
+    package let path: String
+    package let layout: HieraConfig.BlockLayout
+    package let norm1: NN.LayerNorm
+    package let attn: HieraAttention
+    package let norm2: NN.LayerNorm
+    package let mlp: SAM2MLP
     /// dim -> dimOut for the shortcut, when the width changes.
-    public let proj: NN.Linear?
+    package let proj: NN.Linear?
 
     init(weights: WeightStore, path: String, layout: HieraConfig.BlockLayout, mlpRatio: Double) throws(WeightError) {
         self.path = path
@@ -41,7 +41,7 @@ public struct HieraBlock: Sendable {
     }
 
     /// The grid after this block (the input's, halved when the block pools).
-    public func outputGrid(_ grid: GridSize) -> GridSize {
+    package func outputGrid(_ grid: GridSize) -> GridSize {
         guard let stride = layout.queryStride else { return grid }
         return GridSize(height: grid.height / stride, width: grid.width / stride)
     }
@@ -49,7 +49,7 @@ public struct HieraBlock: Sendable {
     /// x [B, H*W, dim] tokens of an H x W grid -> [B, H'*W', dimOut].
     /// Observers see tokens as [B, H, W, C] and windows as [B * windows, w, w, C], PyTorch's layouts.
     /// ref: hieradet.py MultiScaleBlock.forward
-    public func callAsFunction(_ x: FloatTensor, grid: GridSize, observer: ModuleObserver? = nil) -> FloatTensor {
+    package func callAsFunction(_ x: FloatTensor, grid: GridSize, observer: ModuleObserver? = nil) -> FloatTensor {
         let batch = x.shape[0]
         let outGrid = outputGrid(grid)
         func onGrid(_ y: FloatTensor, _ g: GridSize) -> FloatTensor { y.reshaped([batch, g.height, g.width, y.shape[2]]) }

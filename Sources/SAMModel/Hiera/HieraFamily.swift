@@ -1,13 +1,13 @@
 import SAMTensor
 
 /// SAM 2 / 2.1's Hiera image encoder (tiny, small, base_plus, large) as an image-encoder family.
-public enum HieraFamily: ImageEncoderFamily {
-    public static let name = "hiera"
+package enum HieraFamily: ImageEncoderFamily {
+    package static let name = "hiera"
     /// Image mode applies the decoder's high-resolution projections and `no_mem_embed` once per image.
-    public static let keysOutsideEncoder = SAM2ImageEncoder.highResolutionProjections.map { $0 + "." }
+    package static let keysOutsideEncoder = SAM2ImageEncoder.highResolutionProjections.map { $0 + "." }
         + [SAM2ImageEncoder.noMemoryEmbeddingKey]
 
-    public static func makeEncoder(weights: WeightStore, prefix: String, config: HieraConfig) throws(WeightError) -> any ImageEncoder {
+    package static func makeEncoder(weights: WeightStore, prefix: String, config: HieraConfig) throws(WeightError) -> any ImageEncoder {
         try SAM2ImageEncoder(weights: weights, prefix: prefix, config: config)
     }
 
@@ -17,7 +17,7 @@ public enum HieraFamily: ImageEncoderFamily {
     /// come from `base` when it has the same width and stages, else from the published model that
     /// has, else from `base` or Hiera's defaults. Image size comes from `facts`, else `base`, else 1024.
     /// ref: sam2/modeling/backbones/hieradet.py Hiera.__init__; sam2/configs/sam2.1/*.yaml
-    public static func inferConfiguration(fromShapes shapes: [String: [Int]], facts: EncoderFacts,
+    package static func inferConfiguration(fromShapes shapes: [String: [Int]], facts: EncoderFacts,
                                           base: HieraConfig?) -> HieraConfig? {
         let trunk = "image_encoder.trunk"
         guard let patch = shapes["\(trunk).patch_embed.proj.weight"], patch.count == 4 else { return nil }
@@ -59,26 +59,26 @@ public enum HieraFamily: ImageEncoderFamily {
 }
 
 extension HieraConfig: ImageEncoderConfiguration {
-    public var embeddingDim: Int { neckDim }
+    package var embeddingDim: Int { neckDim }
     /// The coarsest kept level's side (64 for a 1024 input).
-    public var embeddingGridSize: Int { stageGridSizes[max(0, min(keptLevels, stageGridSizes.count) - 1)] }
-    public var preprocessing: ImagePreprocessing {
+    package var embeddingGridSize: Int { stageGridSizes[max(0, min(keptLevels, stageGridSizes.count) - 1)] }
+    package var preprocessing: ImagePreprocessing {
         get { imagePreprocessing ?? .sam2 }
         set { imagePreprocessing = newValue == .sam2 ? nil : newValue }
     }
 
     /// SAM2ImagePredictor's `_features` names: "image_embed" and "high_res_feats" 0 and 1.
-    public var featureNames: [String] {
+    package var featureNames: [String] {
         ["image_embed"] + (highResolutionFeatures ? ["high_res_feats_0", "high_res_feats_1"] : [])
     }
 
-    public var featureShapes: [[Int]] {
+    package var featureShapes: [[Int]] {
         let g = embeddingGridSize, grids = stageGridSizes
         guard highResolutionFeatures, grids.count >= 2 else { return [[1, neckDim, g, g]] }
         return [[1, neckDim, g, g], [1, neckDim / 8, grids[0], grids[0]], [1, neckDim / 4, grids[1], grids[1]]]
     }
 
-    public var summary: String {
+    package var summary: String {
         "Hiera \(imageSize)x\(imageSize), dim \(embedDim), heads \(numHeads), stages \(stages), windows \(windowSpec), "
             + "global blocks \(globalAttentionBlocks), FPN \(neckDim)"
     }

@@ -12,31 +12,31 @@ extension TinyViT {
     /// attn_ratio 1): LayerNorm, qkv projection, multi-head attention inside one window with a
     /// learned bias per head and relative offset, output projection. Runs on a batch of windows
     /// [windows, N, dim], N = window side².
-    public struct Attention: Sendable {
-        public static let key = "attn"
-        public let path: String
-        public let norm: NN.LayerNorm
+    package struct Attention: Sendable {
+        package static let key = "attn"
+        package let path: String
+        package let norm: NN.LayerNorm
         /// One product for q, k and v. Upstream views its output as [B, N, heads, 2*key_dim + d]
         /// and splits the last dim, so the heads are interleaved (q₀ k₀ v₀ q₁ k₁ v₁ ...); the
         /// attention kernels read that layout (`.interleavedByHead`), so the weight is used as stored.
-        public let qkv: NN.Linear
-        public let proj: NN.Linear
-        public let heads: Int
-        public let keyDim: Int
+        package let qkv: NN.Linear
+        package let proj: NN.Linear
+        package let heads: Int
+        package let keyDim: Int
         /// Per-head value width (`d` upstream; = keyDim since attn_ratio is 1).
-        public let valueDim: Int
+        package let valueDim: Int
         /// key_dim ** -0.5
-        public let scale: Float
-        public let biasIndex: AttentionBiasIndex
+        package let scale: Float
+        package let biasIndex: AttentionBiasIndex
         /// `attention_biases[:, attention_bias_idxs]`, [heads, N, N], expanded on first use.
-        public var bias: FloatTensor { expandedBias.value }
+        package var bias: FloatTensor { expandedBias.value }
         private let expandedBias: DerivedTensor
         /// qkv(norm(0)) [heads*(2*keyDim + valueDim)], laid out like `qkv`'s output: what a position of
         /// TinyViTBlock's zero padding becomes, a key and value every overhanging window attends to.
-        public let paddedPositionQKV: FloatTensor
+        package let paddedPositionQKV: FloatTensor
 
-        public var dim: Int { norm.weight.count }
-        public var windowSize: Int { biasIndex.resolution.height }
+        package var dim: Int { norm.weight.count }
+        package var windowSize: Int { biasIndex.resolution.height }
 
         /// Reads `heads` from `attention_biases` [heads, offsets] and the window side from
         /// offsets = side² (the distinct (|Δrow|, |Δcol|) pairs of a square window).
@@ -73,7 +73,7 @@ extension TinyViT {
 
         /// [windows, N, dim] -> [windows, N, dim]
         // ref: tiny_vit_sam.py Attention.forward (L260-284), eval mode (bias = self.ab)
-        public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+        package func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
             let positions = biasIndex.positions
             precondition(x.shape.count == 3 && x.shape[1] == positions && x.shape[2] == dim,
                          "\(path): input \(x.shape) is not [windows, \(positions), \(dim)]")
@@ -93,7 +93,7 @@ extension TinyViT {
         /// padded windows. LayerNorm, qkv and proj act on each token alone, so they run on the
         /// tokens themselves; padded positions enter only as keys and values (`paddedPositionQKV`).
         // ref: tiny_vit_sam.py TinyViTBlock.forward (L343-369) around Attention.forward (L260-284)
-        public func windowed(_ x: FloatTensor, grid: Kernels.WindowGrid, plusResidual residual: FloatTensor) -> FloatTensor {
+        package func windowed(_ x: FloatTensor, grid: Kernels.WindowGrid, plusResidual residual: FloatTensor) -> FloatTensor {
             precondition(grid.positions == biasIndex.positions && x.shape.count == 3 && x.shape[1] == grid.height * grid.width
                          && x.shape[2] == dim, "\(path): input \(x.shape) is not [B, \(grid.height)*\(grid.width), \(dim)]")
             let packed = qkv(norm.normalized(x))

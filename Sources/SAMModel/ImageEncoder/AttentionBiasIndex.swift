@@ -10,24 +10,24 @@ extension TinyViT {
     /// (`AttentionBiasOffsets`). Its first query is position (0, 0), whose keys, taken in row-major
     /// order, meet every offset once and in row-major order, so offset (dr, dc) is number
     /// dr * width + dc. `expand` applies that closed form; no table is stored.
-    public struct AttentionBiasIndex: Sendable, Equatable {
-        public let resolution: GridSize
+    package struct AttentionBiasIndex: Sendable, Equatable {
+        package let resolution: GridSize
 
-        public init(resolution: GridSize) {
+        package init(resolution: GridSize) {
             self.resolution = resolution
         }
 
         /// Positions in the window (N).
-        public var positions: Int { resolution.height * resolution.width }
+        package var positions: Int { resolution.height * resolution.width }
 
         /// Number of distinct offsets (the second dimension of `attention_biases`): one per position.
-        public var offsetCount: Int { resolution.height * resolution.width }
+        package var offsetCount: Int { resolution.height * resolution.width }
 
         /// The full bias `attention_biases[:, attention_bias_idxs]` ([H, N, N]) that eval-mode
         /// upstream caches as `ab` (Attention.train, L250-258), from `attentionBiases` [H, offsetCount].
         /// Built a key row at a time: the keys of one row of the window read offsets
         /// |Δrow| * width + |Δcolumn|, a run of the table walked down and up again.
-        public func expand(_ attentionBiases: FloatTensor) -> FloatTensor {
+        package func expand(_ attentionBiases: FloatTensor) -> FloatTensor {
             precondition(attentionBiases.shape.count == 2 && attentionBiases.shape[1] == offsetCount,
                          "attention_biases \(attentionBiases.shape) does not have \(offsetCount) offsets")
             let heads = attentionBiases.shape[0], (height, width) = (resolution.height, resolution.width)

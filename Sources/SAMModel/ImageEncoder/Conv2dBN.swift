@@ -4,20 +4,20 @@ import SAMTensor
 extension TinyViT {
     /// tiny_vit_sam.py Conv2d_BN: a bias-free Conv2d followed by an eval-mode BatchNorm2d
     /// (`path.c`, `path.bn`), folded into one convolution with bias when loaded (`Conv2d_BN.fuse`).
-    public struct Conv2dBN: Sendable {
-        public enum Grouping: Sendable { case dense, depthwise }
+    package struct Conv2dBN: Sendable {
+        package enum Grouping: Sendable { case dense, depthwise }
 
-        public let path: String
+        package let path: String
         /// [out, in/groups, k, k] with the BatchNorm scale folded in.
-        public let weight: FloatTensor
+        package let weight: FloatTensor
         /// [out]: the BatchNorm shift (beta - mean * scale).
-        public let bias: FloatTensor
-        public let stride: Int
-        public let padding: Int
-        public let groups: Int
+        package let bias: FloatTensor
+        package let stride: Int
+        package let padding: Int
+        package let groups: Int
 
-        public var outChannels: Int { weight.shape[0] }
-        public var kernelSize: Int { weight.shape[2] }
+        package var outChannels: Int { weight.shape[0] }
+        package var kernelSize: Int { weight.shape[2] }
 
         /// Loads a square convolution over `inChannels` inputs. `outChannels` and `kernelSize` are
         /// read from `path.c.weight` when nil; `padding` nil means `kernelSize / 2`. A depthwise
@@ -37,14 +37,14 @@ extension TinyViT {
         }
 
         /// Output side for an input side (PyTorch's floor((n + 2p - k) / s) + 1).
-        public func outputSize(_ inputSize: Int) -> Int {
+        package func outputSize(_ inputSize: Int) -> Int {
             (inputSize + 2 * padding - kernelSize) / stride + 1
         }
 
         /// The depthwise, stride-1, size-keeping convolution on a channels-last map: tokens
         /// [B, H*W, C] -> [B, H*W, C], as TinyViTBlock's local_conv, without transposing to NCHW.
         /// An observer sees the NCHW output, as PyTorch's module gives it.
-        public func onTokens(_ x: FloatTensor, height: Int, width: Int, observer: ModuleObserver? = nil) -> FloatTensor {
+        package func onTokens(_ x: FloatTensor, height: Int, width: Int, observer: ModuleObserver? = nil) -> FloatTensor {
             precondition(groups == outChannels && stride == 1 && 2 * padding == kernelSize - 1,
                          "\(path): onTokens needs a depthwise stride-1 size-keeping convolution")
             let y = Kernels.depthwiseConvTokens(x, height: height, width: width, weight: weight, bias: bias, padding: padding)
@@ -55,7 +55,7 @@ extension TinyViT {
         /// NCHW -> NCHW, then `epilogue` (the residual add / activation that follows upstream).
         /// (PyTorch's output of `path` equals that of `path.bn`.) The epilogue is fused into the
         /// convolution unless an observer wants the output before it.
-        public func callAsFunction(_ x: FloatTensor, then epilogue: Kernels.Epilogue = .none,
+        package func callAsFunction(_ x: FloatTensor, then epilogue: Kernels.Epilogue = .none,
                                    observer: ModuleObserver? = nil) -> FloatTensor {
             guard let observer else {
                 return Kernels.conv2d(x, weight: weight, bias: bias, stride: stride, padding: padding, groups: groups,

@@ -1,17 +1,17 @@
 /// A feature map's spatial size (upstream's `input_resolution` / `patches_resolution` tuples).
-public struct GridSize: Sendable, Equatable, CustomStringConvertible {
-    public var height: Int
-    public var width: Int
+package struct GridSize: Sendable, Equatable, CustomStringConvertible {
+    package var height: Int
+    package var width: Int
 
-    public init(height: Int, width: Int) {
+    package init(height: Int, width: Int) {
         self.height = height
         self.width = width
     }
 
-    public var count: Int { height * width }
-    public var description: String { "\(height)x\(width)" }
+    package var count: Int { height * width }
+    package var description: String { "\(height)x\(width)" }
 }
 
 extension TinyViT {
-    public typealias GridSize = SAMModel.GridSize
+    package typealias GridSize = SAMModel.GridSize
 }

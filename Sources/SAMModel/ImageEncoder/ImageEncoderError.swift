@@ -7,6 +7,7 @@ public enum ImageEncoderError: Error, CustomStringConvertible, Equatable {
     /// encoder does not hand out.
     case untappable(path: String, tappable: String)
 
+    /// A one-line message naming the expected and the actual input.
     public var description: String {
         switch self {
         case .imageShape(let expected, let actual):

@@ -4,17 +4,17 @@ import SAMTensor
 extension TinyViT {
     /// tiny_vit_sam.py MBConv: inverted residual block of stage 0 (1x1 expand, 3x3 depthwise,
     /// 1x1 project, residual add, GELU), on NCHW maps; channel count is unchanged.
-    public struct MBConv: Sendable {
-        public let path: String
+    package struct MBConv: Sendable {
+        package let path: String
         /// 1x1, dim -> hidden (= dim * mbconv_expand_ratio)
-        public let conv1: Conv2dBN
+        package let conv1: Conv2dBN
         /// 3x3 depthwise over hidden channels, pad 1
-        public let conv2: Conv2dBN
+        package let conv2: Conv2dBN
         /// 1x1, hidden -> dim
-        public let conv3: Conv2dBN
+        package let conv3: Conv2dBN
 
-        public var dim: Int { conv3.outChannels }
-        public var hiddenDim: Int { conv1.outChannels }
+        package var dim: Int { conv3.outChannels }
+        package var hiddenDim: Int { conv1.outChannels }
 
         init(weights: WeightStore, path: String, dim: Int) throws(WeightError) {
             self.path = path
@@ -28,7 +28,7 @@ extension TinyViT {
 
         /// [B, dim, H, W] -> [B, dim, H, W]
         // ref: tiny_vit_sam.py MBConv.forward (L99-115); drop_path is the identity at inference.
-        public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+        package func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
             // Unobserved, the three convolutions run row by row, so the 4x-wide hidden maps stay in cache.
             if observer == nil, let fused = Conv2dBN.invertedResidualWeights(conv1, conv2, conv3) {
                 return Kernels.invertedResidual(x, weights: fused, stride: conv2.stride, activation: .gelu,

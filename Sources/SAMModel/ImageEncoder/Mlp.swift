@@ -3,14 +3,14 @@ import SAMTensor
 
 extension TinyViT {
     /// tiny_vit_sam.py Mlp: LayerNorm, fc1, GELU, fc2 (dropout is the identity at inference).
-    public struct Mlp: Sendable {
-        public static let key = "mlp"
-        public let path: String
-        public let norm: NN.LayerNorm
-        public let fc1: NN.Linear
-        public let fc2: NN.Linear
+    package struct Mlp: Sendable {
+        package static let key = "mlp"
+        package let path: String
+        package let norm: NN.LayerNorm
+        package let fc1: NN.Linear
+        package let fc2: NN.Linear
 
-        public var hiddenDim: Int { fc1.outFeatures }
+        package var hiddenDim: Int { fc1.outFeatures }
 
         init(weights: WeightStore, path: String, dim: Int) throws(WeightError) {
             self.path = path
@@ -22,7 +22,7 @@ extension TinyViT {
         /// [..., dim] -> [..., dim]; with `residual`, returns residual + mlp(x) (the block's
         /// skip connection, fused into fc2 unless an observer wants mlp(x) itself).
         // ref: tiny_vit_sam.py Mlp.forward (L201-209)
-        public func callAsFunction(_ x: FloatTensor, plusResidual residual: FloatTensor? = nil,
+        package func callAsFunction(_ x: FloatTensor, plusResidual residual: FloatTensor? = nil,
                                    observer: ModuleObserver? = nil) -> FloatTensor {
             let h = fc1(norm.normalized(x, observer: observer), then: .gelu, observer: observer)
             observer?("\(path).act", h)

@@ -1,7 +1,7 @@
 /// MobileSAM: TinyViT with SAM's prompt encoder and mask decoder.
 /// ref: mobile_sam/build_sam.py build_sam_vit_t
-public enum MobileSAMModelFamily: ModelFamily {
-    public static let name = "mobile_sam"
-    public static let imageEncoderFamilies: [any ImageEncoderFamily.Type] = [TinyViTFamily.self]
-    public static let maskDecoderFamily: any MaskDecoderFamily.Type = SAMMaskDecoderFamily.self
+package enum MobileSAMModelFamily: ModelFamily {
+    package static let name = "mobile_sam"
+    package static let imageEncoderFamilies: [any ImageEncoderFamily.Type] = [TinyViTFamily.self]
+    package static let maskDecoderFamily: any MaskDecoderFamily.Type = SAMMaskDecoderFamily.self
 }

@@ -2,24 +2,24 @@ import SAMKernels
 import SAMTensor
 
 extension TinyViT {
-    public typealias Neck = ImageEncoderNeck
+    package typealias Neck = ImageEncoderNeck
 }
 
 /// SAM's neck on the encoder's last map (the same in SAM ViT and MobileSAM's TinyViT): 1x1 conv
 /// (no bias) to neckDim, LayerNorm2d, 3x3 conv pad 1 (no bias), LayerNorm2d — `neck.0` ... `neck.3`
 /// of an nn.Sequential.
 // ref: tiny_vit_sam.py TinyViT.__init__ (L536-552); segment_anything image_encoder.py ImageEncoderViT.__init__
-public struct ImageEncoderNeck: Sendable {
-    public static let key = "neck"
-    public let path: String
+package struct ImageEncoderNeck: Sendable {
+    package static let key = "neck"
+    package let path: String
     /// `neck.0.weight` [neckDim, inDim, 1, 1]
-    public let conv1: FloatTensor
-    public let norm1: NN.LayerNorm2d
+    package let conv1: FloatTensor
+    package let norm1: NN.LayerNorm2d
     /// `neck.2.weight` [neckDim, neckDim, 3, 3]
-    public let conv2: FloatTensor
-    public let norm2: NN.LayerNorm2d
+    package let conv2: FloatTensor
+    package let norm2: NN.LayerNorm2d
 
-    public var outChannels: Int { conv1.shape[0] }
+    package var outChannels: Int { conv1.shape[0] }
 
     init(weights: WeightStore, path: String, inChannels: Int) throws(WeightError) {
         self.path = path
@@ -33,7 +33,7 @@ public struct ImageEncoderNeck: Sendable {
 
     /// NCHW [B, inDim, H, W] -> [B, neckDim, H, W]
     // ref: tiny_vit_sam.py TinyViT.forward_features (L613, self.neck(x))
-    public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+    package func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
         var y = Kernels.conv2d(x, weight: conv1, bias: nil)
         observer?("\(path).0", y)
         norm1(&y, observer: observer)          // tiny_vit_sam.py LayerNorm2d.forward (L456-461), eps 1e-6

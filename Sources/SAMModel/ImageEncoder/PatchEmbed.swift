@@ -4,15 +4,15 @@ import SAMTensor
 extension TinyViT {
     /// tiny_vit_sam.py PatchEmbed: two stride-2 3x3 Conv2d_BN with a GELU between, so the image
     /// side shrinks by 4 and the channels grow to embed_dims[0].
-    public struct PatchEmbed: Sendable {
-        public static let key = "patch_embed"
-        public let path: String
+    package struct PatchEmbed: Sendable {
+        package static let key = "patch_embed"
+        package let path: String
         /// `seq.0`: inChannels -> embedDim / 2, 3x3, stride 2, pad 1.
-        public let conv1: Conv2dBN
+        package let conv1: Conv2dBN
         /// `seq.2`: embedDim / 2 -> embedDim, 3x3, stride 2, pad 1.
-        public let conv2: Conv2dBN
+        package let conv2: Conv2dBN
 
-        public var embedDim: Int { conv2.outChannels }
+        package var embedDim: Int { conv2.outChannels }
 
         init(weights: WeightStore, path: String, inChannels: Int) throws(WeightError) {
             self.path = path
@@ -24,11 +24,11 @@ extension TinyViT {
         }
 
         /// Output side for an image side.
-        public func outputSize(_ imageSize: Int) -> Int { conv2.outputSize(conv1.outputSize(imageSize)) }
+        package func outputSize(_ imageSize: Int) -> Int { conv2.outputSize(conv1.outputSize(imageSize)) }
 
         /// [B, inChannels, S, S] -> [B, embedDim, S/4, S/4]
         // ref: tiny_vit_sam.py PatchEmbed.forward (L73-74)
-        public func callAsFunction(_ image: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+        package func callAsFunction(_ image: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
             var x = conv1(image, then: .gelu, observer: observer)
             observer?("\(path).seq.1", x)
             x = conv2(x, observer: observer)

@@ -6,21 +6,21 @@ extension TinyViT {
     /// 1x1 conv to the next stage's width, GELU, 3x3 depthwise conv with stride 1 or 2, GELU,
     /// 1x1 conv; takes an NCHW map (after stage 0) or tokens [B, H*W, C] (after an attention
     /// stage) and always returns tokens [B, H'*W', C'].
-    public struct PatchMerging: Sendable {
-        public static let key = "downsample"
-        public let path: String
+    package struct PatchMerging: Sendable {
+        package static let key = "downsample"
+        package let path: String
         /// Spatial size of the input (upstream `input_resolution`).
-        public let inputResolution: GridSize
+        package let inputResolution: GridSize
         /// 1x1, dim -> outDim
-        public let conv1: Conv2dBN
+        package let conv1: Conv2dBN
         /// 3x3 depthwise over outDim, stride `stride`, pad 1
-        public let conv2: Conv2dBN
+        package let conv2: Conv2dBN
         /// 1x1, outDim -> outDim
-        public let conv3: Conv2dBN
+        package let conv3: Conv2dBN
 
-        public var outDim: Int { conv3.outChannels }
-        public var stride: Int { conv2.stride }
-        public var outputResolution: GridSize {
+        package var outDim: Int { conv3.outChannels }
+        package var stride: Int { conv2.stride }
+        package var outputResolution: GridSize {
             GridSize(height: conv2.outputSize(inputResolution.height), width: conv2.outputSize(inputResolution.width))
         }
 
@@ -39,7 +39,7 @@ extension TinyViT {
 
         /// NCHW [B, dim, H, W] or tokens [B, H*W, dim] -> tokens [B, H'*W', outDim]
         // ref: tiny_vit_sam.py PatchMerging.forward (L133-147)
-        public func callAsFunction(_ input: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+        package func callAsFunction(_ input: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
             var x = input
             if x.shape.count == 3 {
                 // x.view(B, H, W, -1).permute(0, 3, 1, 2)

@@ -1,7 +1,7 @@
 import SAMTensor
 
 /// A block a TinyViT stage repeats: it keeps the channel count and the map size.
-public protocol TinyViTStageBlock: Sendable {
+package protocol TinyViTStageBlock: Sendable {
     var dim: Int { get }
     func callAsFunction(_ x: FloatTensor, observer: ModuleObserver?) -> FloatTensor
 }
@@ -12,24 +12,24 @@ extension TinyViT.TinyViTBlock: TinyViTStageBlock {}
 extension TinyViT {
     /// tiny_vit_sam.py ConvLayer: stage 0, a list of MBConv blocks on the NCHW map, then the
     /// PatchMerging `downsample` (which turns the map into tokens).
-    public typealias ConvLayer = Stage<MBConv>
+    package typealias ConvLayer = Stage<MBConv>
     /// tiny_vit_sam.py BasicLayer: an attention stage, a list of TinyViTBlocks on tokens, then the
     /// PatchMerging `downsample` except in the last stage.
-    public typealias BasicLayer = Stage<TinyViTBlock>
+    package typealias BasicLayer = Stage<TinyViTBlock>
 
     /// One stage (`layers.i`): `depth` blocks (`path.blocks.N`), then the optional downsample.
     /// Upstream's ConvLayer and BasicLayer differ only in their block type.
-    public struct Stage<Block: TinyViTStageBlock>: Sendable {
-        public let path: String
-        public let inputResolution: GridSize
-        public let blocks: [Block]
+    package struct Stage<Block: TinyViTStageBlock>: Sendable {
+        package let path: String
+        package let inputResolution: GridSize
+        package let blocks: [Block]
         /// nil only in the last stage.
-        public let downsample: PatchMerging?
+        package let downsample: PatchMerging?
 
-        public var dim: Int { blocks.first?.dim ?? 0 }
+        package var dim: Int { blocks.first?.dim ?? 0 }
         /// Width and grid of what this stage hands to the next one.
-        public var outputDim: Int { downsample?.outDim ?? dim }
-        public var outputResolution: GridSize { downsample?.outputResolution ?? inputResolution }
+        package var outputDim: Int { downsample?.outDim ?? dim }
+        package var outputResolution: GridSize { downsample?.outputResolution ?? inputResolution }
 
         /// Loads `depth` blocks with `makeBlock(path.blocks.N)`, then `path.downsample` when
         /// `downsampleStride` is given.
@@ -49,7 +49,7 @@ extension TinyViT {
         /// ConvLayer: NCHW [B, dim, H, W] -> tokens [B, H'*W', outDim] (NCHW unchanged if there is no
         /// downsample). BasicLayer: tokens [B, H*W, dim] -> tokens [B, H'*W', outDim].
         // ref: tiny_vit_sam.py ConvLayer.forward (L178-186), BasicLayer.forward (L436-444)
-        public func callAsFunction(_ input: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+        package func callAsFunction(_ input: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
             var x = input
             for block in blocks {
                 x = block(x, observer: observer)

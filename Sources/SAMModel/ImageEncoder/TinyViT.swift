@@ -10,46 +10,46 @@ import SAMTensor
 /// MBConv ratios and the local conv size are read from the weight shapes and checked against the
 /// config; the image size and PatchMerging strides, which no weight shows, come from the config.
 /// BatchNorm is folded into the preceding convolutions at load.
-public struct TinyViT: Sendable {
-    public static let key = "image_encoder"
+package struct TinyViT: Sendable {
+    package static let key = "image_encoder"
 
     /// Prefix of every weight of this encoder ("image_encoder", or "" for an encoder-only state dict).
-    public let path: String
-    public let config: TinyViTConfig
-    public let patchEmbed: PatchEmbed
+    package let path: String
+    package let config: TinyViTConfig
+    package let patchEmbed: PatchEmbed
     /// `layers.0` is a ConvLayer, the others BasicLayers (as upstream builds them).
-    public let layers: [Layer]
-    public let neck: Neck
+    package let layers: [Layer]
+    package let neck: Neck
     /// Side of the map entering the neck (64 for MobileSAM; upstream hard-codes the 64).
-    public let outputResolution: GridSize
+    package let outputResolution: GridSize
 
     /// One stage: `layers.i`.
-    public enum Layer: Sendable {
+    package enum Layer: Sendable {
         case conv(ConvLayer)
         case basic(BasicLayer)
 
-        public var path: String {
+        package var path: String {
             switch self {
             case .conv(let layer): layer.path
             case .basic(let layer): layer.path
             }
         }
 
-        public var outputDim: Int {
+        package var outputDim: Int {
             switch self {
             case .conv(let layer): layer.outputDim
             case .basic(let layer): layer.outputDim
             }
         }
 
-        public var outputResolution: GridSize {
+        package var outputResolution: GridSize {
             switch self {
             case .conv(let layer): layer.outputResolution
             case .basic(let layer): layer.outputResolution
             }
         }
 
-        public var downsample: PatchMerging? {
+        package var downsample: PatchMerging? {
             switch self {
             case .conv(let layer): layer.downsample
             case .basic(let layer): layer.downsample
@@ -58,7 +58,7 @@ public struct TinyViT: Sendable {
 
         /// Stage 0 takes the NCHW map from patch_embed; later stages take tokens. With a
         /// downsample (every stage but the last) the output is tokens.
-        public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver?) -> FloatTensor {
+        package func callAsFunction(_ x: FloatTensor, observer: ModuleObserver?) -> FloatTensor {
             switch self {
             case .conv(let layer): layer(x, observer: observer)
             case .basic(let layer): layer(x, observer: observer)
@@ -70,7 +70,7 @@ public struct TinyViT: Sendable {
     /// so that `weights.finish()` can still flag genuinely unexpected keys). Throws a `WeightError`
     /// naming the state-dict key when a weight is missing, has the wrong shape, or implies a
     /// hyperparameter that contradicts `config`.
-    public init(weights: WeightStore, prefix: String = TinyViT.key, config: TinyViTConfig = .mobileSAM) throws(WeightError) {
+    package init(weights: WeightStore, prefix: String = TinyViT.key, config: TinyViTConfig = .mobileSAM) throws(WeightError) {
         path = prefix
         self.config = config
         let stageCount = config.embedDims.count
@@ -165,18 +165,18 @@ public struct TinyViT: Sendable {
     }
 
     /// The input shape this encoder accepts, B free.
-    public var inputShapeDescription: String {
+    package var inputShapeDescription: String {
         "[B, \(config.inChannels), \(config.imageSize), \(config.imageSize)]"
     }
 
     /// [B, neckDim, H, W] for a batch of `batch` images.
-    public func outputShape(batch: Int) -> [Int] {
+    package func outputShape(batch: Int) -> [Int] {
         [batch, neck.outChannels, outputResolution.height, outputResolution.width]
     }
 
     /// Encodes a batch of normalised, padded images [B, inChannels, imageSize, imageSize] into
     /// image embeddings [B, neckDim, imageSize/16, imageSize/16].
-    public func callAsFunction(_ image: FloatTensor) throws(ImageEncoderError) -> FloatTensor {
+    package func callAsFunction(_ image: FloatTensor) throws(ImageEncoderError) -> FloatTensor {
         try callAsFunction(image, observer: nil)
     }
 
@@ -189,13 +189,13 @@ public struct TinyViT: Sendable {
     /// blocks, `downsample`s, `layers.i`, `patch_embed`, `neck.0`-`neck.3`, `neck`, and last the
     /// encoder's own `path` (= the result). Not observed: nn.Sequential `patch_embed.seq`, the
     /// folded-away `.bn`/`.c` children, drop_path/dropout identities. Paths carry the `path` prefix.
-    public func callAsFunction(_ image: FloatTensor, observer: ModuleObserver?) throws(ImageEncoderError) -> FloatTensor {
+    package func callAsFunction(_ image: FloatTensor, observer: ModuleObserver?) throws(ImageEncoderError) -> FloatTensor {
         try self(image, observer: observer, tapping: []).embedding
     }
 
     /// The embedding, and the token outputs [B, H * W, C] of the stages `taps` names (`<path>.layers.i`).
     /// ref: sam-hq segment_anything/modeling/tiny_vit_sam.py TinyViT.forward_features — interm_embeddings
-    public func callAsFunction(_ image: FloatTensor, observer: ModuleObserver?, tapping taps: Set<String>) throws(ImageEncoderError)
+    package func callAsFunction(_ image: FloatTensor, observer: ModuleObserver?, tapping taps: Set<String>) throws(ImageEncoderError)
         -> (embedding: FloatTensor, tapped: [String: FloatTensor]) {
         let stagePaths = layers.indices.map { modulePath(path, "layers.\($0)") }
         try requireTappable(taps, among: stagePaths)

@@ -4,21 +4,21 @@ import SAMTensor
 extension TinyViT {
     /// tiny_vit_sam.py TinyViTBlock: windowed attention with a residual, a depthwise conv
     /// (`local_conv`) on the map view, then the Mlp with a residual. Tokens [B, H*W, dim] in and out.
-    public struct TinyViTBlock: Sendable {
-        public let path: String
-        public let inputResolution: GridSize
-        public let attn: Attention
+    package struct TinyViTBlock: Sendable {
+        package let path: String
+        package let inputResolution: GridSize
+        package let attn: Attention
         /// Depthwise Conv2d_BN, local_conv_size x local_conv_size, pad local_conv_size / 2.
-        public let localConv: Conv2dBN
-        public let mlp: Mlp
+        package let localConv: Conv2dBN
+        package let mlp: Mlp
         /// The padded windows of the step-by-step path (see callAsFunction).
-        public let windows: WindowPartition
+        package let windows: WindowPartition
         /// Windows up to this side run as `Attention.windowed`, whose tasks hold a window's whole
         /// side⁴ score matrix (~4 MB at 32); larger ones go through the row-blocked padded path.
         static let largestFusedWindow = 32
 
-        public var dim: Int { attn.dim }
-        public var windowSize: Int { attn.windowSize }
+        package var dim: Int { attn.dim }
+        package var windowSize: Int { attn.windowSize }
 
         init(weights: WeightStore, path: String, dim: Int, inputResolution: GridSize) throws(WeightError) {
             self.path = path
@@ -38,7 +38,7 @@ extension TinyViT {
 
         /// [B, H*W, dim] -> [B, H*W, dim]
         // ref: tiny_vit_sam.py TinyViTBlock.forward (L335-376); drop_path is the identity at inference.
-        public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+        package func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
             let (height, width) = (inputResolution.height, inputResolution.width)
             precondition(x.shape.count == 3 && x.shape[1] == height * width && x.shape[2] == dim,
                          "\(path): input \(x.shape) is not [B, \(height)*\(width), \(dim)]")

@@ -1,10 +1,10 @@
 import SAMTensor
 
 /// MobileSAM's TinyViT as an image-encoder family.
-public enum TinyViTFamily: ImageEncoderFamily {
-    public static let name = "tiny_vit"
+package enum TinyViTFamily: ImageEncoderFamily {
+    package static let name = "tiny_vit"
 
-    public static func makeEncoder(weights: WeightStore, prefix: String, config: TinyViTConfig) throws(WeightError) -> any ImageEncoder {
+    package static func makeEncoder(weights: WeightStore, prefix: String, config: TinyViTConfig) throws(WeightError) -> any ImageEncoder {
         try TinyViT(weights: weights, prefix: prefix, config: config)
     }
 
@@ -12,7 +12,7 @@ public enum TinyViTFamily: ImageEncoderFamily {
     /// weight shows, from what an export graph states, else `base` (with upstream's stride rule
     /// when the widths differ from base's).
     /// ref: mobile_sam/modeling/tiny_vit_sam.py TinyViT.__init__
-    public static func inferConfiguration(fromShapes shapes: [String: [Int]], facts: EncoderFacts,
+    package static func inferConfiguration(fromShapes shapes: [String: [Int]], facts: EncoderFacts,
                                           base: TinyViTConfig?) -> TinyViTConfig? {
         let prefix = "image_encoder"
         let stages = ShapeQueries.childCount("\(prefix).layers", in: shapes)
@@ -57,10 +57,10 @@ public enum TinyViTFamily: ImageEncoderFamily {
 }
 
 extension TinyViTConfig: ImageEncoderConfiguration {
-    public var embeddingDim: Int { neckDim }
+    package var embeddingDim: Int { neckDim }
 
     /// PatchEmbed's two stride-2 convs, then each PatchMerging's stride (3x3 convs, padding 1).
-    public var embeddingGridSize: Int {
+    package var embeddingGridSize: Int {
         var side = imageSize
         for stride in [2, 2] + mergeStrides { side = (side - 1) / max(stride, 1) + 1 }
         return side
@@ -68,12 +68,12 @@ extension TinyViTConfig: ImageEncoderConfiguration {
 
     /// SAM's unless the configuration says otherwise (stored only when it differs, so files
     /// with SAM's statistics keep their bytes).
-    public var preprocessing: ImagePreprocessing {
+    package var preprocessing: ImagePreprocessing {
         get { imagePreprocessing ?? .sam }
         set { imagePreprocessing = newValue == .sam ? nil : newValue }
     }
 
-    public var summary: String {
+    package var summary: String {
         "TinyViT \(imageSize)x\(imageSize), dims \(embedDims), depths \(depths), heads \(numHeads), windows \(windowSizes), "
             + "merge strides \(mergeStrides), neck \(neckDim)"
     }

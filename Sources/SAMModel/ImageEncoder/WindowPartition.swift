@@ -2,7 +2,7 @@ import SAMKernels
 import SAMTensor
 
 extension TinyViT {
-    public typealias WindowPartition = SAMModel.WindowPartition
+    package typealias WindowPartition = SAMModel.WindowPartition
 }
 
 /// The window partition and reverse of TinyViTBlock and of SAM ViT's windowed blocks, with their
@@ -11,26 +11,26 @@ extension TinyViT {
 /// inside a window). What the zeros stand for is the caller's: TinyViT pads before the attention's
 /// LayerNorm (padded keys are the norm's bias), ViT after norm1 (padded keys are qkv's bias).
 // ref: tiny_vit_sam.py TinyViTBlock.forward (L343-367); segment_anything image_encoder.py window_partition
-public struct WindowPartition: Sendable, Equatable {
-    public let resolution: GridSize
-    public let window: Int
+package struct WindowPartition: Sendable, Equatable {
+    package let resolution: GridSize
+    package let window: Int
 
-    public init(resolution: GridSize, window: Int) {
+    package init(resolution: GridSize, window: Int) {
         precondition(window >= 1, "window side must be positive")
         self.resolution = resolution
         self.window = window
     }
 
     /// Windows down and across: (H + pad_b) / window, (W + pad_r) / window.
-    public var windowRows: Int { (resolution.height + window - 1) / window }
-    public var windowColumns: Int { (resolution.width + window - 1) / window }
-    public var needsPadding: Bool { resolution.height % window != 0 || resolution.width % window != 0 }
+    package var windowRows: Int { (resolution.height + window - 1) / window }
+    package var windowColumns: Int { (resolution.width + window - 1) / window }
+    package var needsPadding: Bool { resolution.height % window != 0 || resolution.width % window != 0 }
 
     /// [B, H*W, C] -> [B * nH * nW, window², C], padded positions zero or `paddingRow` [C] (what a
     /// row-wise layer makes of a zero token, when the partition follows that layer).
     /// Upstream: F.pad(x, (0, 0, 0, pad_r, 0, pad_b)), then
     /// x.view(B, nH, ws, nW, ws, C).transpose(2, 3).reshape(B * nH * nW, ws * ws, C)
-    public func partition(_ x: FloatTensor, paddingRow: FloatTensor? = nil) -> FloatTensor {
+    package func partition(_ x: FloatTensor, paddingRow: FloatTensor? = nil) -> FloatTensor {
         let (batch, channels) = checkTokens(x)
         if let paddingRow { precondition(paddingRow.count == channels, "window partition: padding \(paddingRow.shape) is not [\(channels)]") }
         let windowCount = batch * windowRows * windowColumns
@@ -61,7 +61,7 @@ public struct WindowPartition: Sendable, Equatable {
     /// [B * nH * nW, window², C] -> [B, H*W, C], dropping the padding; with `residual`
     /// ([B, H*W, C]), returns residual + merged in the same pass (TinyViTBlock's skip connection).
     /// Upstream: x.view(B, nH, nW, ws, ws, C).transpose(2, 3).reshape(B, pH, pW, C)[:, :H, :W]
-    public func merge(_ windows: FloatTensor, batch: Int, plusResidual residual: FloatTensor? = nil) -> FloatTensor {
+    package func merge(_ windows: FloatTensor, batch: Int, plusResidual residual: FloatTensor? = nil) -> FloatTensor {
         let windowCount = batch * windowRows * windowColumns
         precondition(windows.shape.count == 3 && windows.shape[0] == windowCount && windows.shape[1] == window * window,
                      "window merge: \(windows.shape) is not [\(batch) * \(windowRows) * \(windowColumns), \(window * window), C]")

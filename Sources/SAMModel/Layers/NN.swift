@@ -5,7 +5,7 @@ import SAMTensor
 /// PyTorch's weight layouts unchanged and runs on `Kernels`.
 ///
 /// Kept in a namespace so the generic names cannot clash with other parts of the model.
-public enum NN {
+package enum NN {
     /// Takes `key`, whose shape must match `pattern` (nil entries are free and read from the
     /// tensor itself, e.g. `[nil, 256]` for a Linear whose output width the weights decide).
     static func take(_ key: String, shape pattern: [Int?], from weights: WeightStore) throws(WeightError) -> FloatTensor {

@@ -3,19 +3,19 @@ import SAMTensor
 
 extension NN {
     /// `nn.Conv2d` without groups: weight [out, in, kh, kw], bias [out].
-    public struct Conv2d: Sendable {
-        public let path: String
-        public let weight: FloatTensor
-        public let bias: FloatTensor
-        public let stride: Int
+    package struct Conv2d: Sendable {
+        package let path: String
+        package let weight: FloatTensor
+        package let bias: FloatTensor
+        package let stride: Int
         /// Zeros added on every side (nn.Conv2d's `padding`).
-        public let padding: Int
+        package let padding: Int
 
-        public var inChannels: Int { weight.shape[1] }
-        public var outChannels: Int { weight.shape[0] }
+        package var inChannels: Int { weight.shape[1] }
+        package var outChannels: Int { weight.shape[0] }
 
         /// Loads `path.weight` [out, in, kernel, kernel] and `path.bias` [out]; nil widths come from the weight.
-        public init(weights: WeightStore, path: String, inChannels: Int?, outChannels: Int?,
+        package init(weights: WeightStore, path: String, inChannels: Int?, outChannels: Int?,
                     kernel: Int, stride: Int, padding: Int = 0) throws(WeightError) {
             self.path = path
             weight = try NN.take("\(path).weight", shape: [outChannels, inChannels, kernel, kernel], from: weights)
@@ -27,7 +27,7 @@ extension NN {
         /// `outer` after `inner`, both 1x1 with stride 1 and no padding, as one 1x1 conv (named
         /// `outer`'s path): W = W_outer W_inner, b = W_outer b_inner + b_outer, summed in float64 and
         /// rounded once. Exact algebra; only the rounding of the sums differs from running both.
-        public static func composed(_ outer: Conv2d, after inner: Conv2d) -> Conv2d {
+        package static func composed(_ outer: Conv2d, after inner: Conv2d) -> Conv2d {
             precondition(outer.weight.shape.dropFirst(2) == [1, 1] && inner.weight.shape.dropFirst(2) == [1, 1]
                          && outer.stride == 1 && inner.stride == 1 && outer.padding == 0 && inner.padding == 0
                          && outer.inChannels == inner.outChannels,
@@ -54,7 +54,7 @@ extension NN {
         }
 
         /// ref: torch.nn.Conv2d.forward (zero padding)
-        public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+        package func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
             let y = Kernels.conv2d(x, weight: weight, bias: bias, stride: stride, padding: padding)
             observer?(path, y)
             return y
@@ -62,17 +62,17 @@ extension NN {
     }
 
     /// `nn.ConvTranspose2d` with kernel == stride (no overlap, no padding): weight [in, out, kh, kw], bias [out].
-    public struct ConvTranspose2d: Sendable {
-        public let path: String
-        public let weight: FloatTensor
-        public let bias: FloatTensor
-        public let stride: Int
+    package struct ConvTranspose2d: Sendable {
+        package let path: String
+        package let weight: FloatTensor
+        package let bias: FloatTensor
+        package let stride: Int
 
-        public var inChannels: Int { weight.shape[0] }
-        public var outChannels: Int { weight.shape[1] }
+        package var inChannels: Int { weight.shape[0] }
+        package var outChannels: Int { weight.shape[1] }
 
         /// Loads `path.weight` [in, out, kernel, kernel] and `path.bias` [out]; nil widths come from the weight.
-        public init(weights: WeightStore, path: String, inChannels: Int?, outChannels: Int?,
+        package init(weights: WeightStore, path: String, inChannels: Int?, outChannels: Int?,
                     kernel: Int, stride: Int) throws(WeightError) {
             self.path = path
             weight = try NN.take("\(path).weight", shape: [inChannels, outChannels, kernel, kernel], from: weights)
@@ -82,7 +82,7 @@ extension NN {
 
         /// ref: torch.nn.ConvTranspose2d.forward, then `epilogue` (the activation that follows
         /// upstream), fused unless an observer wants the output before it.
-        public func callAsFunction(_ x: FloatTensor, then epilogue: Kernels.Epilogue = .none,
+        package func callAsFunction(_ x: FloatTensor, then epilogue: Kernels.Epilogue = .none,
                                    observer: ModuleObserver? = nil) -> FloatTensor {
             guard let observer else { return Kernels.convTranspose2d(x, weight: weight, bias: bias, stride: stride, epilogue: epilogue) }
             var y = Kernels.convTranspose2d(x, weight: weight, bias: bias, stride: stride)

@@ -3,14 +3,14 @@ import SAMTensor
 
 extension NN {
     /// `nn.LayerNorm` over the last dimension (weight and bias [dim]).
-    public struct LayerNorm: Sendable {
-        public let path: String
-        public let weight: FloatTensor
-        public let bias: FloatTensor
-        public let eps: Float
+    package struct LayerNorm: Sendable {
+        package let path: String
+        package let weight: FloatTensor
+        package let bias: FloatTensor
+        package let eps: Float
 
         /// `eps` defaults to nn.LayerNorm's 1e-5 (SAM's transformer keeps the default).
-        public init(weights: WeightStore, path: String, dim: Int, eps: Float = 1e-5) throws(WeightError) {
+        package init(weights: WeightStore, path: String, dim: Int, eps: Float = 1e-5) throws(WeightError) {
             self.path = path
             weight = try weights.take("\(path).weight", shape: [dim])
             bias = try weights.take("\(path).bias", shape: [dim])
@@ -18,13 +18,13 @@ extension NN {
         }
 
         /// ref: torch.nn.LayerNorm.forward
-        public func callAsFunction(_ x: inout FloatTensor, observer: ModuleObserver? = nil) {
+        package func callAsFunction(_ x: inout FloatTensor, observer: ModuleObserver? = nil) {
             Kernels.layerNorm(&x, weight: weight, bias: bias, eps: eps)
             observer?(path, x)
         }
 
         /// The same, returning also the normalised x + `addend` (made in the same pass).
-        public func callAsFunction(_ x: inout FloatTensor, returningSumWith addend: FloatTensor,
+        package func callAsFunction(_ x: inout FloatTensor, returningSumWith addend: FloatTensor,
                                    observer: ModuleObserver? = nil) -> FloatTensor {
             let sum = Kernels.layerNorm(&x, weight: weight, bias: bias, eps: eps, returningSumWith: addend)
             observer?(path, x)
@@ -32,7 +32,7 @@ extension NN {
         }
 
         /// The same, into a new tensor, for an input that is still needed (no copy first).
-        public func normalized(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+        package func normalized(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
             let y = Kernels.layerNormed(x, weight: weight, bias: bias, eps: eps)
             observer?(path, y)
             return y
@@ -40,14 +40,14 @@ extension NN {
     }
 
     /// SAM's `LayerNorm2d` (common.py): normalises the channels of every pixel of an NCHW tensor.
-    public struct LayerNorm2d: Sendable {
-        public let path: String
-        public let weight: FloatTensor
-        public let bias: FloatTensor
-        public let eps: Float
+    package struct LayerNorm2d: Sendable {
+        package let path: String
+        package let weight: FloatTensor
+        package let bias: FloatTensor
+        package let eps: Float
 
         /// `eps` defaults to LayerNorm2d's 1e-6 (not nn.LayerNorm's 1e-5).
-        public init(weights: WeightStore, path: String, channels: Int, eps: Float = 1e-6) throws(WeightError) {
+        package init(weights: WeightStore, path: String, channels: Int, eps: Float = 1e-6) throws(WeightError) {
             self.path = path
             weight = try weights.take("\(path).weight", shape: [channels])
             bias = try weights.take("\(path).bias", shape: [channels])
@@ -55,7 +55,7 @@ extension NN {
         }
 
         /// ref: common.py LayerNorm2d.forward
-        public func callAsFunction(_ x: inout FloatTensor, observer: ModuleObserver? = nil) {
+        package func callAsFunction(_ x: inout FloatTensor, observer: ModuleObserver? = nil) {
             Kernels.layerNorm2d(&x, weight: weight, bias: bias, eps: eps)
             observer?(path, x)
         }

@@ -3,16 +3,16 @@ import SAMTensor
 
 extension NN {
     /// `nn.Linear`: y = x Wᵀ + b over the last dimension; weight [out, in], bias [out].
-    public struct Linear: Sendable {
-        public let path: String
-        public let weight: WeightTensor
-        public let bias: FloatTensor
+    package struct Linear: Sendable {
+        package let path: String
+        package let weight: WeightTensor
+        package let bias: FloatTensor
 
-        public var inFeatures: Int { weight.shape[1] }
-        public var outFeatures: Int { weight.shape[0] }
+        package var inFeatures: Int { weight.shape[1] }
+        package var outFeatures: Int { weight.shape[0] }
 
         /// Loads `path.weight` and `path.bias`; a nil width is read from the weight's shape.
-        public init(weights: WeightStore, path: String, inFeatures: Int?, outFeatures: Int?) throws(WeightError) {
+        package init(weights: WeightStore, path: String, inFeatures: Int?, outFeatures: Int?) throws(WeightError) {
             self.path = path
             weight = try NN.takeWeight("\(path).weight", shape: [outFeatures, inFeatures], from: weights)
             bias = try weights.take("\(path).bias", shape: [weight.shape[0]])
@@ -20,7 +20,7 @@ extension NN {
 
         /// ref: torch.nn.Linear.forward, then `epilogue` (the residual add / activation that
         /// follows upstream), fused unless an observer wants the output before it.
-        public func callAsFunction(_ x: FloatTensor, then epilogue: Kernels.Epilogue = .none,
+        package func callAsFunction(_ x: FloatTensor, then epilogue: Kernels.Epilogue = .none,
                                    observer: ModuleObserver? = nil) -> FloatTensor {
             guard let observer else { return Kernels.linear(x, weight: weight, bias: bias, epilogue: epilogue) }
             var y = Kernels.linear(x, weight: weight, bias: bias)

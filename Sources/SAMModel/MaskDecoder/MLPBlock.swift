@@ -5,24 +5,24 @@ import SAMTensor
 /// (`TwoWayTransformer(activation=nn.ReLU)`), not the class's GELU default. SAM 2's transformer
 /// builds sam2_utils.py `MLP(d, mlp_dim, d, num_layers=2)` instead: the same computation with the
 /// layers named `layers.0` and `layers.1`.
-public struct MLPBlock: Sendable {
-    public enum Activation: Sendable { case relu, gelu }
+package struct MLPBlock: Sendable {
+    package enum Activation: Sendable { case relu, gelu }
 
     /// The two layers' names: SAM's `lin1`/`lin2` or SAM 2's `layers.0`/`layers.1`.
-    public enum Naming: Sendable {
+    package enum Naming: Sendable {
         case sam, sam2
 
         var layers: (String, String) { self == .sam ? ("lin1", "lin2") : ("layers.0", "layers.1") }
     }
 
-    public let path: String
-    public let lin1: NN.Linear
-    public let lin2: NN.Linear
-    public let activation: Activation
+    package let path: String
+    package let lin1: NN.Linear
+    package let lin2: NN.Linear
+    package let activation: Activation
 
     /// The hidden width `mlpDim` is read from `lin1.weight` when nil.
     /// ref: common.py MLPBlock.__init__
-    public init(weights: WeightStore, path: String, embeddingDim: Int, mlpDim: Int?, activation: Activation,
+    package init(weights: WeightStore, path: String, embeddingDim: Int, mlpDim: Int?, activation: Activation,
                 naming: Naming = .sam) throws(WeightError) {
         self.path = path
         let (first, second) = naming.layers
@@ -32,7 +32,7 @@ public struct MLPBlock: Sendable {
     }
 
     /// ref: common.py MLPBlock.forward — self.lin2(self.act(self.lin1(x)))
-    public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+    package func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
         var hidden = lin1(x, observer: observer)
         switch activation {
         case .relu: Kernels.relu(&hidden)

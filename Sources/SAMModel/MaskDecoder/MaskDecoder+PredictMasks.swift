@@ -11,7 +11,7 @@ extension MaskDecoder {
     ///
     /// Returns masks [1, 4, 4g, 4g] (logits) and iou [1, 4], for every mask token (no multimask slicing).
     /// ref: mask_decoder.py MaskDecoder.predict_masks
-    public func predictMasks(imageEmbeddings: FloatTensor, imagePE: FloatTensor, sparse: FloatTensor, dense: FloatTensor,
+    package func predictMasks(imageEmbeddings: FloatTensor, imagePE: FloatTensor, sparse: FloatTensor, dense: FloatTensor,
                              observer: ModuleObserver? = nil) throws(PromptError) -> (masks: FloatTensor, iou: FloatTensor) {
         try checkImageInputs(imageEmbeddings: imageEmbeddings, imagePE: imagePE, dense: dense)
         return try predictMasks(imageShape: imageEmbeddings.shape, sparse: sparse, observer: observer) {
@@ -27,7 +27,7 @@ extension MaskDecoder {
     /// `predictMasks` on an image whose prompt-independent work was done once (`keptImageWork`): the
     /// same outputs, bit for bit. The kept work is used when `dense` is the no-mask embedding it
     /// was made with and no observer is attached; otherwise this is the plain call.
-    public func predictMasks(kept state: MaskDecoderImageState, imagePE: FloatTensor, sparse: FloatTensor,
+    package func predictMasks(kept state: MaskDecoderImageState, imagePE: FloatTensor, sparse: FloatTensor,
                              dense: FloatTensor, observer: ModuleObserver? = nil) throws(PromptError) -> (masks: FloatTensor, iou: FloatTensor) {
         guard observer == nil, dense.isBitwiseEqual(to: state.dense) else {
             return try predictMasks(imageEmbeddings: state.imageEmbeddings, imagePE: imagePE, sparse: sparse, dense: dense, observer: observer)

@@ -13,26 +13,26 @@ import SAMTensor
 /// `mask_decoder.iou_prediction_head.*`, and finally `mask_decoder:masks` and `mask_decoder:iou_predictions`
 /// (`path:name` marks values no forward hook sees).
 /// ref: mobile_sam/modeling/mask_decoder.py MaskDecoder
-public struct MaskDecoder: Sendable {
-    public let path: String
-    public let transformer: TwoWayTransformer
+package struct MaskDecoder: Sendable {
+    package let path: String
+    package let transformer: TwoWayTransformer
     /// [1, C]
-    public let iouToken: NN.Embedding
+    package let iouToken: NN.Embedding
     /// [numMaskTokens, C]
-    public let maskTokens: NN.Embedding
-    public let outputUpscaling: OutputUpscaling
+    package let maskTokens: NN.Embedding
+    package let outputUpscaling: OutputUpscaling
     /// One per mask token: C → C → C/8 (3 layers).
-    public let outputHypernetworksMLPs: [MLP]
+    package let outputHypernetworksMLPs: [MLP]
     /// C → iouHeadHiddenDim → numMaskTokens.
-    public let iouPredictionHead: MLP
+    package let iouPredictionHead: MLP
     /// The sparse token counts `predictMasks` accepts: `config.minPoints...config.maxPoints + 1`
     /// (one more than the prompt encoder, for the not-a-point padding token).
-    public let sparseTokenRange: ClosedRange<Int>
+    package let sparseTokenRange: ClosedRange<Int>
 
     /// C, the transformer width.
-    public var transformerDim: Int { iouToken.dim }
+    package var transformerDim: Int { iouToken.dim }
     /// 1 + num_multimask_outputs (4).
-    public var numMaskTokens: Int { maskTokens.count }
+    package var numMaskTokens: Int { maskTokens.count }
 
     /// The hypernetwork MLPs' depth, fixed in upstream code (`MLP(dim, dim, dim // 8, 3)`).
     static let hypernetworkDepth = 3
@@ -80,7 +80,7 @@ public struct MaskDecoder: Sendable {
     /// their weights; all are checked against `config.maskDecoder`, which also gives the head count
     /// and attention downsample rate.
     /// ref: mask_decoder.py MaskDecoder.__init__
-    public init(weights: WeightStore, prefix: String = "mask_decoder", config: SAMConfig = .mobileSAM) throws(WeightError) {
+    package init(weights: WeightStore, prefix: String = "mask_decoder", config: SAMConfig = .mobileSAM) throws(WeightError) {
         let configured = config.maskDecoder
         path = prefix
         (iouToken, maskTokens) = try Self.tokens(weights: weights, prefix: prefix, config: configured)

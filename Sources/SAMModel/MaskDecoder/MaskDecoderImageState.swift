@@ -11,9 +11,9 @@ import SAMTensor
 /// same kernels from the same inputs. It is used only when the prompt's dense embedding is the
 /// no-mask one (bit for bit) and no observer asks for module outputs; otherwise everything is
 /// computed from `imageEmbeddings` as usual.
-public struct MaskDecoderImageState: Sendable {
+package struct MaskDecoderImageState: Sendable {
     /// [1, C, g, g], as the image encoder returned them.
-    public let imageEmbeddings: FloatTensor
+    package let imageEmbeddings: FloatTensor
     /// The no-mask dense embedding the kept work assumed.
     let dense: FloatTensor
     /// image_embedding + dense, flattened to tokens [1, g*g, C] (predict_masks' `src`).
@@ -28,7 +28,7 @@ public struct MaskDecoderImageState: Sendable {
 extension MaskDecoder {
     /// The per-image state for `imageEmbeddings` [1, C, g, g], with `imagePE` and the no-mask
     /// `dense` embedding (both [1, C, g, g], from the prompt encoder).
-    public func keptImageWork(imageEmbeddings: FloatTensor, imagePE: FloatTensor,
+    package func keptImageWork(imageEmbeddings: FloatTensor, imagePE: FloatTensor,
                               noMaskDense dense: FloatTensor) throws(PromptError) -> MaskDecoderImageState {
         try checkImageInputs(imageEmbeddings: imageEmbeddings, imagePE: imagePE, dense: dense)
         // ref: predict_masks — src = image_embeddings + dense_prompt_embeddings; pos_src = image_pe;
@@ -43,7 +43,7 @@ extension MaskDecoder {
     }
 
     /// `PromptMaskDecoder.imageState`: SAM's decoder keeps `MaskDecoderImageState`.
-    public func imageState(features: ImageFeatures, imagePE: FloatTensor,
+    package func imageState(features: ImageFeatures, imagePE: FloatTensor,
                            noMaskDense dense: FloatTensor) throws(PromptError) -> DecoderImageState {
         guard features.highResolution.isEmpty else {
             throw .highResolutionFeatures(expected: 0, actual: features.highResolution.count)
@@ -53,7 +53,7 @@ extension MaskDecoder {
     }
 
     /// `PromptMaskDecoder.predictMasks(imageState:…)` with SAM's kept work.
-    public func predictMasks(imageState: DecoderImageState, imagePE: FloatTensor, sparse: FloatTensor, dense: FloatTensor,
+    package func predictMasks(imageState: DecoderImageState, imagePE: FloatTensor, sparse: FloatTensor, dense: FloatTensor,
                              observer: ModuleObserver?) throws(PromptError) -> MaskPrediction {
         guard let kept = imageState.kept as? MaskDecoderImageState else {
             return try predictMasks(features: imageState.features, imagePE: imagePE, sparse: sparse, dense: dense, observer: observer)
@@ -65,7 +65,7 @@ extension MaskDecoder {
 
 extension TwoWayAttentionBlock {
     /// The block's projections of the image tokens before any prompt has touched them.
-    public struct ImageProjections: Sendable {
+    package struct ImageProjections: Sendable {
         /// cross_attn_token_to_image.k_proj(keys + key_pe)
         let tokenToImageKeys: TwoWayTransformer.Attention.ProjectedKeys
         /// cross_attn_token_to_image.v_proj(keys)

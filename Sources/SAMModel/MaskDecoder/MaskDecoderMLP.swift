@@ -5,17 +5,17 @@ extension MaskDecoder {
     /// mask_decoder.py `MLP`: `layers.0 ... layers.(n-1)` Linear layers with ReLU between them and
     /// none after the last. SAM builds every instance with `sigmoid_output=False`, so there is no
     /// final sigmoid. Used for the hypernetworks and the IoU head.
-    public struct MLP: Sendable {
-        public let path: String
-        public let layers: [NN.Linear]
+    package struct MLP: Sendable {
+        package let path: String
+        package let layers: [NN.Linear]
 
-        public var inputDim: Int { layers[0].inFeatures }
-        public var outputDim: Int { layers[layers.count - 1].outFeatures }
+        package var inputDim: Int { layers[0].inFeatures }
+        package var outputDim: Int { layers[layers.count - 1].outFeatures }
 
         /// The layer count is read from the `layers.N` keys and must equal `layerCount`; the first
         /// layer takes `inputDim`, the last gives `outputDim`, the others are `hiddenDim` wide.
         /// ref: mask_decoder.py MLP.__init__
-        public init(weights: WeightStore, path: String, inputDim: Int, hiddenDim: Int, outputDim: Int, layerCount: Int,
+        package init(weights: WeightStore, path: String, inputDim: Int, hiddenDim: Int, outputDim: Int, layerCount: Int,
                     layerCountField: String? = nil) throws(WeightError) {
             self.path = path
             let found = NN.childCount("\(path).layers", in: weights)
@@ -31,7 +31,7 @@ extension MaskDecoder {
         }
 
         /// ref: mask_decoder.py MLP.forward — F.relu(layer(x)) for all but the last layer
-        public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+        package func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
             var y = x
             for (index, layer) in layers.enumerated() {
                 y = layer(y, observer: observer)

@@ -4,16 +4,16 @@ import SAMTensor
 /// `mask_decoder.output_upscaling`, an nn.Sequential: ConvTranspose2d 2x2/2 (C → C/4) → LayerNorm2d →
 /// GELU → ConvTranspose2d 2x2/2 (C/4 → C/8) → GELU, taking [1, C, g, g] to [1, C/8, 4g, 4g].
 /// The GELUs (indices 2 and 4) hold no weights.
-public struct OutputUpscaling: Sendable {
-    public let path: String
-    public let convTranspose0: NN.ConvTranspose2d
-    public let norm1: NN.LayerNorm2d
-    public let convTranspose3: NN.ConvTranspose2d
+package struct OutputUpscaling: Sendable {
+    package let path: String
+    package let convTranspose0: NN.ConvTranspose2d
+    package let norm1: NN.LayerNorm2d
+    package let convTranspose3: NN.ConvTranspose2d
     /// The same weights packed for the fused `masks(imageTokens:…)`.
     let head: Kernels.MaskHeadWeights
 
     /// ref: mask_decoder.py MaskDecoder.__init__ (output_upscaling)
-    public init(weights: WeightStore, path: String, transformerDim: Int) throws(WeightError) {
+    package init(weights: WeightStore, path: String, transformerDim: Int) throws(WeightError) {
         self.path = path
         guard transformerDim % 8 == 0 else {
             throw .invalid(key: "\(path).0.weight", reason: "transformer dim \(transformerDim) is not a multiple of 8", source: weights.source)
@@ -29,7 +29,7 @@ public struct OutputUpscaling: Sendable {
     }
 
     /// ref: mask_decoder.py MaskDecoder.predict_masks — upscaled_embedding = self.output_upscaling(src)
-    public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+    package func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
         var y = convTranspose0(x, observer: observer)
         norm1(&y, observer: observer)
         Kernels.gelu(&y)
@@ -46,7 +46,7 @@ public struct OutputUpscaling: Sendable {
     /// `callAsFunction` followed by the product (SAMKernelsTests "Fused mask head").
     /// ref: mask_decoder.py MaskDecoder.predict_masks — upscaled_embedding = self.output_upscaling(src);
     /// masks = (hyper_in @ upscaled_embedding.view(b, c, h * w)).view(b, -1, h, w)
-    public func masks(imageTokens: FloatTensor, height: Int, width: Int, hypernetwork: FloatTensor) -> FloatTensor {
+    package func masks(imageTokens: FloatTensor, height: Int, width: Int, hypernetwork: FloatTensor) -> FloatTensor {
         Kernels.maskHead(tokens: imageTokens, height: height, width: width, weights: head, hypernetwork: hypernetwork)
     }
 }

@@ -5,21 +5,21 @@ import SAMTensor
 /// prompt tokens, cross attention tokens → image, an MLP on the tokens, cross attention image → tokens,
 /// each followed by a residual add and a LayerNorm (eps 1e-5 unless configured). The first block of the transformer
 /// skips the positional encoding (and the residual) in its self attention (`skip_first_layer_pe`).
-public struct TwoWayAttentionBlock: Sendable {
-    public let path: String
-    public let selfAttn: TwoWayTransformer.Attention
-    public let norm1: NN.LayerNorm
-    public let crossAttnTokenToImage: TwoWayTransformer.Attention
-    public let norm2: NN.LayerNorm
-    public let mlp: MLPBlock
-    public let norm3: NN.LayerNorm
-    public let norm4: NN.LayerNorm
-    public let crossAttnImageToToken: TwoWayTransformer.Attention
-    public let skipFirstLayerPE: Bool
+package struct TwoWayAttentionBlock: Sendable {
+    package let path: String
+    package let selfAttn: TwoWayTransformer.Attention
+    package let norm1: NN.LayerNorm
+    package let crossAttnTokenToImage: TwoWayTransformer.Attention
+    package let norm2: NN.LayerNorm
+    package let mlp: MLPBlock
+    package let norm3: NN.LayerNorm
+    package let norm4: NN.LayerNorm
+    package let crossAttnImageToToken: TwoWayTransformer.Attention
+    package let skipFirstLayerPE: Bool
 
     /// `mlpDim` nil reads the MLP width from `mlp.lin1.weight`.
     /// ref: transformer.py TwoWayAttentionBlock.__init__
-    public init(weights: WeightStore, path: String, embeddingDim: Int, numHeads: Int, mlpDim: Int?,
+    package init(weights: WeightStore, path: String, embeddingDim: Int, numHeads: Int, mlpDim: Int?,
                 attentionDownsampleRate: Int, skipFirstLayerPE: Bool, mlpNaming: MLPBlock.Naming = .sam,
                 layerNormEps: Float = 1e-5) throws(WeightError) {
         self.path = path
@@ -41,7 +41,7 @@ public struct TwoWayAttentionBlock: Sendable {
     /// queries [1, T, C] (prompt tokens), keys [1, HW, C] (image tokens), with their positional
     /// encodings of the same shapes. Returns the updated pair.
     /// ref: transformer.py TwoWayAttentionBlock.forward
-    public func callAsFunction(queries: FloatTensor, keys: FloatTensor, queryPE: FloatTensor, keyPE: FloatTensor,
+    package func callAsFunction(queries: FloatTensor, keys: FloatTensor, queryPE: FloatTensor, keyPE: FloatTensor,
                                observer: ModuleObserver? = nil) -> (queries: FloatTensor, keys: FloatTensor) {
         let out = self(queries: queries, keys: keys, queryPE: queryPE, keyPE: keyPE, keysWithPE: nil, kept: nil,
                        foldsCrossAttention: true, observer: observer)

@@ -6,22 +6,22 @@ extension TwoWayTransformer {
     /// to `embeddingDim / downsampleRate` (2 for the cross attentions, 1 for self attention) before
     /// splitting heads; `out_proj` maps back to `embeddingDim`. No masking, no attention bias.
     /// (Nested here so it cannot be confused with TinyViT's own `Attention`.)
-    public struct Attention: Sendable {
-        public let path: String
-        public let qProj: NN.Linear
-        public let kProj: NN.Linear
-        public let vProj: NN.Linear
-        public let outProj: NN.Linear
-        public let numHeads: Int
+    package struct Attention: Sendable {
+        package let path: String
+        package let qProj: NN.Linear
+        package let kProj: NN.Linear
+        package let vProj: NN.Linear
+        package let outProj: NN.Linear
+        package let numHeads: Int
 
-        public var embeddingDim: Int { qProj.inFeatures }
+        package var embeddingDim: Int { qProj.inFeatures }
         /// embedding_dim // downsample_rate
-        public var internalDim: Int { qProj.outFeatures }
+        package var internalDim: Int { qProj.outFeatures }
         /// From this many keys on, k_proj's output is made transposed (see callAsFunction).
         static let transposedKeysFrom = 512
 
         /// ref: transformer.py Attention.__init__
-        public init(weights: WeightStore, path: String, embeddingDim: Int, numHeads: Int, downsampleRate: Int) throws(WeightError) {
+        package init(weights: WeightStore, path: String, embeddingDim: Int, numHeads: Int, downsampleRate: Int) throws(WeightError) {
             self.path = path
             guard downsampleRate > 0, embeddingDim % downsampleRate == 0 else {
                 throw .invalid(key: "\(path).q_proj.weight", reason: "embedding dim \(embeddingDim) is not divisible by the downsample rate \(downsampleRate)",
@@ -45,7 +45,7 @@ extension TwoWayTransformer {
         /// other many, the many tokens' projections are folded into the few (`Folding`) unless
         /// `folding` is false.
         /// ref: transformer.py Attention.forward
-        public func callAsFunction(q: FloatTensor, k: FloatTensor, v: FloatTensor, plusResidual residual: FloatTensor? = nil,
+        package func callAsFunction(q: FloatTensor, k: FloatTensor, v: FloatTensor, plusResidual residual: FloatTensor? = nil,
                                    folding: Bool = true, observer: ModuleObserver? = nil) -> FloatTensor {
             let route = folding ? Folding(attention: self, queryLength: q.shape[1], keyLength: k.shape[1]) : .none
             guard let observer else {

@@ -3,20 +3,20 @@ import SAMTensor
 
 /// transformer.py `TwoWayTransformer` (`mask_decoder.transformer`): `depth` two-way attention blocks
 /// between the prompt tokens and the flattened image, then a final token → image attention and LayerNorm.
-public struct TwoWayTransformer: Sendable {
-    public let path: String
-    public let layers: [TwoWayAttentionBlock]
-    public let finalAttnTokenToImage: Attention
-    public let normFinalAttn: NN.LayerNorm
+package struct TwoWayTransformer: Sendable {
+    package let path: String
+    package let layers: [TwoWayAttentionBlock]
+    package let finalAttnTokenToImage: Attention
+    package let normFinalAttn: NN.LayerNorm
 
-    public var embeddingDim: Int { normFinalAttn.weight.count }
-    public var depth: Int { layers.count }
+    package var embeddingDim: Int { normFinalAttn.weight.count }
+    package var depth: Int { layers.count }
 
     /// Depth is the number of `layers.N` in the weights and the MLP width is read from
     /// `layers.0.mlp.lin1.weight`; both are checked against `config`, which gives the head count
     /// and the cross-attention downsample rate.
     /// ref: transformer.py TwoWayTransformer.__init__
-    public init(weights: WeightStore, path: String, embeddingDim: Int, config: MaskDecoderConfig,
+    package init(weights: WeightStore, path: String, embeddingDim: Int, config: MaskDecoderConfig,
                 mlpNaming: MLPBlock.Naming = .sam) throws(WeightError) {
         self.path = path
         let depth = NN.childCount("\(path).layers", in: weights)
@@ -43,7 +43,7 @@ public struct TwoWayTransformer: Sendable {
     /// image_pe after flatten(2).permute(0, 2, 1)), pointEmbedding [1, T, C]. Returns the
     /// processed tokens [1, T, C] and image tokens [1, h*w, C].
     /// ref: transformer.py TwoWayTransformer.forward
-    public func callAsFunction(imageTokens: FloatTensor, imagePETokens keyPE: FloatTensor, pointEmbedding: FloatTensor,
+    package func callAsFunction(imageTokens: FloatTensor, imagePETokens keyPE: FloatTensor, pointEmbedding: FloatTensor,
                                observer: ModuleObserver? = nil) -> (queries: FloatTensor, keys: FloatTensor) {
         self(imageTokens: imageTokens, imagePETokens: keyPE, pointEmbedding: pointEmbedding, kept: nil, observer: observer)
     }

@@ -4,19 +4,19 @@ import SAMTensor
 /// `prompt_encoder.mask_downscaling`, the nn.Sequential that turns a [1, 1, 4g, 4g] mask into a
 /// [1, C, g, g] embedding: Conv 2x2/2 → LayerNorm2d → GELU → Conv 2x2/2 → LayerNorm2d → GELU → Conv 1x1.
 /// The two GELUs (indices 2 and 5) hold no weights.
-public struct MaskDownscaling: Sendable {
-    public let path: String
+package struct MaskDownscaling: Sendable {
+    package let path: String
     /// Index 0: 1 → maskInChannels / 4, kernel 2, stride 2.
-    public let conv0: NN.Conv2d
-    public let norm1: NN.LayerNorm2d
+    package let conv0: NN.Conv2d
+    package let norm1: NN.LayerNorm2d
     /// Index 3: maskInChannels / 4 → maskInChannels, kernel 2, stride 2.
-    public let conv3: NN.Conv2d
-    public let norm4: NN.LayerNorm2d
+    package let conv3: NN.Conv2d
+    package let norm4: NN.LayerNorm2d
     /// Index 6: maskInChannels → embedDim, kernel 1.
-    public let conv6: NN.Conv2d
+    package let conv6: NN.Conv2d
 
     /// ref: prompt_encoder.py PromptEncoder.__init__ (mask_downscaling)
-    public init(weights: WeightStore, path: String, maskInChannels: Int, embedDim: Int) throws(WeightError) {
+    package init(weights: WeightStore, path: String, maskInChannels: Int, embedDim: Int) throws(WeightError) {
         self.path = path
         guard maskInChannels % 4 == 0, maskInChannels > 0 else {
             throw .invalid(key: "\(path).3.weight", reason: "mask_in_chans \(maskInChannels) is not a positive multiple of 4",
@@ -31,7 +31,7 @@ public struct MaskDownscaling: Sendable {
     }
 
     /// ref: prompt_encoder.py PromptEncoder._embed_masks (self.mask_downscaling(masks))
-    public func callAsFunction(_ mask: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+    package func callAsFunction(_ mask: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
         var x = conv0(mask, observer: observer)
         norm1(&x, observer: observer)
         Kernels.gelu(&x)

@@ -9,17 +9,17 @@ import Glibc
 /// Positional encoding with random spatial frequencies (`prompt_encoder.pe_layer`): a point
 /// (x, y) in [0, 1]² becomes [sin(2π·p), cos(2π·p)] with p = (2·(x, y) − 1) · G, G being the
 /// [2, F] Gaussian matrix stored in the weights, so the encoding has 2F channels.
-public struct PositionEmbeddingRandom: Sendable {
-    public let path: String
+package struct PositionEmbeddingRandom: Sendable {
+    package let path: String
     /// `positional_encoding_gaussian_matrix`, [2, F] (a buffer, saved in the state dict).
-    public let gaussianMatrix: FloatTensor
+    package let gaussianMatrix: FloatTensor
 
     /// F, the number of random frequencies; the encoding has `2 * frequencyCount` channels.
-    public var frequencyCount: Int { gaussianMatrix.shape[1] }
-    public var channels: Int { 2 * frequencyCount }
+    package var frequencyCount: Int { gaussianMatrix.shape[1] }
+    package var channels: Int { 2 * frequencyCount }
 
     /// Loads `path.positional_encoding_gaussian_matrix` [2, embedDim / 2].
-    public init(weights: WeightStore, path: String, embedDim: Int) throws(WeightError) {
+    package init(weights: WeightStore, path: String, embedDim: Int) throws(WeightError) {
         self.path = path
         guard embedDim % 2 == 0 else {
             throw .invalid(key: "\(path).positional_encoding_gaussian_matrix",
@@ -54,7 +54,7 @@ public struct PositionEmbeddingRandom: Sendable {
     /// `encode`. `pixels` holds interleaved (x, y) pairs (the caller adds the +0.5 pixel-centre
     /// shift). Returns [1, N, 2F].
     /// ref: prompt_encoder.py PositionEmbeddingRandom.forward_with_coords
-    public func encode(pixels: [Float], width: Int, height: Int) -> FloatTensor {
+    package func encode(pixels: [Float], width: Int, height: Int) -> FloatTensor {
         let pointCount = pixels.count / 2
         var out = FloatTensor(zeros: [1, pointCount, channels])
         let w = Float(width), h = Float(height)
@@ -70,7 +70,7 @@ public struct PositionEmbeddingRandom: Sendable {
     /// The encoding of every cell centre of a `height` x `width` grid, [1, 2F, height, width]
     /// (what `PromptEncoder.get_dense_pe` returns for the image embedding grid).
     /// ref: prompt_encoder.py PositionEmbeddingRandom.forward
-    public func denseGrid(height: Int, width: Int) -> FloatTensor {
+    package func denseGrid(height: Int, width: Int) -> FloatTensor {
         let c = channels, plane = height * width
         let f = frequencyCount
         // ref: forward — x_embed = grid.cumsum(dim=1) - 0.5; x_embed / w, then 2 * x - 1 (_pe_encoding)

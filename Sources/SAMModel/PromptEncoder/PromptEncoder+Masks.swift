@@ -9,7 +9,7 @@ extension PromptEncoder {
     /// Without a mask (`maskInput` nil, `hasMaskInput` must then be 0) it is `no_mask_embed` broadcast
     /// over the grid, which is what both upstream paths give when there is no mask.
     /// ref: onnx.py SamOnnxModel._embed_masks; prompt_encoder.py PromptEncoder.forward
-    public func denseEmbedding(maskInput: FloatTensor?, hasMaskInput: Float,
+    package func denseEmbedding(maskInput: FloatTensor?, hasMaskInput: Float,
                                observer: ModuleObserver? = nil) throws(PromptError) -> FloatTensor {
         let c = embedDim, grid = imageEmbeddingSize, plane = grid * grid
         let noMask = noMaskEmbed.weight.data

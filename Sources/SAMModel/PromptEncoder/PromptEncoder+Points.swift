@@ -15,7 +15,7 @@ extension PromptEncoder {
     /// Throws when N is outside `pointCountRange` (the padding point is not counted), when a
     /// coordinate is NaN or infinite, or when a label is not one of -1, 0, 1, 2, 3.
     /// ref: prompt_encoder.py PromptEncoder._embed_points; onnx.py SamOnnxModel._embed_points
-    public func embedPoints(coords: FloatTensor, labels: FloatTensor, appendPaddingPoint: Bool = false,
+    package func embedPoints(coords: FloatTensor, labels: FloatTensor, appendPaddingPoint: Bool = false,
                             observer: ModuleObserver? = nil) throws(PromptError) -> FloatTensor {
         guard coords.shape.count == 3, coords.shape[0] == 1, coords.shape[2] == 2 else {
             throw .shape(input: "point coords", expected: "[1,N,2]", actual: coords.shape)

@@ -16,26 +16,26 @@ import SAMTensor
 /// - `prompt_encoder:dense` — the dense embedding returned by `denseEmbedding`;
 /// - `prompt_encoder.pe_layer` — the [C, g, g] grid, from `denseImagePositionalEncoding`.
 public struct PromptEncoder: Sendable {
-    public let path: String
+    package let path: String
     /// C, the prompt embedding width (= the decoder's transformer dim).
-    public let embedDim: Int
+    package let embedDim: Int
     /// g, the side of the image embedding grid (64 for a 1024 input).
-    public let imageEmbeddingSize: Int
+    package let imageEmbeddingSize: Int
     /// The side of the padded model input in pixels (1024); point coordinates live in this space.
-    public let inputImageSize: Int
+    package let inputImageSize: Int
     /// How many points `embedPoints` accepts (`config.minPoints...config.maxPoints`).
-    public let pointCountRange: ClosedRange<Int>
+    package let pointCountRange: ClosedRange<Int>
 
-    public let peLayer: PositionEmbeddingRandom
+    package let peLayer: PositionEmbeddingRandom
     /// Four [1, C] embeddings added by label: 0 background, 1 foreground, 2 box top-left, 3 box bottom-right.
-    public let pointEmbeddings: [NN.Embedding]
+    package let pointEmbeddings: [NN.Embedding]
     /// [1, C], replaces the encoding of label -1 (padding) points.
-    public let notAPointEmbed: NN.Embedding
+    package let notAPointEmbed: NN.Embedding
     /// nil when the weights have no mask path (the split PromptEncoder export takes no mask):
     /// such a model runs without mask input and refuses one.
-    public let maskDownscaling: MaskDownscaling?
+    package let maskDownscaling: MaskDownscaling?
     /// [1, C], broadcast over the grid when there is no mask input.
-    public let noMaskEmbed: NN.Embedding
+    package let noMaskEmbed: NN.Embedding
 
     /// `get_dense_pe()`, [1, C, g, g]: computed from `peLayer` or supplied at load time.
     /// The supplied encoding, or the one computed from `pe_layer` on first use.
@@ -46,7 +46,7 @@ public struct PromptEncoder: Sendable {
     let noMaskDense: DerivedTensor
     /// True when the dense positional encoding was supplied (e.g. `image_points_embeddings.bin`)
     /// rather than computed from the Gaussian matrix.
-    public let densePositionalEncodingIsSupplied: Bool
+    package let densePositionalEncodingIsSupplied: Bool
 
     /// SAM has one point embedding per label 0...3 (background, foreground, two box corners).
     static let pointEmbeddingCount = 4
@@ -56,7 +56,7 @@ public struct PromptEncoder: Sendable {
     /// Pass `densePositionalEncoding` ([1, C, g, g]) to use a precomputed `get_dense_pe()` instead
     /// of computing it from `positional_encoding_gaussian_matrix`.
     /// ref: prompt_encoder.py PromptEncoder.__init__
-    public init(weights: WeightStore, prefix: String = "prompt_encoder", config: SAMConfig = .mobileSAM,
+    package init(weights: WeightStore, prefix: String = "prompt_encoder", config: SAMConfig = .mobileSAM,
                 densePositionalEncoding suppliedPE: FloatTensor? = nil) throws(WeightError) {
         let configured = config.promptEncoder
         path = prefix
@@ -124,7 +124,7 @@ public struct PromptEncoder: Sendable {
     /// fed to the mask decoder as `imagePE`.
     /// Reports `prompt_encoder.pe_layer` with the [C, g, g] grid, as a forward hook on `pe_layer` would.
     /// ref: prompt_encoder.py PromptEncoder.get_dense_pe
-    public func denseImagePositionalEncoding(observer: ModuleObserver? = nil) -> FloatTensor {
+    package func denseImagePositionalEncoding(observer: ModuleObserver? = nil) -> FloatTensor {
         let encoding = densePE.value
         observer?(peLayer.path, encoding.reshaped(Array(encoding.shape.dropFirst())))
         return encoding

@@ -18,6 +18,7 @@ public enum PromptError: Error, Equatable, CustomStringConvertible {
     /// The image features carry a different number of high-resolution maps than the decoder takes.
     case highResolutionFeatures(expected: Int, actual: Int)
 
+    /// A one-line message naming the input and the values involved.
     public var description: String {
         switch self {
         case .pointCount(let count, let allowed, let what):

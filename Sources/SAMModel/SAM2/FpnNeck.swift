@@ -4,16 +4,16 @@ import SAMTensor
 /// sam2/modeling/backbones/image_encoder.py `FpnNeck`: a 1x1 conv per trunk level to d_model
 /// (`convs.k.conv`; convs[0] takes the coarsest level), coarse to fine, where the levels in
 /// `fpn_top_down_levels` add the nearest-upsampled level above them (fuse "sum").
-public struct FpnNeck: Sendable {
-    public static let key = "neck"
+package struct FpnNeck: Sendable {
+    package static let key = "neck"
 
-    public let path: String
+    package let path: String
     /// convs[k] takes level n - k (n = levels - 1): the coarsest first, as upstream lists them.
-    public let convs: [NN.Conv2d]
-    public let topDownLevels: Set<Int>
-    public let positionEncoding: PositionEmbeddingSine
+    package let convs: [NN.Conv2d]
+    package let topDownLevels: Set<Int>
+    package let positionEncoding: PositionEmbeddingSine
 
-    public var dModel: Int { convs[0].outChannels }
+    package var dModel: Int { convs[0].outChannels }
 
     /// `channels[i]`: trunk level i's width, finest first.
     /// ref: image_encoder.py FpnNeck.__init__
@@ -35,7 +35,7 @@ public struct FpnNeck: Sendable {
     /// (`scalp` drops the rest; they are still computed where a kept level fuses them), from level
     /// `first` on: top-down fusion runs coarse to fine, so levels below `first` are simply not made.
     /// ref: image_encoder.py FpnNeck.forward
-    public func callAsFunction(_ levels: [FloatTensor], keep: Int, from first: Int = 0,
+    package func callAsFunction(_ levels: [FloatTensor], keep: Int, from first: Int = 0,
                                observer: ModuleObserver? = nil) -> [FloatTensor] {
         precondition(first >= 0 && first < keep, "neck: levels from \(first) of the \(keep) kept")
         let n = convs.count - 1

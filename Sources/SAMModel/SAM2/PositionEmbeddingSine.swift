@@ -6,17 +6,17 @@ import SAMTensor
 /// row and [C/2, C) the column, sin on even and cos on odd channels. Image mode computes it for
 /// every neck level but never reads it (the memory modules of video mode do); the runtime makes it
 /// only for observers, so per-module dumps line up.
-public struct PositionEmbeddingSine: Sendable, Equatable {
+package struct PositionEmbeddingSine: Sendable, Equatable {
     /// C, the neck's width (num_pos_feats of the config; each axis gets C / 2).
-    public let channels: Int
-    public let temperature: Double = 10_000
+    package let channels: Int
+    package let temperature: Double = 10_000
 
-    public init(channels: Int) { self.channels = channels }
+    package init(channels: Int) { self.channels = channels }
 
     /// [batch, C, height, width], in float32 as torch computes it (the products and quotients
     /// rounded to float; sin and cos of the rounded argument).
     /// ref: position_encoding.py PositionEmbeddingSine._pe
-    public func callAsFunction(batch: Int, height: Int, width: Int) -> FloatTensor {
+    package func callAsFunction(batch: Int, height: Int, width: Int) -> FloatTensor {
         let half = channels / 2
         let scale = Float(2 * Double.pi), eps: Float = 1e-6
         // ref: _pe — dim_t = temperature ** (2 * (dim_t // 2) / num_pos_feats), in float32

@@ -10,15 +10,15 @@ import SAMTensor
 /// [1, C/4, 2g, 2g].
 public struct SAM2ImageEncoder: ImageEncoder {
     /// Where the weights that image mode takes from outside `image_encoder.` live.
-    public static let highResolutionProjections = ["mask_decoder.conv_s0", "mask_decoder.conv_s1"]
-    public static let noMemoryEmbeddingKey = "no_mem_embed"
+    package static let highResolutionProjections = ["mask_decoder.conv_s0", "mask_decoder.conv_s1"]
+    package static let noMemoryEmbeddingKey = "no_mem_embed"
 
-    public let path: String
-    public let config: HieraConfig
-    public let trunk: Hiera
-    public let neck: FpnNeck
+    package let path: String
+    package let config: HieraConfig
+    package let trunk: Hiera
+    package let neck: FpnNeck
     /// conv_s0 (finest level, d -> d/8) and conv_s1 (next, d -> d/4); empty without high-res features.
-    public let highResolutionConvs: [NN.Conv2d]
+    package let highResolutionConvs: [NN.Conv2d]
     /// conv_s0 and conv_s1 composed with the neck's 1x1 conv of their level, when neither level fuses
     /// a coarser one (fpn_top_down_levels [2, 3] in every published config): the neck's 256-channel
     /// maps of the two finest levels feed nothing else in image mode, so each level is one product
@@ -26,10 +26,10 @@ public struct SAM2ImageEncoder: ImageEncoder {
     /// -> 32 over 256x256 positions; 6 of the encoder's ~280 GFLOP). Empty where it does not apply.
     let foldedHighResolutionConvs: [NN.Conv2d]
     /// `no_mem_embed` [1, 1, d] as a channel bias [d]; nil when image mode does not add it.
-    public let noMemoryEmbedding: FloatTensor?
+    package let noMemoryEmbedding: FloatTensor?
 
     /// ref: sam2/modeling/sam2_base.py SAM2Base.__init__, _build_sam_heads; image_encoder.py ImageEncoder
-    public init(weights: WeightStore, prefix: String, config: HieraConfig) throws(WeightError) {
+    package init(weights: WeightStore, prefix: String, config: HieraConfig) throws(WeightError) {
         path = prefix
         self.config = config
         trunk = try Hiera(weights: weights, path: modulePath(prefix, Hiera.key), config: config)
@@ -59,18 +59,18 @@ public struct SAM2ImageEncoder: ImageEncoder {
             ? try weights.take(Self.noMemoryEmbeddingKey, shape: [1, 1, d]).reshaped([d]) : nil
     }
 
-    public var inputShapeDescription: String { "[1, \(config.inChannels), \(config.imageSize), \(config.imageSize)]" }
+    package var inputShapeDescription: String { "[1, \(config.inChannels), \(config.imageSize), \(config.imageSize)]" }
 
     /// ref: sam2_image_predictor.py SAM2ImagePredictor.set_image — forward_image (trunk, neck,
     /// conv_s0/conv_s1), _prepare_backbone_features, vision_feats[-1] + no_mem_embed
-    public func features(_ image: FloatTensor, observer: ModuleObserver?) throws(ImageEncoderError) -> ImageFeatures {
+    package func features(_ image: FloatTensor, observer: ModuleObserver?) throws(ImageEncoderError) -> ImageFeatures {
         try features(image, addingNoMemoryEmbedding: true, observer: observer)
     }
 
     /// The features as video mode takes them (`forward_image`, `_prepare_backbone_features`): the
     /// coarsest map without `no_mem_embed` (only a frame tracked without memory adds it).
     /// ref: sam2/sam2_video_predictor.py _get_image_feature
-    public func trackingFeatures(_ image: FloatTensor, observer: ModuleObserver? = nil) throws(ImageEncoderError) -> ImageFeatures {
+    package func trackingFeatures(_ image: FloatTensor, observer: ModuleObserver? = nil) throws(ImageEncoderError) -> ImageFeatures {
         try features(image, addingNoMemoryEmbedding: false, observer: observer)
     }
 

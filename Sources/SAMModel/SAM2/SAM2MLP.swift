@@ -6,22 +6,22 @@ import SAMTensor
 /// the SAM 2 mask decoder (transformer MLPs, hypernetworks, IoU and object-score heads) with ReLU.
 /// Observers see `layers.i`, then `act` after every hidden layer (one module called n - 1 times:
 /// calls 0, 1, ...), then the MLP's own path (after the sigmoid).
-public struct SAM2MLP: Sendable {
-    public enum Activation: Sendable { case relu, gelu }
+package struct SAM2MLP: Sendable {
+    package enum Activation: Sendable { case relu, gelu }
 
-    public let path: String
-    public let layers: [NN.Linear]
-    public let activation: Activation
-    public let sigmoidOutput: Bool
+    package let path: String
+    package let layers: [NN.Linear]
+    package let activation: Activation
+    package let sigmoidOutput: Bool
 
-    public var inputDim: Int { layers[0].inFeatures }
-    public var hiddenDim: Int { layers[0].outFeatures }
-    public var outputDim: Int { layers[layers.count - 1].outFeatures }
+    package var inputDim: Int { layers[0].inFeatures }
+    package var hiddenDim: Int { layers[0].outFeatures }
+    package var outputDim: Int { layers[layers.count - 1].outFeatures }
 
     /// The layer count is read from the `layers.N` keys and must equal `layerCount`; a nil
     /// `hiddenDim` is read from `layers.0`.
     /// ref: sam2/modeling/sam2_utils.py MLP.__init__
-    public init(weights: WeightStore, path: String, inputDim: Int, hiddenDim: Int?, outputDim: Int, layerCount: Int,
+    package init(weights: WeightStore, path: String, inputDim: Int, hiddenDim: Int?, outputDim: Int, layerCount: Int,
                 activation: Activation, sigmoidOutput: Bool = false, layerCountField: String? = nil) throws(WeightError) {
         self.path = path
         let found = NN.childCount("\(path).layers", in: weights)
@@ -46,7 +46,7 @@ public struct SAM2MLP: Sendable {
     /// ref: sam2_utils.py MLP.forward — x = self.act(layer(x)) if i < num_layers - 1 else layer(x);
     /// then F.sigmoid(x) if sigmoid_output. With `residual`, returns residual + mlp(x) (Hiera's
     /// `x + mlp(norm2(x))`, fused into the last layer unless observed).
-    public func callAsFunction(_ x: FloatTensor, plusResidual residual: FloatTensor? = nil,
+    package func callAsFunction(_ x: FloatTensor, plusResidual residual: FloatTensor? = nil,
                                observer: ModuleObserver? = nil) -> FloatTensor {
         let hidden: Kernels.Epilogue = activation == .gelu ? .gelu : .relu
         var y = x

@@ -13,30 +13,30 @@ import SAMTensor
 /// `mask_decoder:iou_predictions` and `mask_decoder:object_score_logits`.
 /// ref: sam2/modeling/sam/mask_decoder.py MaskDecoder
 public struct SAM2MaskDecoder: PromptMaskDecoder {
-    public let path: String
-    public let options: SAM2DecoderOptions
-    public let transformer: TwoWayTransformer
+    package let path: String
+    package let options: SAM2DecoderOptions
+    package let transformer: TwoWayTransformer
     /// [1, C], first of the output tokens when the model predicts object scores.
-    public let objectScoreToken: NN.Embedding?
-    public let iouToken: NN.Embedding
-    public let maskTokens: NN.Embedding
-    public let outputUpscaling: OutputUpscaling
-    public let outputHypernetworksMLPs: [SAM2MLP]
-    public let iouPredictionHead: SAM2MLP
+    package let objectScoreToken: NN.Embedding?
+    package let iouToken: NN.Embedding
+    package let maskTokens: NN.Embedding
+    package let outputUpscaling: OutputUpscaling
+    package let outputHypernetworksMLPs: [SAM2MLP]
+    package let iouPredictionHead: SAM2MLP
     /// `pred_obj_score_head`: an MLP(C, C, 1, 3) or a Linear(C, 1); nil without object scores.
-    public let objectScoreMLP: SAM2MLP?
-    public let objectScoreLinear: NN.Linear?
-    public let sparseTokenRange: ClosedRange<Int>
+    package let objectScoreMLP: SAM2MLP?
+    package let objectScoreLinear: NN.Linear?
+    package let sparseTokenRange: ClosedRange<Int>
 
-    public var transformerDim: Int { iouToken.dim }
-    public var numMaskTokens: Int { maskTokens.count }
+    package var transformerDim: Int { iouToken.dim }
+    package var numMaskTokens: Int { maskTokens.count }
     /// ref: sam2_image_predictor.py _predict — low_res_masks = torch.clamp(low_res_masks, -32.0, 32.0)
-    public var lowResolutionClamp: ClosedRange<Float>? { -32...32 }
+    package var lowResolutionClamp: ClosedRange<Float>? { -32...32 }
     /// False when the model predicts object scores but its weights came without the head.
-    public var predictsObjectScores: Bool { options.objectScoreHead == .none || objectScoreMLP != nil || objectScoreLinear != nil }
+    package var predictsObjectScores: Bool { options.objectScoreHead == .none || objectScoreMLP != nil || objectScoreLinear != nil }
 
     /// ref: mask_decoder.py MaskDecoder.__init__ (SAM2Base._build_sam_heads' arguments)
-    public init(weights: WeightStore, prefix: String, config: SAMConfig) throws(WeightError) {
+    package init(weights: WeightStore, prefix: String, config: SAMConfig) throws(WeightError) {
         let configured = config.maskDecoder
         let options = configured.sam2 ?? SAM2DecoderOptions()
         path = prefix
@@ -80,7 +80,7 @@ public struct SAM2MaskDecoder: PromptMaskDecoder {
     }
 
     /// ref: mask_decoder.py MaskDecoder.predict_masks (repeat_image=False, one prompt)
-    public func predictMasks(features: ImageFeatures, imagePE: FloatTensor, sparse: FloatTensor, dense: FloatTensor,
+    package func predictMasks(features: ImageFeatures, imagePE: FloatTensor, sparse: FloatTensor, dense: FloatTensor,
                              observer: ModuleObserver?) throws(PromptError) -> MaskPrediction {
         let c = transformerDim, imageEmbeddings = features.embedding
         try checkImageInputs(imageEmbeddings: imageEmbeddings, imagePE: imagePE, dense: dense)
@@ -160,17 +160,17 @@ public struct SAM2MaskDecoder: PromptMaskDecoder {
     }
 
     /// Mask 0, unless it is unstable: see `SAM2SingleMaskRule`.
-    public func singleMaskIndex(_ prediction: MaskPrediction, tokenCount: Int) -> Int {
+    package func singleMaskIndex(_ prediction: MaskPrediction, tokenCount: Int) -> Int {
         SAM2SingleMaskRule(options: options).index(prediction)
     }
 }
 
 /// SAM 2's mask decoder as a decoder family.
-public enum SAM2MaskDecoderFamily: MaskDecoderFamily {
-    public static let name = "sam2"
-    public static let promptLayout = PromptLayout.sam2
+package enum SAM2MaskDecoderFamily: MaskDecoderFamily {
+    package static let name = "sam2"
+    package static let promptLayout = PromptLayout.sam2
 
-    public static func makeDecoder(weights: WeightStore, prefix: String, config: SAMConfig) throws(WeightError) -> any PromptMaskDecoder {
+    package static func makeDecoder(weights: WeightStore, prefix: String, config: SAMConfig) throws(WeightError) -> any PromptMaskDecoder {
         try SAM2MaskDecoder(weights: weights, prefix: prefix, config: config)
     }
 }

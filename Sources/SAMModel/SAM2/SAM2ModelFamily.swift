@@ -1,12 +1,12 @@
 /// SAM 2 / 2.1 in image mode: Hiera and its FPN neck, SAM's prompt encoder, SAM 2's mask decoder.
 /// ref: sam2/build_sam.py build_sam2; sam2/modeling/sam2_base.py SAM2Base
-public enum SAM2ModelFamily: ModelFamily {
-    public static let name = "sam2"
-    public static let imageEncoderFamilies: [any ImageEncoderFamily.Type] = [HieraFamily.self]
-    public static let maskDecoderFamily: any MaskDecoderFamily.Type = SAM2MaskDecoderFamily.self
+package enum SAM2ModelFamily: ModelFamily {
+    package static let name = "sam2"
+    package static let imageEncoderFamilies: [any ImageEncoderFamily.Type] = [HieraFamily.self]
+    package static let maskDecoderFamily: any MaskDecoderFamily.Type = SAM2MaskDecoderFamily.self
 
     /// The decoder's transformer MLP width under SAM 2's naming and its object-score head.
-    public static func refine(_ config: inout SAMConfig, fromShapes shapes: [String: [Int]]) {
+    package static func refine(_ config: inout SAMConfig, fromShapes shapes: [String: [Int]]) {
         config.inferSAM2Decoder(fromShapes: shapes)
         if SAM2VideoConfig.present(inShapes: shapes) {
             config.video = SAM2VideoConfig.inferred(fromShapes: shapes, base: config.video ?? SAM2VideoConfig())

@@ -3,13 +3,13 @@
 /// is); below the threshold, the multimask output (1...K-1) with the highest IoU prediction (the
 /// first of equal ones) is returned instead.
 /// ref: sam2/modeling/sam/mask_decoder.py MaskDecoder._dynamic_multimask_via_stability, _get_stability_scores
-public struct SAM2SingleMaskRule: Sendable, Equatable {
-    public let options: SAM2DecoderOptions
+package struct SAM2SingleMaskRule: Sendable, Equatable {
+    package let options: SAM2DecoderOptions
 
-    public init(options: SAM2DecoderOptions) { self.options = options }
+    package init(options: SAM2DecoderOptions) { self.options = options }
 
     /// The index (into all K masks) single-mask output returns.
-    public func index(_ prediction: MaskPrediction) -> Int {
+    package func index(_ prediction: MaskPrediction) -> Int {
         let iou = prediction.iou.data
         guard options.dynamicMultimaskViaStability, iou.count > 1, prediction.masks.shape.count == 4 else { return 0 }
         // ref: _dynamic_multimask_via_stability — best_scores_inds = torch.argmax(multimask_iou_scores, dim=-1)

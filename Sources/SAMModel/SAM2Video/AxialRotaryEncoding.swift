@@ -5,15 +5,15 @@ import SAMTensor
 /// complex pairs (2j, 2j+1); the first D/4 pairs turn by the token's column times a frequency, the
 /// last D/4 by its row. Tokens are numbered row-major (t: column t % w, row t / w).
 /// ref: sam2/modeling/position_encoding.py compute_axial_cis, init_t_xy, apply_rotary_enc
-public struct AxialRotaryEncoding: Sendable {
-    public let headDim: Int
-    public let width: Int
-    public let height: Int
+package struct AxialRotaryEncoding: Sendable {
+    package let headDim: Int
+    package let width: Int
+    package let height: Int
     /// cos and sin of each token's D/2 angles, [tokens * D/2].
     let cosines: [Float]
     let sines: [Float]
 
-    public init(headDim: Int, width: Int, height: Int, theta: Double) {
+    package init(headDim: Int, width: Int, height: Int, theta: Double) {
         precondition(headDim % 4 == 0, "axial RoPE needs a head width divisible by 4, got \(headDim)")
         self.headDim = headDim
         self.width = width
@@ -40,12 +40,12 @@ public struct AxialRotaryEncoding: Sendable {
         self.sines = sines
     }
 
-    public var tokenCount: Int { width * height }
+    package var tokenCount: Int { width * height }
 
     /// Rotates tokens [0, count) of `x` ([L, heads * D], row-major) in place; token i takes the angles
     /// of grid position i % tokenCount (`repeat_freqs_k`: the memories of several frames share the grid).
     /// ref: apply_rotary_enc — view_as_complex(x) * freqs_cis, view_as_real
-    public func rotate(_ x: inout [Float], tokens count: Int, heads: Int) {
+    package func rotate(_ x: inout [Float], tokens count: Int, heads: Int) {
         let half = headDim / 2, rowWidth = heads * headDim
         precondition(x.count >= count * rowWidth, "RoPE: \(x.count) values hold fewer than \(count) tokens of \(rowWidth)")
         x.withUnsafeMutableBufferPointer { values in

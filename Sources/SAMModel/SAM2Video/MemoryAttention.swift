@@ -7,26 +7,26 @@ import SAMTensor
 /// input (scaled by 0.1) and to the cross-attention keys only (`pos_enc_at_input`,
 /// `pos_enc_at_cross_attn_keys`; not at self-attention nor at the cross-attention queries).
 /// ref: sam2/modeling/memory_attention.py MemoryAttention, MemoryAttentionLayer
-public struct MemoryAttention: Sendable {
-    public struct Layer: Sendable {
-        public let selfAttention: RoPEAttention
-        public let crossAttention: RoPEAttention
-        public let linear1: NN.Linear
-        public let linear2: NN.Linear
-        public let norm1: NN.LayerNorm
-        public let norm2: NN.LayerNorm
-        public let norm3: NN.LayerNorm
+package struct MemoryAttention: Sendable {
+    package struct Layer: Sendable {
+        package let selfAttention: RoPEAttention
+        package let crossAttention: RoPEAttention
+        package let linear1: NN.Linear
+        package let linear2: NN.Linear
+        package let norm1: NN.LayerNorm
+        package let norm2: NN.LayerNorm
+        package let norm3: NN.LayerNorm
     }
 
-    public let path: String
-    public let layers: [Layer]
-    public let norm: NN.LayerNorm
-    public let theta: Double
+    package let path: String
+    package let layers: [Layer]
+    package let norm: NN.LayerNorm
+    package let theta: Double
 
-    public var modelDim: Int { norm.weight.count }
-    public var memoryDim: Int { layers[0].crossAttention.keyValueDim }
+    package var modelDim: Int { norm.weight.count }
+    package var memoryDim: Int { layers[0].crossAttention.keyValueDim }
 
-    public init(weights: WeightStore, path: String, config: SAM2VideoConfig, modelDim: Int) throws(WeightError) {
+    package init(weights: WeightStore, path: String, config: SAM2VideoConfig, modelDim: Int) throws(WeightError) {
         self.path = path
         theta = config.ropeTheta
         guard config.memoryAttentionLayers >= 1 else {
@@ -55,7 +55,7 @@ public struct MemoryAttention: Sendable {
     /// position encoding; memory and its position encoding [M, mem_dim], whose last `pointerTokens`
     /// rows are object pointers -> [L, C].
     /// ref: MemoryAttention.forward, MemoryAttentionLayer.forward, _forward_sa, _forward_ca
-    public func callAsFunction(current: FloatTensor, currentPosition: FloatTensor, memory: FloatTensor, memoryPosition: FloatTensor,
+    package func callAsFunction(current: FloatTensor, currentPosition: FloatTensor, memory: FloatTensor, memoryPosition: FloatTensor,
                                pointerTokens: Int, width: Int, height: Int, observer: ModuleObserver? = nil) -> FloatTensor {
         let headDim = layers[0].selfAttention.headDim
         let rope = AxialRotaryEncoding(headDim: headDim, width: width, height: height, theta: theta)

@@ -6,18 +6,18 @@ import SAMTensor
 /// feature grid, added to the projected features, fused by ConvNeXt blocks and projected to the
 /// memory width; the memory's position encoding is the sine encoding of its grid.
 /// ref: sam2/modeling/memory_encoder.py MemoryEncoder, MaskDownSampler, Fuser, CXBlock
-public struct MemoryEncoder: Sendable {
+package struct MemoryEncoder: Sendable {
     /// One ConvNeXt block: depthwise conv, LayerNorm2d, pointwise MLP (GELU), layer scale, residual.
-    public struct CXBlock: Sendable {
-        public let path: String
-        public let dwconv: FloatTensor
-        public let dwconvBias: FloatTensor
-        public let padding: Int
-        public let norm: NN.LayerNorm2d
-        public let pwconv1: NN.Linear
-        public let pwconv2: NN.Linear
+    package struct CXBlock: Sendable {
+        package let path: String
+        package let dwconv: FloatTensor
+        package let dwconvBias: FloatTensor
+        package let padding: Int
+        package let norm: NN.LayerNorm2d
+        package let pwconv1: NN.Linear
+        package let pwconv2: NN.Linear
         /// `gamma` [C]; nil when the block has no layer scale.
-        public let gamma: FloatTensor?
+        package let gamma: FloatTensor?
 
         init(weights: WeightStore, path: String, dim: Int, kernel: Int, padding: Int) throws(WeightError) {
             self.path = path
@@ -52,22 +52,22 @@ public struct MemoryEncoder: Sendable {
         }
     }
 
-    public let path: String
+    package let path: String
     /// `mask_downsampler.encoder`: (conv, LayerNorm2d, GELU) per downsampling, then a 1x1 conv.
-    public let downsamplerConvs: [NN.Conv2d]
-    public let downsamplerNorms: [NN.LayerNorm2d]
-    public let downsamplerProjection: NN.Conv2d
-    public let pixelProjection: NN.Conv2d
-    public let fuser: [CXBlock]
+    package let downsamplerConvs: [NN.Conv2d]
+    package let downsamplerNorms: [NN.LayerNorm2d]
+    package let downsamplerProjection: NN.Conv2d
+    package let pixelProjection: NN.Conv2d
+    package let fuser: [CXBlock]
     /// `fuser.proj`: a 1x1 conv when the fuser projects its input; nil for nn.Identity.
-    public let fuserProjection: NN.Conv2d?
+    package let fuserProjection: NN.Conv2d?
     /// `out_proj`: nil when the memory keeps the features' width (nn.Identity).
-    public let outProjection: NN.Conv2d?
-    public let positionEncoding: PositionEmbeddingSine
+    package let outProjection: NN.Conv2d?
+    package let positionEncoding: PositionEmbeddingSine
 
-    public var memoryDim: Int { outProjection?.outChannels ?? pixelProjection.outChannels }
+    package var memoryDim: Int { outProjection?.outChannels ?? pixelProjection.outChannels }
 
-    public init(weights: WeightStore, path: String, config: SAM2VideoConfig, featureDim: Int) throws(WeightError) {
+    package init(weights: WeightStore, path: String, config: SAM2VideoConfig, featureDim: Int) throws(WeightError) {
         self.path = path
         let stride = config.maskDownsamplerStride
         var layers = 0, product = 1
@@ -109,7 +109,7 @@ public struct MemoryEncoder: Sendable {
     /// features [1, C, h, w] and the scaled mask [1, 1, S, S] -> the memory [1, mem_dim, h, w] and
     /// its position encoding [1, mem_dim, h, w].
     /// ref: MemoryEncoder.forward (skip_mask_sigmoid=True)
-    public func callAsFunction(features: FloatTensor, mask: FloatTensor, observer: ModuleObserver? = nil) -> (memory: FloatTensor, position: FloatTensor) {
+    package func callAsFunction(features: FloatTensor, mask: FloatTensor, observer: ModuleObserver? = nil) -> (memory: FloatTensor, position: FloatTensor) {
         var m = mask
         for (conv, norm) in zip(downsamplerConvs, downsamplerNorms) {
             m = conv(m)

@@ -8,12 +8,12 @@ import SAMTensor
 /// encoding projected by `obj_ptr_tpos_proj`) repeated over its tokens.
 /// ref: sam2/modeling/sam2_base.py SAM2Base.__init__ (obj_ptr_proj, obj_ptr_tpos_proj),
 /// _prepare_memory_conditioned_features; sam2/modeling/sam2_utils.py get_1d_sine_pe
-public struct ObjectPointers: Sendable {
-    public let projectionMLP: SAM2MLP?
-    public let projectionLinear: NN.Linear?
-    public let temporalProjection: NN.Linear?
+package struct ObjectPointers: Sendable {
+    package let projectionMLP: SAM2MLP?
+    package let projectionLinear: NN.Linear?
+    package let temporalProjection: NN.Linear?
     /// `no_obj_ptr` [1, C]: the pointer of a frame where the object is absent.
-    public let noObjectPointer: FloatTensor
+    package let noObjectPointer: FloatTensor
 
     init(weights: WeightStore, config: SAM2VideoConfig, hiddenDim: Int) throws(WeightError) {
         if config.mlpObjectPointerProjection {

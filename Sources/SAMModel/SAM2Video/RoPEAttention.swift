@@ -7,16 +7,16 @@ import SAMTensor
 /// `count - excludedKeys` (the object pointers) keep no rotation; with several frames' memories,
 /// the grid's angles repeat for each (`rope_k_repeat`).
 /// ref: sam2/modeling/sam/transformer.py RoPEAttention.forward, Attention
-public struct RoPEAttention: Sendable {
-    public let path: String
-    public let qProj: NN.Linear
-    public let kProj: NN.Linear
-    public let vProj: NN.Linear
-    public let outProj: NN.Linear
-    public let heads: Int
-    public let theta: Double
+package struct RoPEAttention: Sendable {
+    package let path: String
+    package let qProj: NN.Linear
+    package let kProj: NN.Linear
+    package let vProj: NN.Linear
+    package let outProj: NN.Linear
+    package let heads: Int
+    package let theta: Double
 
-    public init(weights: WeightStore, path: String, embeddingDim: Int, keyValueDim: Int?, heads: Int, theta: Double) throws(WeightError) {
+    package init(weights: WeightStore, path: String, embeddingDim: Int, keyValueDim: Int?, heads: Int, theta: Double) throws(WeightError) {
         self.path = path
         qProj = try NN.Linear(weights: weights, path: "\(path).q_proj", inFeatures: embeddingDim, outFeatures: nil)
         let internalDim = qProj.outFeatures
@@ -31,12 +31,12 @@ public struct RoPEAttention: Sendable {
         self.theta = theta
     }
 
-    public var headDim: Int { qProj.outFeatures / heads }
-    public var keyValueDim: Int { kProj.inFeatures }
+    package var headDim: Int { qProj.outFeatures / heads }
+    package var keyValueDim: Int { kProj.inFeatures }
 
     /// queries [Lq, C], keys and values [Lk, Ckv] -> [Lq, C]. `rope` is the queries' grid (Lq tokens).
     /// ref: RoPEAttention.forward (num_k_exclude_rope)
-    public func callAsFunction(queries: FloatTensor, keys: FloatTensor, values: FloatTensor, rope: AxialRotaryEncoding,
+    package func callAsFunction(queries: FloatTensor, keys: FloatTensor, values: FloatTensor, rope: AxialRotaryEncoding,
                                excludedKeys: Int = 0, observer: ModuleObserver? = nil) -> FloatTensor {
         var q = qProj(queries).data, k = kProj(keys).data
         let queryLength = queries.shape[0], keyLength = keys.shape[0], width = qProj.outFeatures

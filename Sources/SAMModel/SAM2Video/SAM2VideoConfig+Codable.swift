@@ -11,6 +11,7 @@ extension SAM2VideoConfig {
         init?(intValue: Int) { nil }
     }
 
+    /// Reads a `video` section in either naming (see above); missing keys keep their defaults.
     public init(from decoder: any Decoder) throws {
         self.init()
         let root = try decoder.container(keyedBy: Key.self)

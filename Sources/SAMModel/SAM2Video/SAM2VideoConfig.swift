@@ -7,62 +7,62 @@
 /// sam2/configs/sam2.1/sam2.1_hiera_t.yaml, sam2/configs/sam2/sam2_hiera_t.yaml
 public struct SAM2VideoConfig: Codable, Sendable, Equatable {
     /// Memories attended to: the conditioning frames' plus the last `numMaskmem - 1` frames'.
-    public var numMaskmem = 7
+    package var numMaskmem = 7
     /// Width of a memory (the memory encoder's output channels, `mem_dim`).
-    public var memoryDim = 64
+    package var memoryDim = 64
     /// ref: sigmoid_scale_for_mem_enc, sigmoid_bias_for_mem_enc
-    public var memorySigmoidScale: Float = 20
-    public var memorySigmoidBias: Float = -10
+    package var memorySigmoidScale: Float = 20
+    package var memorySigmoidBias: Float = -10
     /// Masks from clicks enter the memory binarised (build_sam2_video_predictor's override).
-    public var binarizeMaskFromPoints = true
+    package var binarizeMaskFromPoints = true
     /// A mask prompt is the output as given (scaled to ±10 logits), not run through the decoder.
-    public var useMaskInputAsOutput = true
+    package var useMaskInputAsOutput = true
     /// -1: every conditioning frame is attended to.
-    public var maxConditioningFrames = -1
-    public var multimaskOutputInSAM = true
-    public var multimaskMinPoints = 0
-    public var multimaskMaxPoints = 1
-    public var multimaskOutputForTracking = true
-    public var useMultimaskTokenForObjectPointer = true
-    public var memoryTemporalStride = 1
+    package var maxConditioningFrames = -1
+    package var multimaskOutputInSAM = true
+    package var multimaskMinPoints = 0
+    package var multimaskMaxPoints = 1
+    package var multimaskOutputForTracking = true
+    package var useMultimaskTokenForObjectPointer = true
+    package var memoryTemporalStride = 1
     /// Object pointers from other frames join the memory (`use_obj_ptrs_in_encoder`).
-    public var useObjectPointers = true
-    public var maxObjectPointers = 16
+    package var useObjectPointers = true
+    package var maxObjectPointers = 16
     /// SAM 2.1: the pointers get a temporal encoding, projected, signed by direction.
-    public var addTemporalEncodingToPointers = true
-    public var projectTemporalEncodingInPointers = true
-    public var signedTemporalEncodingInPointers = true
-    public var onlyPointersInThePast = true
+    package var addTemporalEncodingToPointers = true
+    package var projectTemporalEncodingInPointers = true
+    package var signedTemporalEncodingInPointers = true
+    package var onlyPointersInThePast = true
     /// An absent object's pointer is `no_obj_ptr` (`fixed_no_obj_ptr`, `soft_no_obj_ptr` false).
-    public var fixedNoObjectPointer = true
+    package var fixedNoObjectPointer = true
     /// SAM 2.1: `no_obj_embed_spatial` is added to an absent object's memory.
-    public var noObjectEmbedSpatial = true
+    package var noObjectEmbedSpatial = true
     /// `obj_ptr_proj` is an MLP of 3 layers (else one Linear).
-    public var mlpObjectPointerProjection = true
+    package var mlpObjectPointerProjection = true
     /// Background holes up to this area (low-res pixels) become foreground; 0 turns it off.
     /// ref: build_sam2_video_predictor — fill_hole_area=8
-    public var fillHoleArea = 8
+    package var fillHoleArea = 8
     /// A correction on a tracked frame makes it a conditioning frame (SAM2VideoPredictor's
     /// `add_all_frames_to_correct_as_cond`); false keeps only the first prompted frames as such.
-    public var addCorrectionsAsConditioning = false
+    package var addCorrectionsAsConditioning = false
     /// Memory attention: layers, heads, feed-forward width, RoPE base.
-    public var memoryAttentionLayers = 4
-    public var memoryAttentionHeads = 1
-    public var memoryAttentionFeedForward = 2048
-    public var ropeTheta: Double = 10_000
+    package var memoryAttentionLayers = 4
+    package var memoryAttentionHeads = 1
+    package var memoryAttentionFeedForward = 2048
+    package var ropeTheta: Double = 10_000
     /// The memory encoder's mask downsampler: conv kernel, stride, padding, total stride.
-    public var maskDownsamplerKernel = 3
-    public var maskDownsamplerStride = 2
-    public var maskDownsamplerPadding = 1
-    public var maskDownsamplerTotalStride = 16
+    package var maskDownsamplerKernel = 3
+    package var maskDownsamplerStride = 2
+    package var maskDownsamplerPadding = 1
+    package var maskDownsamplerTotalStride = 16
     /// The fuser's CXBlocks: depthwise kernel and padding.
-    public var fuserKernel = 7
-    public var fuserPadding = 3
+    package var fuserKernel = 7
+    package var fuserPadding = 3
 
-    public init() {}
+    package init() {}
 
     /// SAM 2.0's published configs: no temporal encoding on the pointers, no spatial no-object embedding.
-    public static var sam2_0: SAM2VideoConfig {
+    package static var sam2_0: SAM2VideoConfig {
         var config = SAM2VideoConfig()
         config.addTemporalEncodingToPointers = false
         config.projectTemporalEncodingInPointers = false
@@ -72,7 +72,7 @@ public struct SAM2VideoConfig: Codable, Sendable, Equatable {
     }
 
     /// Weights hold the video modules when they hold the memory attention.
-    public static func present(inShapes shapes: [String: [Int]]) -> Bool {
+    package static func present(inShapes shapes: [String: [Int]]) -> Bool {
         shapes.keys.contains { $0.hasPrefix("memory_attention.") }
     }
 
@@ -80,7 +80,7 @@ public struct SAM2VideoConfig: Codable, Sendable, Equatable {
     /// `obj_ptr_tpos_proj` exists only with projected temporal encodings (2.1 turns on all three
     /// temporal-encoding switches together), `no_obj_embed_spatial` only when it is used, and
     /// `obj_ptr_proj.layers.*` only for the MLP projection.
-    public static func inferred(fromShapes shapes: [String: [Int]], base: SAM2VideoConfig = SAM2VideoConfig()) -> SAM2VideoConfig {
+    package static func inferred(fromShapes shapes: [String: [Int]], base: SAM2VideoConfig = SAM2VideoConfig()) -> SAM2VideoConfig {
         var config = base
         if let tpos = shapes["maskmem_tpos_enc"], tpos.count == 4 {
             config.numMaskmem = tpos[0]

@@ -8,33 +8,33 @@ import SAMTensor
 /// ref: sam2/modeling/sam2_base.py SAM2Base.__init__
 public struct SAM2VideoModules: Sendable {
     /// The top-level weight names video mode owns.
-    public static let weightNames: Set<String> = [
+    package static let weightNames: Set<String> = [
         "memory_attention", "memory_encoder", "obj_ptr_proj", "obj_ptr_tpos_proj", "mask_downsample",
         "maskmem_tpos_enc", "no_mem_pos_enc", "no_obj_ptr", "no_obj_embed_spatial",
     ]
 
     /// Whether `name` is one of video mode's weights.
-    public static func owns(_ name: String) -> Bool {
+    package static func owns(_ name: String) -> Bool {
         let top = name.split(separator: ".", maxSplits: 1).first.map(String.init) ?? name
         return weightNames.contains(top)
     }
 
-    public let config: SAM2VideoConfig
-    public let memoryAttention: MemoryAttention
-    public let memoryEncoder: MemoryEncoder
-    public let objectPointers: ObjectPointers
+    package let config: SAM2VideoConfig
+    package let memoryAttention: MemoryAttention
+    package let memoryEncoder: MemoryEncoder
+    package let objectPointers: ObjectPointers
     /// `mask_downsample`: Conv2d(1, 1, 4, stride 4), a mask prompt at the input size to the decoder's mask input.
-    public let maskDownsample: NN.Conv2d
+    package let maskDownsample: NN.Conv2d
     /// `maskmem_tpos_enc` [numMaskmem, 1, 1, mem_dim]: row numMaskmem - 1 - t for a memory t frames back (0: conditioning).
-    public let memoryTemporalEncodings: FloatTensor
+    package let memoryTemporalEncodings: FloatTensor
     /// `no_mem_pos_enc` [1, 1, C]: only read when the no-memory embedding is not added directly.
-    public let noMemoryPositionEncoding: FloatTensor
+    package let noMemoryPositionEncoding: FloatTensor
     /// `no_obj_embed_spatial` [1, mem_dim], added to an absent object's memory (SAM 2.1).
-    public let noObjectEmbedSpatial: FloatTensor?
+    package let noObjectEmbedSpatial: FloatTensor?
     /// The model's width (the decoder's transformer width, `hidden_dim`).
-    public let hiddenDim: Int
+    package let hiddenDim: Int
 
-    public init(weights: WeightStore, config: SAM2VideoConfig, hiddenDim: Int) throws(WeightError) {
+    package init(weights: WeightStore, config: SAM2VideoConfig, hiddenDim: Int) throws(WeightError) {
         self.config = config
         self.hiddenDim = hiddenDim
         memoryAttention = try MemoryAttention(weights: weights, path: "memory_attention", config: config, modelDim: hiddenDim)
@@ -57,7 +57,7 @@ public struct SAM2VideoModules: Sendable {
 
     /// The temporal encoding [mem_dim] of a memory `framesBack` frames before (0: a conditioning frame's).
     /// ref: _prepare_memory_conditioned_features — maskmem_tpos_enc[num_maskmem - t_pos - 1]
-    public func memoryTemporalEncoding(position: Int) -> ArraySlice<Float> {
+    package func memoryTemporalEncoding(position: Int) -> ArraySlice<Float> {
         let dim = config.memoryDim, row = config.numMaskmem - position - 1
         return memoryTemporalEncodings.data[(row * dim)..<((row + 1) * dim)]
     }

@@ -13,37 +13,37 @@ import SAMTensor
 /// `mask_decoder:masks` and `mask_decoder:iou_predictions`; the HQ features' modules
 /// (`embedding_encoder.*`, `compress_vit_feat.*`) come first, when computed for the call.
 /// ref: segment_anything_hq/modeling/mask_decoder_hq.py MaskDecoderHQ
-public struct SAMHQMaskDecoder: PromptMaskDecoder {
+package struct SAMHQMaskDecoder: PromptMaskDecoder {
     /// The modules SAM-HQ adds to SAM's decoder (what tells its weights from SAM's).
     static let ownModules = ["hf_token", "hf_mlp", "compress_vit_feat", "embedding_encoder", "embedding_maskfeature"]
 
-    public let path: String
-    public let transformer: TwoWayTransformer
-    public let iouToken: NN.Embedding
+    package let path: String
+    package let transformer: TwoWayTransformer
+    package let iouToken: NN.Embedding
     /// SAM's mask tokens [4, C].
-    public let maskTokens: NN.Embedding
+    package let maskTokens: NN.Embedding
     /// [1, C], after the mask tokens.
-    public let hqToken: NN.Embedding
-    public let outputUpscaling: OutputUpscaling
-    public let outputHypernetworksMLPs: [MaskDecoder.MLP]
+    package let hqToken: NN.Embedding
+    package let outputUpscaling: OutputUpscaling
+    package let outputHypernetworksMLPs: [MaskDecoder.MLP]
     /// The HQ token's hypernetwork: C → C → C/8.
-    public let hqMLP: MaskDecoder.MLP
-    public let iouPredictionHead: MaskDecoder.MLP
+    package let hqMLP: MaskDecoder.MLP
+    package let iouPredictionHead: MaskDecoder.MLP
     let compressViTFeatures: HQFusionStack
     let embeddingEncoder: HQFusionStack
     let embeddingMaskFeature: HQFusionStack
-    public let sparseTokenRange: ClosedRange<Int>
+    package let sparseTokenRange: ClosedRange<Int>
 
-    public var transformerDim: Int { iouToken.dim }
+    package var transformerDim: Int { iouToken.dim }
     /// SAM's mask tokens (the HQ token is not one of the K the scores cover).
-    public var numMaskTokens: Int { maskTokens.count }
+    package var numMaskTokens: Int { maskTokens.count }
     /// Channels of the early features `compress_vit_feat` takes (the ViT width; 160 for TinyViT).
-    public var earlyFeatureChannels: Int { compressViTFeatures.inChannels }
-    public var lowResolutionClamp: ClosedRange<Float>? { nil }
-    public var predictsObjectScores: Bool { false }
+    package var earlyFeatureChannels: Int { compressViTFeatures.inChannels }
+    package var lowResolutionClamp: ClosedRange<Float>? { nil }
+    package var predictsObjectScores: Bool { false }
 
     /// ref: mask_decoder_hq.py MaskDecoderHQ.__init__
-    public init(weights: WeightStore, prefix: String, config: SAMConfig) throws(WeightError) {
+    package init(weights: WeightStore, prefix: String, config: SAMConfig) throws(WeightError) {
         let configured = config.maskDecoder
         path = prefix
         (iouToken, maskTokens) = try MaskDecoder.tokens(weights: weights, prefix: prefix, config: configured)
@@ -94,19 +94,19 @@ public struct SAMHQMaskDecoder: PromptMaskDecoder {
         return hq
     }
 
-    public func predictMasks(features: ImageFeatures, imagePE: FloatTensor, sparse: FloatTensor, dense: FloatTensor,
+    package func predictMasks(features: ImageFeatures, imagePE: FloatTensor, sparse: FloatTensor, dense: FloatTensor,
                              observer: ModuleObserver?) throws(PromptError) -> MaskPrediction {
         try predictMasks(embedding: features.embedding, hqFeatures: try hqFeatures(features, observer: observer),
                          imagePE: imagePE, sparse: sparse, dense: dense, observer: observer)
     }
 
     /// The HQ features are the per-image work kept.
-    public func imageState(features: ImageFeatures, imagePE: FloatTensor, noMaskDense dense: FloatTensor) throws(PromptError)
+    package func imageState(features: ImageFeatures, imagePE: FloatTensor, noMaskDense dense: FloatTensor) throws(PromptError)
         -> DecoderImageState {
         DecoderImageState(features: features, kept: try hqFeatures(features, observer: nil))
     }
 
-    public func predictMasks(imageState: DecoderImageState, imagePE: FloatTensor, sparse: FloatTensor, dense: FloatTensor,
+    package func predictMasks(imageState: DecoderImageState, imagePE: FloatTensor, sparse: FloatTensor, dense: FloatTensor,
                              observer: ModuleObserver?) throws(PromptError) -> MaskPrediction {
         guard observer == nil, let hq = imageState.kept as? FloatTensor else {
             return try predictMasks(features: imageState.features, imagePE: imagePE, sparse: sparse, dense: dense, observer: observer)

@@ -6,16 +6,16 @@ import SAMTensor
 /// ref: segment_anything_hq/modeling/mask_decoder_hq.py MaskDecoderHQ.forward (mask_slice, masks_hq)
 extension SAMHQMaskDecoder {
     /// The predictor's switch for the HQ mask alone (`SamPredictor.predict(hq_token_only=True)`).
-    public static let hqTokenOnly = "hq_token_only"
+    package static let hqTokenOnly = "hq_token_only"
 
-    public var predictorFlags: [String: String] {
+    package var predictorFlags: [String: String] {
         [Self.hqTokenOnly: "return the HQ token's mask alone instead of SAM's mask plus it (upstream's hq_token_only)"]
     }
 
     /// Each of SAM's K masks as the predictor would return it had it picked that token: plus the HQ
     /// mask, or the HQ mask itself with `hq_token_only`. Scores unchanged. Masks that are not the
     /// K + 1 this decoder gives are returned as they are.
-    public func predictorMasks(_ prediction: MaskPrediction, options: PredictorOptions) -> MaskPrediction {
+    package func predictorMasks(_ prediction: MaskPrediction, options: PredictorOptions) -> MaskPrediction {
         let masks = prediction.masks, count = prediction.iou.count
         guard masks.shape.count == 4, masks.shape[0] == 1, masks.shape[1] == count + 1 else { return prediction }
         let plane = masks.shape[2] * masks.shape[3]
@@ -34,11 +34,11 @@ extension SAMHQMaskDecoder {
     }
 
     /// Mask 0 (multimask_output=False).
-    public func singleMaskIndex(_ prediction: MaskPrediction, tokenCount: Int) -> Int { 0 }
+    package func singleMaskIndex(_ prediction: MaskPrediction, tokenCount: Int) -> Int { 0 }
 
     /// ref: forward — multimask: iou_pred, max_iou_idx = torch.max(iou_pred[:, 1:K], dim=1) (the first
     /// of equal scores); else mask_slice = slice(0, 1)
-    public func predictorSelection(_ prediction: MaskPrediction, multimask: Bool, tokenCount: Int) -> [Int] {
+    package func predictorSelection(_ prediction: MaskPrediction, multimask: Bool, tokenCount: Int) -> [Int] {
         let scores = prediction.iou.data
         guard multimask, scores.count > 1 else { return [singleMaskIndex(prediction, tokenCount: tokenCount)] }
         var best = 1

@@ -6,15 +6,15 @@ import SAMTensor
 /// A component is present when the weights hold it; asking a missing one to run is a `SamError`,
 /// so an encoder-only or decoder-only file still loads.
 public struct Sam: Sendable {
-    public static let imageEncoderKey = "image_encoder"
-    public static let components = [imageEncoderKey, "prompt_encoder", "mask_decoder", videoKey]
+    package static let imageEncoderKey = "image_encoder"
+    package static let components = [imageEncoderKey, "prompt_encoder", "mask_decoder", videoKey]
     /// SAM 2's video modules (`SAM2VideoModules.weightNames`), one component in a `.samw`.
-    public static let videoKey = "video"
+    package static let videoKey = "video"
 
     /// The component a stored tensor belongs to: its top-level module, except the weights SAM 2's
     /// image encoder runs in image mode although upstream keeps them elsewhere
     /// (`mask_decoder.conv_s0`/`conv_s1`, `no_mem_embed`): an encoder-only file holds them.
-    public static func component(ofTensor name: String) -> String? {
+    package static func component(ofTensor name: String) -> String? {
         if name == "no_mem_embed" || SAM2ImageEncoder.highResolutionProjections.contains(where: { name.hasPrefix($0 + ".") }) {
             return imageEncoderKey
         }
@@ -22,19 +22,20 @@ public struct Sam: Sendable {
         return components.first { name.hasPrefix($0 + ".") }
     }
 
+    /// The configuration the model was built from (a `.samw` stores it in its metadata).
     public let config: SAMConfig
     /// The image encoder the model family builds (`ModelFamily.makeImageEncoder`; the configured encoder family's).
-    public let imageEncoder: (any ImageEncoder)?
-    public let promptEncoder: PromptEncoder?
+    package let imageEncoder: (any ImageEncoder)?
+    package let promptEncoder: PromptEncoder?
     /// The mask decoder of the model family's decoder family (`ModelFamily.maskDecoderFamily`).
-    public let maskDecoder: (any PromptMaskDecoder)?
+    package let maskDecoder: (any PromptMaskDecoder)?
     /// SAM 2's video modules, when the weights hold them (`config.video` sizes them).
-    public let video: SAM2VideoModules?
+    package let video: SAM2VideoModules?
 
     /// Builds every component whose weights are present, then requires that every supplied weight was used.
     /// `densePositionalEncoding` ([1, C, g, g], e.g. `image_points_embeddings.bin`) replaces the one computed
     /// from `prompt_encoder.pe_layer`.
-    public init(weights: WeightStore, config: SAMConfig = .mobileSAM, densePositionalEncoding: FloatTensor? = nil) throws(WeightError) {
+    package init(weights: WeightStore, config: SAMConfig = .mobileSAM, densePositionalEncoding: FloatTensor? = nil) throws(WeightError) {
         guard let family = config.family, let encoderFamily = config.imageEncoder.familyType else {
             throw .invalid(key: Self.imageEncoderKey, reason: "unknown model family '\(config.modelFamily)' or image encoder family "
                            + "'\(config.imageEncoder.family)'", source: weights.source)
@@ -77,26 +78,26 @@ public struct Sam: Sendable {
 
     /// [1, 3, S, S] normalised image -> the decoder's image features (the embedding [1, C, g, g]
     /// and, for SAM 2, its high-resolution maps).
-    public func encodeFeatures(_ image: FloatTensor, observer: ModuleObserver? = nil) throws(SamError) -> ImageFeatures {
+    package func encodeFeatures(_ image: FloatTensor, observer: ModuleObserver? = nil) throws(SamError) -> ImageFeatures {
         guard let imageEncoder else { throw .missingComponent(Self.imageEncoderKey) }
         do { return try imageEncoder.features(image, observer: observer) } catch { throw .imageEncoder(error) }
     }
 
     /// [1, 3, S, S] normalised, padded image -> image embeddings [1, C, g, g]: the features'
     /// embedding (all a SAM or MobileSAM decoder takes; SAM 2's also needs `encodeFeatures`' maps).
-    public func encodeImage(_ image: FloatTensor, observer: ModuleObserver? = nil) throws(SamError) -> FloatTensor {
+    package func encodeImage(_ image: FloatTensor, observer: ModuleObserver? = nil) throws(SamError) -> FloatTensor {
         try encodeFeatures(image, observer: observer).embedding
     }
 
     /// How this model's predictor lays out prompts (box corners first or last, padding point).
-    public var promptLayout: PromptLayout { MaskDecoderFamilies.family(for: config)?.promptLayout ?? .sam }
+    package var promptLayout: PromptLayout { MaskDecoderFamilies.family(for: config)?.promptLayout ?? .sam }
 
     /// The prompt encoder and mask decoder as the official ONNX decoder (`SamOnnxModel`) runs them,
     /// before its upscaling: points in the input-image frame with labels (-1, 0, 1, 2, 3); a (0,0,-1)
     /// padding point appended when `appendPaddingPoint`; the mask input mixed in by `hasMaskInput`.
     /// Returns all four low-res mask logits [1, 4, 4g, 4g] and IoU scores [1, 4].
     /// ref: mobile_sam/utils/onnx.py SamOnnxModel.forward
-    public func decode(imageEmbeddings: FloatTensor, points: FloatTensor, labels: FloatTensor, appendPaddingPoint: Bool,
+    package func decode(imageEmbeddings: FloatTensor, points: FloatTensor, labels: FloatTensor, appendPaddingPoint: Bool,
                        maskInput: FloatTensor?, hasMaskInput: Float,
                        observer: ModuleObserver? = nil) throws(SamError) -> (masks: FloatTensor, iou: FloatTensor) {
         let prediction = try decode(features: ImageFeatures(embedding: imageEmbeddings), points: points, labels: labels,
@@ -107,7 +108,7 @@ public struct Sam: Sendable {
 
     /// `decode(imageEmbeddings:…)` on the image features of any family: all K mask logits, their
     /// scores and (SAM 2) the object-score logit.
-    public func decode(features: ImageFeatures, points: FloatTensor, labels: FloatTensor, appendPaddingPoint: Bool,
+    package func decode(features: ImageFeatures, points: FloatTensor, labels: FloatTensor, appendPaddingPoint: Bool,
                        maskInput: FloatTensor?, hasMaskInput: Float,
                        observer: ModuleObserver? = nil) throws(SamError) -> MaskPrediction {
         // A state that keeps no per-image work: every family decodes it from the features alone.
@@ -117,7 +118,7 @@ public struct Sam: Sendable {
 
     /// The decoder's prompt-independent work on `features`, to pass to `decode(imageState:...)` for
     /// every prompt on that image (see `DecoderImageState`).
-    public func decoderImageState(features: ImageFeatures) throws(SamError) -> DecoderImageState {
+    package func decoderImageState(features: ImageFeatures) throws(SamError) -> DecoderImageState {
         guard let promptEncoder else { throw .missingComponent("prompt_encoder") }
         guard let maskDecoder else { throw .missingComponent("mask_decoder") }
         do {
@@ -130,7 +131,7 @@ public struct Sam: Sendable {
 
     /// `decode(features:…)` on an image whose prompt-independent decoder work was done once: the same
     /// outputs, bit for bit.
-    public func decode(imageState: DecoderImageState, points: FloatTensor, labels: FloatTensor, appendPaddingPoint: Bool,
+    package func decode(imageState: DecoderImageState, points: FloatTensor, labels: FloatTensor, appendPaddingPoint: Bool,
                        maskInput: FloatTensor?, hasMaskInput: Float,
                        observer: ModuleObserver? = nil) throws(SamError) -> MaskPrediction {
         guard let promptEncoder else { throw .missingComponent("prompt_encoder") }
@@ -149,7 +150,7 @@ public struct Sam: Sendable {
 
     /// Removes a trailing (0, 0) point labelled -1 — the padding point callers of the official decoder
     /// append — so the point-count range applies to the user's points. Returns whether one was removed.
-    public static func removeOfficialPaddingPoint(points: inout FloatTensor, labels: inout FloatTensor) -> Bool {
+    package static func removeOfficialPaddingPoint(points: inout FloatTensor, labels: inout FloatTensor) -> Bool {
         let count = labels.count
         guard count > 1, points.count == 2 * count, labels.data[count - 1] == -1,
               points.data[2 * count - 2] == 0, points.data[2 * count - 1] == 0 else { return false }

@@ -5,23 +5,23 @@ import SAMTensor
 /// embedding, an absolute position embedding, transformer blocks (windowed, and global at the
 /// configured indexes) with decomposed relative positions, and SAM's neck.
 /// [B, 3, 1024, 1024] normalised, padded image -> [B, 256, 64, 64] image embeddings.
-public struct ImageEncoderViT: Sendable {
-    public static let key = "image_encoder"
+package struct ImageEncoderViT: Sendable {
+    package static let key = "image_encoder"
 
-    public let path: String
-    public let config: ViTConfig
+    package let path: String
+    package let config: ViTConfig
     /// `patch_embed.proj` [embedDim, inChannels, patch, patch] and its bias.
-    public let patchWeight: FloatTensor
-    public let patchBias: FloatTensor
+    package let patchWeight: FloatTensor
+    package let patchBias: FloatTensor
     /// `pos_embed` [1, grid, grid, embedDim] as tokens [grid * grid * embedDim].
-    public let positionEmbedding: FloatTensor?
-    public let blocks: [Block]
-    public let neck: ImageEncoderNeck
+    package let positionEmbedding: FloatTensor?
+    package let blocks: [Block]
+    package let neck: ImageEncoderNeck
 
-    public var embedDim: Int { patchWeight.shape[0] }
+    package var embedDim: Int { patchWeight.shape[0] }
 
     /// Widths and depth from the weights, checked against `config`.
-    public init(weights: WeightStore, prefix: String = ImageEncoderViT.key, config: ViTConfig) throws(WeightError) {
+    package init(weights: WeightStore, prefix: String = ImageEncoderViT.key, config: ViTConfig) throws(WeightError) {
         path = prefix
         self.config = config
         let patchKey = modulePath(prefix, "patch_embed.proj.weight")
@@ -56,18 +56,18 @@ public struct ImageEncoderViT: Sendable {
                                  source: weights.source)
     }
 
-    public var inputShapeDescription: String { "[B, \(config.inChannels), \(config.imageSize), \(config.imageSize)]" }
+    package var inputShapeDescription: String { "[B, \(config.inChannels), \(config.imageSize), \(config.imageSize)]" }
 
     /// Encodes [B, 3, S, S] into [B, neckDim, S/16, S/16]. `observer` sees every module's output in
     /// PyTorch's order and layout: tokens as [B, H, W, C] (windows as [B * windows, ws, ws, C]).
     /// ref: segment_anything/modeling/image_encoder.py ImageEncoderViT.forward
-    public func callAsFunction(_ image: FloatTensor, observer: ModuleObserver? = nil) throws(ImageEncoderError) -> FloatTensor {
+    package func callAsFunction(_ image: FloatTensor, observer: ModuleObserver? = nil) throws(ImageEncoderError) -> FloatTensor {
         try self(image, observer: observer, tapping: []).embedding
     }
 
     /// The embedding, and the token outputs [B, H * W, C] of the blocks `taps` names (`<path>.blocks.i`).
     /// ref: sam-hq segment_anything/modeling/image_encoder.py ImageEncoderViT.forward — interm_embeddings
-    public func callAsFunction(_ image: FloatTensor, observer: ModuleObserver?, tapping taps: Set<String>) throws(ImageEncoderError)
+    package func callAsFunction(_ image: FloatTensor, observer: ModuleObserver?, tapping taps: Set<String>) throws(ImageEncoderError)
         -> (embedding: FloatTensor, tapped: [String: FloatTensor]) {
         try requireTappable(taps, among: blocks.map(\.path))
         var tapped: [String: FloatTensor] = [:]

@@ -6,19 +6,19 @@ extension ImageEncoderViT {
     /// image_encoder.py Attention: one qkv projection (its output already all heads' q, then k,
     /// then v), scaled dot-product attention with decomposed relative positions over a square grid
     /// (a window, or the whole 64x64 map in a global block), output projection.
-    public struct Attention: Sendable {
-        public static let key = "attn"
-        public let path: String
-        public let qkv: NN.Linear
-        public let proj: NN.Linear
-        public let heads: Int
-        public let headDim: Int
+    package struct Attention: Sendable {
+        package static let key = "attn"
+        package let path: String
+        package let qkv: NN.Linear
+        package let proj: NN.Linear
+        package let heads: Int
+        package let headDim: Int
         /// head_dim ** -0.5
-        public let scale: Float
+        package let scale: Float
         /// `rel_pos_h` / `rel_pos_w` gathered for this attention's grid; nil without relative positions.
-        public let positions: Kernels.RelativePositionTables?
+        package let positions: Kernels.RelativePositionTables?
         /// Side of the grid it attends over (the window, or the whole token grid).
-        public let gridSize: Int
+        package let gridSize: Int
 
         /// `heads` comes from the config; with relative positions, `rel_pos_h` [2*size-1, head_dim]
         /// must agree with it.
@@ -52,7 +52,7 @@ extension ImageEncoderViT {
 
         /// [B, gridSize², dim] (a batch of windows, or the whole grid) -> the same shape.
         /// ref: image_encoder.py Attention.forward
-        public func callAsFunction(_ x: FloatTensor, then epilogue: Kernels.Epilogue = .none,
+        package func callAsFunction(_ x: FloatTensor, then epilogue: Kernels.Epilogue = .none,
                                    observer: ModuleObserver? = nil) -> FloatTensor {
             let packed = qkv(x, observer: observer)
             let attended: FloatTensor

@@ -4,16 +4,16 @@ import SAMTensor
 extension ImageEncoderViT {
     /// image_encoder.py Block: x + attn(norm1(x)) (in windows, the grid zero-padded to a multiple of
     /// the window, for non-global blocks), then x + mlp(norm2(x)).
-    public struct Block: Sendable {
-        public let path: String
-        public let norm1: NN.LayerNorm
-        public let attn: Attention
-        public let norm2: NN.LayerNorm
-        public let mlp: MLP
+    package struct Block: Sendable {
+        package let path: String
+        package let norm1: NN.LayerNorm
+        package let attn: Attention
+        package let norm2: NN.LayerNorm
+        package let mlp: MLP
         /// 0 for a global block.
-        public let windowSize: Int
+        package let windowSize: Int
         /// Side of the token grid.
-        public let gridSize: Int
+        package let gridSize: Int
 
         init(weights: WeightStore, path: String, dim: Int, config: ViTConfig, windowSize: Int) throws(WeightError) {
             self.path = path
@@ -30,7 +30,7 @@ extension ImageEncoderViT {
 
         /// [B, grid², dim] tokens -> the same.
         /// ref: image_encoder.py Block.forward
-        public func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
+        package func callAsFunction(_ x: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
             let normed = norm1.normalized(x, observer: observer)
             var y: FloatTensor
             if windowSize > 0 {
@@ -48,12 +48,12 @@ extension ImageEncoderViT {
     }
 
     /// common.py MLPBlock: lin2(GELU(lin1(x))), hidden width mlp_ratio * dim.
-    public struct MLP: Sendable {
-        public let path: String
-        public let lin1: NN.Linear
-        public let lin2: NN.Linear
+    package struct MLP: Sendable {
+        package let path: String
+        package let lin1: NN.Linear
+        package let lin2: NN.Linear
 
-        public var hiddenDim: Int { lin1.outFeatures }
+        package var hiddenDim: Int { lin1.outFeatures }
 
         init(weights: WeightStore, path: String, dim: Int) throws(WeightError) {
             self.path = path

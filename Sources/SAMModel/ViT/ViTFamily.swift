@@ -1,10 +1,10 @@
 import SAMTensor
 
 /// SAM's ViT-B/L/H as an image-encoder family.
-public enum ViTFamily: ImageEncoderFamily {
-    public static let name = "vit"
+package enum ViTFamily: ImageEncoderFamily {
+    package static let name = "vit"
 
-    public static func makeEncoder(weights: WeightStore, prefix: String, config: ViTConfig) throws(WeightError) -> any ImageEncoder {
+    package static func makeEncoder(weights: WeightStore, prefix: String, config: ViTConfig) throws(WeightError) -> any ImageEncoder {
         try ImageEncoderViT(weights: weights, prefix: prefix, config: config)
     }
 
@@ -13,7 +13,7 @@ public enum ViTFamily: ImageEncoderFamily {
     /// `rel_pos_h` length (2 * side - 1 over the side it attends). Without them, heads, window and
     /// global blocks come from `base`, else from the published model of the same width.
     /// ref: segment_anything/build_sam.py build_sam_vit_{b,l,h}, image_encoder.py Attention.__init__
-    public static func inferConfiguration(fromShapes shapes: [String: [Int]], facts: EncoderFacts,
+    package static func inferConfiguration(fromShapes shapes: [String: [Int]], facts: EncoderFacts,
                                           base: ViTConfig?) -> ViTConfig? {
         let prefix = "image_encoder"
         let depth = ShapeQueries.childCount("\(prefix).blocks", in: shapes)
@@ -49,15 +49,15 @@ public enum ViTFamily: ImageEncoderFamily {
 }
 
 extension ViTConfig: ImageEncoderConfiguration {
-    public var embeddingDim: Int { neckDim }
-    public var embeddingGridSize: Int { gridSize }
+    package var embeddingDim: Int { neckDim }
+    package var embeddingGridSize: Int { gridSize }
     /// SAM's unless the configuration says otherwise (stored only when it differs, so files
     /// with SAM's statistics keep their bytes).
-    public var preprocessing: ImagePreprocessing {
+    package var preprocessing: ImagePreprocessing {
         get { imagePreprocessing ?? .sam }
         set { imagePreprocessing = newValue == .sam ? nil : newValue }
     }
-    public var summary: String {
+    package var summary: String {
         "ViT \(imageSize)x\(imageSize), dim \(embedDim), depth \(depth), heads \(numHeads), patch \(patchSize), "
             + "window \(windowSize), global blocks \(globalAttentionIndexes), neck \(neckDim)"
     }

@@ -6,7 +6,7 @@ extension WeightStore {
     /// returned as one convolution. Accepts the unfused state dict (`c.weight`, `bn.weight/bias/running_mean/running_var`)
     /// or an already folded pair (`c.weight`, `c.bias`, as ONNX exports and .samw files hold it).
     /// ref: mobile_sam/modeling/tiny_vit_sam.py Conv2d_BN.fuse — w * gamma / sqrt(var + eps), beta - mean * gamma / sqrt(var + eps)
-    public func takeConvBN(_ prefix: String, weightShape: [Int]? = nil, eps: Double = 1e-5) throws(WeightError) -> (weight: FloatTensor, bias: FloatTensor) {
+    package func takeConvBN(_ prefix: String, weightShape: [Int]? = nil, eps: Double = 1e-5) throws(WeightError) -> (weight: FloatTensor, bias: FloatTensor) {
         let weight = try take("\(prefix).c.weight", shape: weightShape)
         let outChannels = weight.shape[0]
         let bnPrefix = "\(prefix).bn"
@@ -25,7 +25,7 @@ extension WeightStore {
 
     /// Folds BatchNorm statistics into the preceding convolution or linear layer (weight [out, ...]).
     /// Done in double precision so folding adds no error beyond the final rounding to float32.
-    public static func foldBatchNorm(weight: FloatTensor, convBias: FloatTensor?, gamma: FloatTensor, beta: FloatTensor,
+    package static func foldBatchNorm(weight: FloatTensor, convBias: FloatTensor?, gamma: FloatTensor, beta: FloatTensor,
                                      mean: FloatTensor, variance: FloatTensor, eps: Double) -> (weight: FloatTensor, bias: FloatTensor) {
         let channels = weight.shape[0]
         let folded = BatchNormFold.fold(channels: channels, weight: { Double(weight.data[$0]) }, weightCount: weight.count,

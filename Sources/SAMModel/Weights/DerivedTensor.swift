@@ -6,21 +6,21 @@ import SAMTensor
 /// encoding. A load then costs only what it reads; an app that never runs the encoder (cached
 /// embeddings) or never decodes does not pay for the other side's tables. Concurrent first uses
 /// wait for one computation.
-public final class DerivedTensor: Sendable {
+package final class DerivedTensor: Sendable {
     private let cached = Mutex<FloatTensor?>(nil)
     private let compute: @Sendable () -> FloatTensor
 
-    public init(_ compute: @escaping @Sendable () -> FloatTensor) {
+    package init(_ compute: @escaping @Sendable () -> FloatTensor) {
         self.compute = compute
     }
 
     /// An already computed tensor (a supplied one), kept as it is.
-    public init(value: FloatTensor) {
+    package init(value: FloatTensor) {
         cached.withLock { $0 = value }
         compute = { value }
     }
 
-    public var value: FloatTensor {
+    package var value: FloatTensor {
         cached.withLock { cached in
             if let cached { return cached }
             let value = compute()

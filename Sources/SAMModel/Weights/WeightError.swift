@@ -3,11 +3,16 @@ import SAMTensor
 /// Why weights could not be loaded into the module tree. Every case names the dotted
 /// PyTorch state-dict path, so the message points at the exact tensor.
 public enum WeightError: Error, CustomStringConvertible, Equatable {
+    /// The model needs the weight `key`, and `source` does not hold it.
     case missing(key: String, source: String)
+    /// The weight `key` has shape `actual` where the model needs `expected`.
     case shapeMismatch(key: String, expected: [Int], actual: [Int], source: String)
+    /// Weights of `source` that no module took (a wrong family or configuration).
     case unused(keys: [String], source: String)
+    /// The weight `key` cannot be used, for `reason`.
     case invalid(key: String, reason: String, source: String)
 
+    /// A one-line message naming the source file and the weight.
     public var description: String {
         switch self {
         case .missing(let key, let source):

@@ -6,9 +6,9 @@ import Synchronization
 /// throws if any supplied tensor was never taken. Keys are canonical state-dict paths.
 /// Modules may be built from one store on several threads at once (`Sam` builds its
 /// components in parallel): the tensors are only read, and the record of taken keys is locked.
-public final class WeightStore: Sendable {
+package final class WeightStore: Sendable {
     /// Describes where the weights came from, for messages ("mobile_sam.h5").
-    public let source: String
+    package let source: String
     private let tensors: [String: Tensor]
     /// Weights stored quantized (`.samw` files written with `--dtype int8|q4`).
     private let quantized: [String: QuantizedWeight]
@@ -17,7 +17,7 @@ public final class WeightStore: Sendable {
 
     /// `quantized` holds weights stored as `QuantizedWeight`s; a key is in one dictionary or the
     /// other, never both.
-    public init(_ tensors: [String: Tensor], quantized: [String: QuantizedWeight] = [:], source: String) {
+    package init(_ tensors: [String: Tensor], quantized: [String: QuantizedWeight] = [:], source: String) {
         precondition(Set(tensors.keys).isDisjoint(with: quantized.keys), "a weight is both plain and quantized")
         self.tensors = tensors
         self.quantized = quantized
@@ -27,13 +27,13 @@ public final class WeightStore: Sendable {
         used = Mutex(Set(tensors.keys.filter { $0.hasSuffix(".num_batches_tracked") }))
     }
 
-    public var keys: [String] { (Array(tensors.keys) + Array(quantized.keys)).sorted() }
-    public func contains(_ key: String) -> Bool { tensors[key] != nil || quantized[key] != nil }
-    public func shape(of key: String) -> [Int]? { tensors[key]?.shape ?? quantized[key]?.shape }
+    package var keys: [String] { (Array(tensors.keys) + Array(quantized.keys)).sorted() }
+    package func contains(_ key: String) -> Bool { tensors[key] != nil || quantized[key] != nil }
+    package func shape(of key: String) -> [Int]? { tensors[key]?.shape ?? quantized[key]?.shape }
 
     /// The tensor at `key` as float32, checking its shape when `shape` is given (a quantized weight
     /// dequantized).
-    public func take(_ key: String, shape expected: [Int]? = nil) throws(WeightError) -> FloatTensor {
+    package func take(_ key: String, shape expected: [Int]? = nil) throws(WeightError) -> FloatTensor {
         if let weight = try storedQuantized(key, shape: expected) { return FloatTensor(shape: weight.shape, data: weight.floats()) }
         return FloatTensor(try stored(key, shape: expected))
     }
@@ -63,7 +63,7 @@ public final class WeightStore: Sendable {
 
     /// The tensor at `key` for a kernel to multiply by, used in place (see `WeightTensor`): a
     /// large matrix is never copied at load.
-    public func takeWeight(_ key: String, shape expected: [Int]? = nil) throws(WeightError) -> WeightTensor {
+    package func takeWeight(_ key: String, shape expected: [Int]? = nil) throws(WeightError) -> WeightTensor {
         let weight: WeightTensor
         if let stored = try storedQuantized(key, shape: expected) {
             weight = WeightTensor(stored)
@@ -76,21 +76,21 @@ public final class WeightStore: Sendable {
 
     /// The keys taken by `takeWeight`: the matrices the model multiplies by (linear layers), which
     /// `samconvert --dtype int8|q4` quantizes.
-    public var matrixKeys: Set<String> { matrices.withLock { $0 } }
+    package var matrixKeys: Set<String> { matrices.withLock { $0 } }
 
     /// Like `take`, but returns nil when the key is absent (optional biases).
-    public func takeIfPresent(_ key: String, shape expected: [Int]? = nil) throws(WeightError) -> FloatTensor? {
+    package func takeIfPresent(_ key: String, shape expected: [Int]? = nil) throws(WeightError) -> FloatTensor? {
         contains(key) ? try take(key, shape: expected) : nil
     }
 
     /// Throws `.unused` if any supplied tensor was never taken.
-    public func finish() throws(WeightError) {
+    package func finish() throws(WeightError) {
         let unused = unusedKeys
         if !unused.isEmpty { throw .unused(keys: unused, source: source) }
     }
 
     /// Keys not yet taken (for diagnostics).
-    public var unusedKeys: [String] {
+    package var unusedKeys: [String] {
         used.withLock { used in keys.filter { !used.contains($0) } }
     }
 }
