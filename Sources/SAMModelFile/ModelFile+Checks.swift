@@ -9,7 +9,7 @@ extension ModelFile {
     /// cores (`sambench load`, with and without `--skip-checksums`): MobileSAM's 39 MB loads in 62 ms
     /// instead of 35, a ViT-B-sized 372 MB file in 270-320 ms instead of 125-140 (a busy machine). On a
     /// quiet one, file in the page cache: ViT-H's 2.56 GB f32 file loads in 225 ms, its f16 file in 122 ms.
-    public static func checkBeforeBuilding(_ file: SAMWFile, metadata: ModelFileMetadata,
+    package static func checkBeforeBuilding(_ file: SAMWFile, metadata: ModelFileMetadata,
                                            verifyingChecksums: Bool = true) throws(ModelFileError) {
         let components = Set(file.names.compactMap(Sam.component(ofTensor:)))
         guard components == Set(metadata.components) else {

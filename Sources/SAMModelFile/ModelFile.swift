@@ -6,22 +6,25 @@ import SAMTensor
 /// A model loaded from a .samw file: the runnable model, what the file says about it, and the
 /// mapped file itself (which owns the weight bytes the model was built from).
 public struct LoadedModel: Sendable {
+    /// The runnable model, built from the file's weights (hand it to `Segmenter(model:)` or `TrackingModel(sam:)`).
     public let sam: Sam
+    /// What the file says about the model: family, configuration, storage precision, provenance.
     public let metadata: ModelFileMetadata
+    /// The mapped `.samw` file; it owns the weight bytes `sam` was built from, so it lives as long as the model.
     public let file: SAMWFile
 }
 
 /// The .samw model file: canonical weights (PyTorch state-dict names) plus `ModelFileMetadata`.
 public enum ModelFile {
     /// Where the supplied dense positional encoding (`image_points_embeddings.bin`) is stored.
-    public static let densePositionalEncodingName = "image_points_embeddings"
+    package static let densePositionalEncodingName = "image_points_embeddings"
 
     /// Writes `tensors` (sorted by name, so the same inputs give the same file) atomically; `policy`
     /// says what may stand at `path` (see `OutputRule`). A model is always replaced by a rename, never
     /// rewritten in place, so a process that has the old file mapped keeps reading the old file.
     /// `quantized` weights (`--dtype int8|q4`) are written as `q8`/`q4` rows among the rest, in name
     /// order; a file with any is format version 2.
-    public static func write(tensors: [String: Tensor], quantized: [String: QuantizedWeight] = [:],
+    package static func write(tensors: [String: Tensor], quantized: [String: QuantizedWeight] = [:],
                              densePositionalEncoding: Tensor?, metadata: ModelFileMetadata,
                              to path: String, policy: OutputPolicy = .replace) throws(ModelFileError) {
         try write(rows: tensors.map { SAMWRow(name: $0.key, tensor: $0.value) } + quantized.map { SAMWRow(name: $0.key, quantized: $0.value) },
@@ -31,7 +34,7 @@ public enum ModelFile {
 
     /// `write(tensors:...)` for rows, held or made as they are written (`SAMWRow`): in name order, the
     /// dense positional encoding (named `densePositionalEncodingName`) last.
-    public static func write(rows: [SAMWRow], densePositionalEncoding: SAMWRow?, metadata: ModelFileMetadata,
+    package static func write(rows: [SAMWRow], densePositionalEncoding: SAMWRow?, metadata: ModelFileMetadata,
                              to path: String, policy: OutputPolicy = .replace) throws(ModelFileError) {
         var metadata = metadata
         var ordered = rows.sorted { $0.name < $1.name }
@@ -78,7 +81,7 @@ public enum ModelFile {
     /// The file's metadata, checked: a schema this code reads, a configuration within `ConfigBounds`
     /// (nothing is allocated from it before), and an encoder family that its configuration agrees
     /// with (a file claiming one encoder is never built as another).
-    public static func readMetadata(_ file: SAMWFile) throws(ModelFileError) -> ModelFileMetadata {
+    package static func readMetadata(_ file: SAMWFile) throws(ModelFileError) -> ModelFileMetadata {
         let metadata: ModelFileMetadata
         do {
             metadata = try JSONDecoder().decode(ModelFileMetadata.self, from: JSONEncoder().encode(file.metadata))

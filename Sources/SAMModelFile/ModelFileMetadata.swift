@@ -19,6 +19,7 @@ public struct ModelFileMetadata: Codable, Sendable, Equatable {
     public var weightDType: String
     /// Name of the supplied dense positional encoding tensor (`image_points_embeddings.bin`), if any.
     public var densePositionalEncoding: String?
+    /// Which converter wrote the file and the files it was converted from.
     public var provenance: Provenance
 
     /// The newest schema version this code reads and writes. Version 3 names a model family that is
@@ -29,12 +30,12 @@ public struct ModelFileMetadata: Codable, Sendable, Equatable {
     public static let currentSchemaVersion = 4
 
     /// The version a file of `config` is written with.
-    public static func schemaVersion(for config: SAMConfig) -> Int {
+    package static func schemaVersion(for config: SAMConfig) -> Int {
         config.video != nil ? 4 : config.modelFamilyName == nil ? 2 : 3
     }
 
     /// Model family and encoder name come from the config.
-    public init(config: SAMConfig, components: [String], weightDType: String, densePositionalEncoding: String?,
+    package init(config: SAMConfig, components: [String], weightDType: String, densePositionalEncoding: String?,
                 provenance: Provenance) {
         schemaVersion = Self.schemaVersion(for: config)
         modelFamily = config.modelFamily
@@ -69,29 +70,36 @@ extension ModelFileMetadata {
     }
 }
 
+/// Where a model file came from: the converter that wrote it and every file it was converted from.
 public struct Provenance: Codable, Sendable, Equatable {
+    /// The converter's name ("samconvert").
     public var converter: String
+    /// The converter's version.
     public var converterVersion: String
+    /// The files converted (checkpoints, exports, a config), in the order given.
     public var sources: [SourceFile]
 
-    public init(converter: String, converterVersion: String, sources: [SourceFile]) {
+    package init(converter: String, converterVersion: String, sources: [SourceFile]) {
         self.converter = converter
         self.converterVersion = converterVersion
         self.sources = sources
     }
 }
 
+/// One file a model was converted from, as `Provenance.sources` lists it.
 public struct SourceFile: Codable, Sendable, Equatable {
     /// The path as given to the converter.
     public var path: String
+    /// The file's SHA-256, 64 lowercase hex digits; `ModelFileMetadata.identity` is made from these.
     public var sha256: String
+    /// The file's size in bytes.
     public var bytes: Int
     /// How the file stored the weights taken from it ("f32", "f16", "i8 per-channel (MatMulInteger)"
     /// ...): a model made from quantized or half-precision weights says so. nil for files that
     /// supplied no weights (a config) and in files written before this was recorded.
     public var weightsStoredAs: [String]?
 
-    public init(path: String, sha256: String, bytes: Int) {
+    package init(path: String, sha256: String, bytes: Int) {
         self.path = path
         self.sha256 = sha256
         self.bytes = bytes

@@ -39,7 +39,7 @@ public struct EmbeddingsProvenance: Codable, Sendable, Equatable {
 
     /// Each map's SHA-256 over its float32 values in C order, little-endian (the data of its `.npy`
     /// without the header; the shape is checked apart), keyed by `names` in `ImageFeatures.maps` order.
-    public static func featureDigests(of features: ImageFeatures, names: [String]) -> [String: String] {
+    package static func featureDigests(of features: ImageFeatures, names: [String]) -> [String: String] {
         var digests: [String: String] = [:]
         for (map, name) in zip(features.maps, names) {
             // Every platform the runtime builds for is little-endian: the floats' bytes are the .npy's.
@@ -49,7 +49,7 @@ public struct EmbeddingsProvenance: Codable, Sendable, Equatable {
     }
 
     /// This record with the digests of `features` (`names` in their order).
-    public func binding(_ features: ImageFeatures, names: [String]) -> EmbeddingsProvenance {
+    package func binding(_ features: ImageFeatures, names: [String]) -> EmbeddingsProvenance {
         var bound = self
         bound.featureDigests = Self.featureDigests(of: features, names: names)
         return bound
@@ -57,7 +57,7 @@ public struct EmbeddingsProvenance: Codable, Sendable, Equatable {
 
     /// How `features` differ from the maps this record was written with, one phrase per map; a record
     /// without digests binds none, which is a difference too.
-    public func featureDifferences(_ features: ImageFeatures, names: [String]) -> [String] {
+    package func featureDifferences(_ features: ImageFeatures, names: [String]) -> [String] {
         guard let recorded = featureDigests else {
             return ["the record holds no digest of the feature maps (\(names.joined(separator: ", "))), so it cannot tell them from another image's"]
         }
@@ -69,7 +69,7 @@ public struct EmbeddingsProvenance: Codable, Sendable, Equatable {
     }
 
     /// How this record differs from `expected`, one phrase per field; empty when they match.
-    public func differences(from expected: EmbeddingsProvenance) -> [String] {
+    package func differences(from expected: EmbeddingsProvenance) -> [String] {
         var found: [String] = []
         if originalSize != expected.originalSize {
             found.append("computed for a \(originalSize.width)x\(originalSize.height) image, this image is "

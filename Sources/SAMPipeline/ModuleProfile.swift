@@ -9,35 +9,35 @@ import SAMModel
 /// dot-separated components ("image_encoder.layers.0.blocks.0" at depth 5) sums children into
 /// their parent at that depth. Time after the last callback is charged to "(after last module)".
 /// The observer only reads the clock: the model's outputs and numerics are unchanged.
-public final class ModuleProfile {
+package final class ModuleProfile {
     /// How many dot-separated parts of a module path a row keeps.
-    public let depth: Int
+    package let depth: Int
     /// Seconds charged to each row's key.
-    public private(set) var seconds: [String: Double] = [:]
+    package private(set) var seconds: [String: Double] = [:]
     /// The keys in the order they were first charged (execution order).
-    public private(set) var order: [String] = []
+    package private(set) var order: [String] = []
     private var last: UInt64 = 0
     private var started: UInt64 = 0
     /// Seconds from `start()` to `finish()`, summed over every pair.
-    public private(set) var total: Double = 0
+    package private(set) var total: Double = 0
 
     /// A profile whose rows are module paths cut to `depth` parts.
-    public init(depth: Int) { self.depth = depth }
+    package init(depth: Int) { self.depth = depth }
 
     /// The key a module path is charged to: ":keys"-style output suffixes dropped, cut to `depth` parts.
-    public func key(_ path: String) -> String {
+    package func key(_ path: String) -> String {
         let base = path.split(separator: ":", maxSplits: 1).first.map(String.init) ?? path
         return base.split(separator: ".").prefix(depth).joined(separator: ".")
     }
 
     /// Starts the clock for one model call.
-    public func start() {
+    package func start() {
         started = DispatchTime.now().uptimeNanoseconds
         last = started
     }
 
     /// The observer to hand the model call: charges each interval to the module that just finished.
-    public var observer: ModuleObserver {
+    package var observer: ModuleObserver {
         { [unowned self] path, _ in
             let t = DispatchTime.now().uptimeNanoseconds
             self.charge(self.key(path), t)
@@ -45,7 +45,7 @@ public final class ModuleProfile {
     }
 
     /// Stops the clock: what ran after the last module is charged to "(after last module)".
-    public func finish() {
+    package func finish() {
         let t = DispatchTime.now().uptimeNanoseconds
         if t > last { charge("(after last module)", t) }
         total += Double(t - started) / 1e9  // summed over start/finish pairs
@@ -58,13 +58,13 @@ public final class ModuleProfile {
     }
 
     /// Rows sorted by time, largest first.
-    public var rows: [(module: String, seconds: Double, share: Double)] {
+    package var rows: [(module: String, seconds: Double, share: Double)] {
         let sum = max(total, 1e-12)
         return seconds.map { ($0.key, $0.value, $0.value / sum) }.sorted { $0.1 > $1.1 }
     }
 
     /// The rows as a text table (milliseconds and share), the `top` largest or all, then the total.
-    public func table(top: Int? = nil) -> String {
+    package func table(top: Int? = nil) -> String {
         let shown = top.map { Array(rows.prefix($0)) } ?? rows
         let width = max(6, shown.map(\.module.count).max() ?? 6)
         var lines = ["\("module".padding(toLength: width, withPad: " ", startingAt: 0))        ms   share"]
@@ -77,7 +77,7 @@ public final class ModuleProfile {
     }
 
     /// For result.json: depth, total seconds, and the rows in execution order of first appearance and sorted.
-    public var json: [String: Any] {
+    package var json: [String: Any] {
         [
             "depth": depth,
             "total_seconds": total,

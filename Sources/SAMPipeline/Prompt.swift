@@ -25,8 +25,14 @@ public struct Prompt: Sendable, Equatable {
 
     /// A box in the photo's own pixels: top-left corner (x0, y0), bottom-right corner (x1, y1).
     public struct Box: Sendable, Equatable {
-        /// The corners, as SamPredictor's XYXY box.
-        public var x0: Float, y0: Float, x1: Float, y1: Float
+        /// The left edge, pixels from the photo's left (SamPredictor's XYXY box: x0).
+        public var x0: Float
+        /// The top edge, pixels from the photo's top (y0).
+        public var y0: Float
+        /// The right edge, pixels from the photo's left (x1).
+        public var x1: Float
+        /// The bottom edge, pixels from the photo's top (y1).
+        public var y1: Float
         /// A box from its top-left and bottom-right corners.
         public init(x0: Float, y0: Float, x1: Float, y1: Float) {
             self.x0 = x0

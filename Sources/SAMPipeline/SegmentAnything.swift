@@ -65,7 +65,7 @@ public final class SegmentAnything {
     }
 
     /// The predictor transform of an image-encoder configuration's family (`Segmenter.transform(for:)`).
-    public static func transform(for encoder: AnyImageEncoderConfig) -> InputTransform {
+    package static func transform(for encoder: AnyImageEncoderConfig) -> InputTransform {
         Segmenter.transform(for: encoder)
     }
 

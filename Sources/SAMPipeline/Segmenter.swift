@@ -250,7 +250,7 @@ public struct Segmenter: Sendable {
     // MARK: - Shared steps
 
     /// The predictor transform of an image-encoder configuration's family.
-    public static func transform(for encoder: AnyImageEncoderConfig) -> InputTransform {
+    package static func transform(for encoder: AnyImageEncoderConfig) -> InputTransform {
         let side = encoder.imageSize, preprocessing = encoder.preprocessing
         switch preprocessing.resize {
         case .longestSide:

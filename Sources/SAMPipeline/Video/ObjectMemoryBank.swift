@@ -1,9 +1,9 @@
 /// One object's outputs that later frames may attend to (upstream's `output_dict_per_obj[obj]`):
 /// conditioning frames (prompted) in the order they became such, and tracked frames.
-public struct ObjectMemoryBank: Sendable {
-    public private(set) var conditioningFrames: [Int] = []
-    public private(set) var conditioning: [Int: ObjectFrameOutput] = [:]
-    public internal(set) var nonConditioning: [Int: ObjectFrameOutput] = [:]
+package struct ObjectMemoryBank: Sendable {
+    package private(set) var conditioningFrames: [Int] = []
+    package private(set) var conditioning: [Int: ObjectFrameOutput] = [:]
+    package internal(set) var nonConditioning: [Int: ObjectFrameOutput] = [:]
 
     mutating func setConditioning(_ frame: Int, _ output: ObjectFrameOutput) {
         if conditioning[frame] == nil { conditioningFrames.append(frame) }

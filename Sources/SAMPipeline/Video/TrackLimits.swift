@@ -10,6 +10,7 @@ public struct TrackLimits: Sendable, Equatable {
     /// Bytes of a prompts file, checked before it is parsed.
     public var maxFileBytes: Int
 
+    /// Limits of the values given; the defaults are `TrackLimits.default`'s.
     public init(maxObjects: Int = 64, maxPointsPerEntry: Int = 256, maxEntries: Int = 10_000, maxFileBytes: Int = 16 << 20) {
         self.maxObjects = maxObjects
         self.maxPointsPerEntry = maxPointsPerEntry
@@ -17,5 +18,6 @@ public struct TrackLimits: Sendable, Equatable {
         self.maxFileBytes = maxFileBytes
     }
 
+    /// 64 objects, 256 points per entry, 10,000 entries, 16 MiB files.
     public static let `default` = TrackLimits()
 }

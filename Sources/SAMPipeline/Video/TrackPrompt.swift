@@ -16,6 +16,7 @@ public struct TrackPrompt: Sendable, Equatable {
     /// first propagation, as upstream's notebooks refine a track.
     public var round: Int
 
+    /// A prompt for `object` on `frame`: points and/or a box, or a mask file, in interaction round `round`.
     public init(frame: Int, object: Int, points: [Prompt.Point] = [], box: Prompt.Box? = nil, maskFile: String? = nil, round: Int = 0) {
         self.frame = frame
         self.object = object

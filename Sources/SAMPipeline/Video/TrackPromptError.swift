@@ -1,6 +1,7 @@
 /// Why a prompts file (or a list of `TrackPrompt`s) is refused: it names the file, the entry
 /// (its index in the file's list, from 0) where there is one, and what is wrong.
 public struct TrackPromptError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// The kind of problem, as a stable name (`rawValue`, shown in brackets in `description`).
     public enum Code: String, Sendable {
         /// The file is larger than `TrackLimits.maxFileBytes`.
         case tooLarge = "too_large"
@@ -24,20 +25,23 @@ public struct TrackPromptError: Error, CustomStringConvertible, Equatable, Senda
         case overLimit = "over_limit"
     }
 
+    /// The kind of problem.
     public let code: Code
     /// The file (or the name the caller gave the data).
     public let source: String
     /// The entry's index in the file's list, from 0, when the problem is in one entry.
     public let entry: Int?
+    /// What is wrong, for a person.
     public let message: String
 
-    public init(_ code: Code, source: String, entry: Int? = nil, _ message: String) {
+    package init(_ code: Code, source: String, entry: Int? = nil, _ message: String) {
         self.code = code
         self.source = source
         self.entry = entry
         self.message = message
     }
 
+    /// "source: entry N: message [code]".
     public var description: String {
         "\(source): " + (entry.map { "entry \($0): " } ?? "") + "\(message) [\(code.rawValue)]"
     }

@@ -25,9 +25,9 @@ import SAMImage
 /// edge is kept.
 public enum TrackPromptFile {
     /// The keys an entry may have.
-    public static let keys: Set<String> = ["frame", "object", "points", "box", "mask", "round"]
+    package static let keys: Set<String> = ["frame", "object", "points", "box", "mask", "round"]
     /// Largest object ID and round (they fit an Int32 wherever they are stored).
-    public static let maximumID = Int(Int32.max)
+    package static let maximumID = Int(Int32.max)
     /// Largest frame position read: every integer up to 2^53 is exact in JSON's doubles.
     static let maximumFrame = 1 << 53
 

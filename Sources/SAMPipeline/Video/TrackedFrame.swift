@@ -3,7 +3,9 @@ import SAMTensor
 /// What tracking gives for one frame: every object's full-resolution mask logits (before
 /// thresholding at 0), its low-resolution logits and its object-score logit, objects in ascending id order.
 public struct TrackedFrame: Sendable {
+    /// The frame's position in the clip, from 0.
     public let frameIndex: Int
+    /// The objects' IDs in ascending order: the order of the first dimension of `logits`, `lowResolutionLogits` and `objectScores`.
     public let objectIDs: [Int]
     /// [objects, 1, H, W] at the frame's size (`video_res_masks`).
     public let logits: FloatTensor

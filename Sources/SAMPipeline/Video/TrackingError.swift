@@ -13,6 +13,7 @@ public enum TrackingError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Tracking was stopped (the consuming task was cancelled).
     case cancelled
 
+    /// The message for a person: what was wrong and where.
     public var description: String {
         switch self {
         case .unsupportedModel(let message): "the model cannot track: \(message)"

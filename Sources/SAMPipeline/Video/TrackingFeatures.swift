@@ -5,12 +5,12 @@ import SAMTensor
 /// [1, C, g, g] and the decoder's high-resolution maps (memory attention's `curr_pos`, the same for
 /// every frame, is `TrackingModel`'s).
 /// ref: sam2/sam2_video_predictor.py _get_image_feature; sam2_base.py _prepare_backbone_features
-public struct TrackingFeatures: Sendable {
-    public let embedding: FloatTensor
-    public let highResolution: [FloatTensor]
+package struct TrackingFeatures: Sendable {
+    package let embedding: FloatTensor
+    package let highResolution: [FloatTensor]
 
-    public var grid: Int { embedding.shape[2] }
-    public var channels: Int { embedding.shape[1] }
+    package var grid: Int { embedding.shape[2] }
+    package var channels: Int { embedding.shape[1] }
 }
 
 /// One object's result on one frame, as SAM2VideoPredictor keeps it (`compact_current_out`): the
@@ -19,11 +19,12 @@ public struct TrackingFeatures: Sendable {
 public struct ObjectFrameOutput: Sendable {
     /// `pred_masks` [1, 1, S/4, S/4].
     public var lowResolutionLogits: FloatTensor
+    /// The object-score logit (> 0: the object is on the frame).
     public var objectScore: Float
     /// `obj_ptr` [1, C].
-    public var pointer: FloatTensor
+    package var pointer: FloatTensor
     /// `maskmem_features` [1, mem_dim, g, g], bfloat16 values held as float; nil until encoded.
-    public var memory: FloatTensor?
+    package var memory: FloatTensor?
 }
 
 extension Float {

@@ -9,11 +9,12 @@ import SAMTensor
 /// ref: sam2/modeling/sam2_base.py SAM2Base (track_step, _track_step, _forward_sam_heads,
 /// _use_mask_as_output, _prepare_memory_conditioned_features, _encode_new_memory)
 public struct TrackingModel: Sendable {
+    /// The SAM 2 model tracked with (image encoder, prompt encoder, mask decoder and video modules).
     public let sam: Sam
-    public let encoder: SAM2ImageEncoder
-    public let video: SAM2VideoModules
-    public let promptEncoder: PromptEncoder
-    public let decoder: SAM2MaskDecoder
+    package let encoder: SAM2ImageEncoder
+    package let video: SAM2VideoModules
+    package let promptEncoder: PromptEncoder
+    package let decoder: SAM2MaskDecoder
     /// S, the square input side; low-resolution masks are S/4 a side.
     public let imageSize: Int
     /// The coarsest map's position encoding and the memories', as tokens [g*g, C] and [g*g, mem_dim]:
@@ -21,15 +22,18 @@ public struct TrackingModel: Sendable {
     let currentPositionTokens: FloatTensor
     let memoryPositionTokens: FloatTensor
 
-    public var config: SAM2VideoConfig { video.config }
+    package var config: SAM2VideoConfig { video.config }
     /// Background holes up to this area in the low-resolution masks become foreground (0: none);
     /// the model's `fillHoleArea` unless changed.
     public var fillHoleArea: Int
     /// A correction on a tracked frame makes it a conditioning frame; the model's setting unless changed.
     public var addCorrectionsAsConditioning: Bool
+    /// S/4, the side of the low-resolution mask logits (`TrackedFrame.lowResolutionLogits`).
     public var lowResolutionSide: Int { imageSize / 4 }
-    public var grid: Int { encoder.config.embeddingGridSize }
+    package var grid: Int { encoder.config.embeddingGridSize }
 
+    /// The tracking step of a loaded SAM 2 model (`LoadedModel.sam`); throws
+    /// `TrackingError.unsupportedModel` for a model without video modules or not SAM 2.
     public init(sam: Sam) throws(TrackingError) {
         guard let video = sam.video else {
             throw .unsupportedModel("the model has no video modules (memory attention, memory encoder): convert the SAM 2 checkpoint "
@@ -65,7 +69,7 @@ public struct TrackingModel: Sendable {
     }
 
     /// A normalised frame [1, 3, S, S] -> its tracking features.
-    public func features(_ image: FloatTensor) throws(TrackingError) -> TrackingFeatures {
+    package func features(_ image: FloatTensor) throws(TrackingError) -> TrackingFeatures {
         let maps: ImageFeatures
         do { maps = try encoder.trackingFeatures(image) } catch { throw .frames("image encoder: \(error)") }
         return TrackingFeatures(embedding: maps.embedding, highResolution: maps.highResolution)
@@ -80,9 +84,9 @@ public struct TrackingModel: Sendable {
     }
 
     /// One point in the model's input frame (box corners are labels 2 and 3).
-    public struct ModelPoint: Sendable, Equatable {
-        public var x: Float, y: Float, label: Float
-        public init(x: Float, y: Float, label: Float) { (self.x, self.y, self.label) = (x, y, label) }
+    package struct ModelPoint: Sendable, Equatable {
+        package var x: Float, y: Float, label: Float
+        package init(x: Float, y: Float, label: Float) { (self.x, self.y, self.label) = (x, y, label) }
     }
 
     /// ref: _forward_sam_heads

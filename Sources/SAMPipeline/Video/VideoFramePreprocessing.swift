@@ -5,12 +5,12 @@ import SAMTensor
 /// (bicubic, on the 8-bit pixels, aspect ratio not kept), divided by 255 in double, then normalised
 /// with ImageNet's mean and std in float32.
 /// ref: sam2/utils/misc.py _load_img_as_tensor, load_video_frames_from_jpg_images
-public enum VideoFramePreprocessing {
+package enum VideoFramePreprocessing {
     static let mean: [Float] = [0.485, 0.456, 0.406]
     static let std: [Float] = [0.229, 0.224, 0.225]
 
     /// [1, 3, side, side].
-    public static func normalized(_ image: RGBImage, side: Int) throws(TrackingError) -> FloatTensor {
+    package static func normalized(_ image: RGBImage, side: Int) throws(TrackingError) -> FloatTensor {
         let resized: RGBImage
         do { resized = try PILResize.resize(image, width: side, height: side, filter: .bicubic) } catch {
             throw .frames("resizing a frame: \(error)")

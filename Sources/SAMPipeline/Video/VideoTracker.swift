@@ -17,14 +17,16 @@ import SAMTensor
 /// before propagating (samtrack does, from its later rounds' prompts).
 /// ref: sam2/sam2_video_predictor.py SAM2VideoPredictor
 public struct VideoTracker: Sendable {
+    /// The model's tracking step.
     public let model: TrackingModel
+    /// The clip, read one frame at a time as tracking reaches it.
     public let frames: any VideoFrameSource
     /// Frames whose tracked outputs (and those they attend to) survive propagation.
     public var retainedFrames: Set<Int> = []
     /// Sees intermediate values by frame, object id and upstream's name (`vision_features`,
     /// `pix_feat_with_mem`, `obj_ptr`, `object_score_logits`, `maskmem_features`,
     /// `preflight_maskmem_features`), as the reference exporter dumps them.
-    public var observer: (@Sendable (_ frame: Int, _ object: Int, _ name: String, _ value: FloatTensor) -> Void)?
+    package var observer: (@Sendable (_ frame: Int, _ object: Int, _ name: String, _ value: FloatTensor) -> Void)?
 
     /// Per object, in the order objects were first prompted (upstream's obj_idx).
     struct Object {
@@ -40,13 +42,16 @@ public struct VideoTracker: Sendable {
     var objects: [Object] = []
     private var cachedFeatures: (frame: Int, features: TrackingFeatures)?
 
+    /// A tracker over `frames` with no objects yet; throws `TrackingError.frames` for a clip without frames.
     public init(model: TrackingModel, frames: any VideoFrameSource) throws(TrackingError) {
         guard frames.frameCount > 0 else { throw .frames("the clip has no frames") }
         self.model = model
         self.frames = frames
     }
 
+    /// The IDs of the objects prompted so far, in the order they were first prompted.
     public var objectIDs: [Int] { objects.map(\.id) }
+    /// How many frames the clip has.
     public var frameCount: Int { frames.frameCount }
 
     // MARK: Prompts
