@@ -17,6 +17,14 @@ SAM_AVX512 static inline __m512 pointwise_max(__m512 a, __m512 b) {
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(b, a, _CMP_GT_OQ), a, b);
 }
 
+// The largest of the sixteen lanes, compared one by one (-inf lanes stand for none).
+SAM_AVX512 static inline float largest_lane(__m512 maxima) {
+    float lanes[16], largest = -__builtin_inff();
+    _mm512_storeu_ps(lanes, maxima);
+    for (int lane = 0; lane < 16; lane++) largest = lanes[lane] > largest ? lanes[lane] : largest;
+    return largest;
+}
+
 // Kernels.exp8 on sixteen lanes.
 SAM_AVX512 static inline __m512 exp16(__m512 x) {
     const float rounding_magic = 12582912.0f;
@@ -64,10 +72,7 @@ SAM_AVX512 float sam_maximum_avx512(const float *row, int64_t count) {
     int64_t j = 0;
     for (; j + 16 <= count; j += 16) maxima = pointwise_max(maxima, _mm512_loadu_ps(row + j));
     if (j < count) maxima = pointwise_max(maxima, _mm512_mask_loadu_ps(_mm512_set1_ps(-__builtin_inff()), 0x00FF, row + j));
-    float lanes[16], largest = -__builtin_inff();
-    _mm512_storeu_ps(lanes, maxima);
-    for (int lane = 0; lane < 16; lane++) largest = lanes[lane] > largest ? lanes[lane] : largest;
-    return largest;
+    return largest_lane(maxima);
 }
 
 SAM_AVX512 void sam_softmax_numerators_avx512(float *rows_base, int64_t rows, int64_t count, float *inverse_sums) {
@@ -98,9 +103,7 @@ SAM_AVX512 float sam_relative_softmax_numerators_avx512(float *row, const float 
             maxima = _mm512_mask_blend_ps(_mm512_mask_cmp_ps_mask(mask, x, maxima, _CMP_GT_OQ), maxima, x);
         }
     }
-    float lanes[16], largest = -__builtin_inff();
-    _mm512_storeu_ps(lanes, maxima);
-    for (int lane = 0; lane < 16; lane++) largest = lanes[lane] > largest ? lanes[lane] : largest;
+    const float largest = largest_lane(maxima);
     // Pass 2: the same sums again, exponentiated and stored, and their total.
     const __m512 shift = _mm512_set1_ps(largest);
     __m512 sums = _mm512_setzero_ps();
