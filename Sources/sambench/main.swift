@@ -208,21 +208,28 @@ case "attention":
     let kernels = ([("blas_ms", "blas", Kernels.AttentionKernel.blas), ("small_heads_ms", "small-heads", .smallHeads)]
         + (Kernels.panelKernelAvailable ? [("panels_ms", "panels", .panels)] : []))
         .filter { kernelFilter == nil || $0.1 == kernelFilter }
-    var results: [[String: Any]] = []
-    for (name, batch, lq, lk, heads, dim) in cases where caseFilter.map({ name.contains($0) }) ?? true {
-        let q = random([batch, lq, heads * dim]), k = random([batch, lk, heads * dim]), v = random([batch, lk, heads * dim])
+    // One case: `call` with each kernel in turn, `runs` times after a warm-up, so drifts in the
+    // machine's speed hit every kernel alike; the median ms per kernel's label.
+    func alternating(_ name: String, _ kernels: [(String, String, Kernels.AttentionKernel)],
+                     _ call: (Kernels.AttentionKernel) -> Void) -> [String: Any] {
         var times: [String: [Double]] = [:]
         for run in 0...runs {
-            // Both paths in turn, so drifts in the machine's speed hit both alike.
             for (label, _, kernel) in kernels {
                 let t0 = now()
-                _ = Kernels.attention(q: q, k: k, v: v, heads: heads, scale: 0.25, bias: nil, kernel: kernel)
+                call(kernel)
                 if run > 0 { times[label, default: []].append(now() - t0) }
             }
         }
         var result: [String: Any] = ["case": name]
         for (label, values) in times { result[label] = median(values) * 1000 }
-        results.append(result)
+        return result
+    }
+    var results: [[String: Any]] = []
+    for (name, batch, lq, lk, heads, dim) in cases where caseFilter.map({ name.contains($0) }) ?? true {
+        let q = random([batch, lq, heads * dim]), k = random([batch, lk, heads * dim]), v = random([batch, lk, heads * dim])
+        results.append(alternating(name, kernels) { kernel in
+            _ = Kernels.attention(q: q, k: k, v: v, heads: heads, scale: 0.25, bias: nil, kernel: kernel)
+        })
     }
     // Windowed attention on the token grid (Kernels.windowAttention, TinyViT's and Hiera's unpooled
     // windows, padded positions included): (name, grid side, window, heads, head dim).
@@ -253,17 +260,9 @@ case "attention":
     for (name, windows, side, heads, dim) in relativeCases where caseFilter.map({ name.contains($0) }) ?? true {
         let qkv = random([windows, side * side, 3 * heads * dim])
         let positions = Kernels.RelativePositionTables(heights: random([side, side, dim]), widths: random([side, side, dim]))
-        var times: [String: [Double]] = [:]
-        for run in 0...runs {
-            for (label, _, kernel) in relativeKernels {
-                let t0 = now()
-                _ = Kernels.relativePositionAttention(packedQKV: qkv, heads: heads, scale: 0.125, positions: positions, kernel: kernel)
-                if run > 0 { times[label, default: []].append(now() - t0) }
-            }
-        }
-        var result: [String: Any] = ["case": name]
-        for (label, values) in times { result[label] = median(values) * 1000 }
-        results.append(result)
+        results.append(alternating(name, relativeKernels) { kernel in
+            _ = Kernels.relativePositionAttention(packedQKV: qkv, heads: heads, scale: 0.125, positions: positions, kernel: kernel)
+        })
     }
     emit(["mode": "attention", "runs": runs, "threads": threads, "cases": results])
 
