@@ -16,7 +16,7 @@
 // of SHORT_PASS inputs, so a group holds eight panels' slices and each row block crosses all eight
 // before the next block comes: with whole panels of 3072 inputs a group held one, and every row block
 // came again from L2 for each (one core, alternating runs: 4096 x 3072 -> 768, 117-131 -> 143-147
-// GFLOP/s; 4096 x 5120 -> 1280, 121-124 -> 124-146). Between passes each sum waits in `out` and its
+// GFLOP/s; 4096 x 5120 -> 1280, 121-124 -> 124-145). Between passes each sum waits in `out` and its
 // chain of multiply-adds resumes where it stopped, so the result is the same bit for bit.
 #define LONG_INPUTS 2048
 #define SHORT_PASS 512
