@@ -2,7 +2,8 @@
 public struct FormatError: Error, CustomStringConvertible, Equatable {
     /// What kind of failure it was; the raw value is printed in brackets after the message.
     public enum Code: String, Sendable {
-        /// The file cannot be opened or read (missing, permissions, a folder).
+        /// The file cannot be opened or read (missing, permissions, a folder), or is named by a URL
+        /// that is not a file URL.
         case unreadable
         /// The file ends before the data it declares.
         case truncated
@@ -32,7 +33,8 @@ public struct FormatError: Error, CustomStringConvertible, Equatable {
         /// Writing an output failed.
         case writeFailed
         /// An output's name is taken by something an output may not replace (a directory, a device,
-        /// a link, an existing file without --force) or is one of the run's inputs; nothing was touched.
+        /// a link, an existing file without --force), is one of the run's inputs, or is a URL that is
+        /// not a file URL; nothing was touched.
         case outputRefused = "output_refused"
     }
 

@@ -5,7 +5,7 @@ import SAMImage
 /// exits 2 on them).
 public struct FrameFolderError: Error, CustomStringConvertible, Equatable, Sendable {
     public enum Code: String, Sendable {
-        /// The path is missing, not a folder, or cannot be listed.
+        /// The path is missing, not a folder, or cannot be listed, or the URL given is not a file URL.
         case notAFolder = "not_a_folder"
         /// The folder holds no frames (hidden files aside).
         case empty

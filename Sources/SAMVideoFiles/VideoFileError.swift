@@ -3,7 +3,7 @@
 /// user's input to fix (a tool exits 2 on them).
 public struct VideoFileError: Error, CustomStringConvertible, Equatable, Sendable {
     public enum Code: String, Sendable {
-        /// The path is missing or cannot be opened.
+        /// The path is missing or cannot be opened, or the URL given is not a file URL.
         case unreadable
         /// A folder, FIFO, device or socket: only regular files are read.
         case notAFile = "not_a_file"

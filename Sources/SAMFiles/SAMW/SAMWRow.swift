@@ -3,12 +3,12 @@ import SAMTensor
 /// One tensor as the writer lays it out: a plain tensor, or a quantized weight (dtype `q8`/`q4`,
 /// which makes the file format version 2). Its bytes are held, or made when the writer needs them
 /// (`init(name:dtype:shape:...)`), so a file larger than memory is written one row at a time.
-public struct SAMWRow: Sendable {
+package struct SAMWRow: Sendable {
     /// Makes the row's bytes; every call must give the same bytes (their CRC-32 is given beforehand).
     package typealias Make = @Sendable () throws(FormatError) -> TensorStorage
 
     /// The tensor's name in the file (a dotted state-dict path).
-    public let name: String
+    package let name: String
     package let dtype: String
     package let shape: [Int]
     package let byteCount: Int
@@ -23,7 +23,7 @@ public struct SAMWRow: Sendable {
     }
 
     /// A plain tensor, its bytes held as they are.
-    public init(name: String, tensor: Tensor) {
+    package init(name: String, tensor: Tensor) {
         self.name = name
         dtype = SAMWLayout.dtypeName(tensor.dtype)
         shape = tensor.shape

@@ -5,7 +5,7 @@ import SAMTensor
 /// forward hook registered on that module would see. A verifier uses it to dump or compare
 /// every module's output. Pass nil (the default) to run without it; the only cost is then a
 /// nil check per module.
-public typealias ModuleObserver = (_ path: String, _ output: FloatTensor) -> Void
+package typealias ModuleObserver = (_ path: String, _ output: FloatTensor) -> Void
 
 /// "parent.key", or just "key" when the parent path is empty (an encoder-only state dict).
 @inline(__always)

@@ -15,7 +15,7 @@ import SAMTensor
 /// - `prompt_encoder.mask_downscaling.0` ... `.6`, `prompt_encoder.mask_downscaling` — when a mask is given;
 /// - `prompt_encoder:dense` — the dense embedding returned by `denseEmbedding`;
 /// - `prompt_encoder.pe_layer` — the [C, g, g] grid, from `denseImagePositionalEncoding`.
-public struct PromptEncoder: Sendable {
+package struct PromptEncoder: Sendable {
     package let path: String
     /// C, the prompt embedding width (= the decoder's transformer dim).
     package let embedDim: Int

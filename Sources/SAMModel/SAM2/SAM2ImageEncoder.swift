@@ -8,7 +8,7 @@ import SAMTensor
 /// coarsest kept level (`directly_add_no_mem_embed`, image mode's stand-in for memory).
 /// Features: `image_embed` [1, C, g, g], `high_res_feats_0` [1, C/8, 4g, 4g], `high_res_feats_1`
 /// [1, C/4, 2g, 2g].
-public struct SAM2ImageEncoder: ImageEncoder {
+package struct SAM2ImageEncoder: ImageEncoder {
     /// Where the weights that image mode takes from outside `image_encoder.` live.
     package static let highResolutionProjections = ["mask_decoder.conv_s0", "mask_decoder.conv_s1"]
     package static let noMemoryEmbeddingKey = "no_mem_embed"

@@ -12,7 +12,7 @@ import SAMTensor
 /// `iou_prediction_head`, `pred_obj_score_head`, then `mask_decoder:masks`,
 /// `mask_decoder:iou_predictions` and `mask_decoder:object_score_logits`.
 /// ref: sam2/modeling/sam/mask_decoder.py MaskDecoder
-public struct SAM2MaskDecoder: PromptMaskDecoder {
+package struct SAM2MaskDecoder: PromptMaskDecoder {
     package let path: String
     package let options: SAM2DecoderOptions
     package let transformer: TwoWayTransformer

@@ -6,7 +6,7 @@ import SAMTensor
 /// encodings and the no-object embeddings. Built from the weights when they hold them (a `.pt`
 /// keeps them; image-mode files made before did not, and load without).
 /// ref: sam2/modeling/sam2_base.py SAM2Base.__init__
-public struct SAM2VideoModules: Sendable {
+package struct SAM2VideoModules: Sendable {
     /// The top-level weight names video mode owns.
     package static let weightNames: Set<String> = [
         "memory_attention", "memory_encoder", "obj_ptr_proj", "obj_ptr_tpos_proj", "mask_downsample",
