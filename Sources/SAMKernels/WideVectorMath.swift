@@ -24,6 +24,12 @@ extension Kernels {
         return sums
     }
 
+    /// `geluTanhInPlace`'s vector loop on sixteen lanes (count a multiple of 8), when `wideVectorsAvailable`.
+    @inline(__always)
+    static func geluTanhWideVectors(_ values: UnsafeMutablePointer<Float>, count: Int) {
+        sam_gelu_tanh_avx512(values, Int64(count))
+    }
+
     /// `geluInPlace`'s vector loop on sixteen lanes (count a multiple of 8), when `wideVectorsAvailable`.
     @inline(__always)
     static func geluWideVectors(_ values: UnsafeMutablePointer<Float>, count: Int) {

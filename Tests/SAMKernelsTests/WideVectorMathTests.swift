@@ -61,6 +61,27 @@ struct WideVectorMathTests {
         #expect(values.map(\.bitPattern) == expected.map(\.bitPattern))
     }
 
+    /// Kernels.geluTanh8's recipe on one float: x * σ(2u) from e = e^-|2u| (fusedExp), fused multiply-adds.
+    static func fusedGELUTanh(_ x: Float) -> Float {
+        let inner = x.addingProduct(x * x * x, 0.044_715)
+        let z = 2 * Float(0.797_884_560_802_865_4) * inner
+        let magnitude = z < 0 ? -z : z
+        let e = magnitude > 87 ? 0 : fusedExp(-magnitude)
+        return x * ((z < 0 ? e : 1) / (1 + e))
+    }
+
+    @Test("sixteen-lane tanh GELU equals the fused eight-lane recipe bit for bit", arguments: [8, 16, 40, 1000])
+    func geluTanhMatchesRecipe(count: Int) {
+        var rng = SplitMix64(seed: UInt64(count) + 199)
+        // Through zero (both signs of it), and far enough out that |2u| passes 87 on both sides.
+        var values = (0..<count).map { _ in Float(Double(rng.next() % 2_000_001) / 1e5 - 10) }
+        values[0] = -0.0
+        values[count - 1] = count > 8 ? -12 : 0
+        let expected = values.map(Self.fusedGELUTanh)
+        sam_gelu_tanh_avx512(&values, Int64(count))
+        #expect(values.map(\.bitPattern) == expected.map(\.bitPattern))
+    }
+
     @Test("sixteen-lane maximum and scaling equal the scalar ones", arguments: [8, 16, 24, 4104])
     func maximumAndScale(count: Int) {
         var rng = SplitMix64(seed: UInt64(count) + 7)

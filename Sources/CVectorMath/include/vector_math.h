@@ -59,6 +59,11 @@ float sam_relative_softmax_numerators_avx512(float *row, const float *heights, c
 /// row[j] *= factor for j < count (a multiple of 8). Only call when sam_vector_math_has_avx512() is 1.
 void sam_scale_avx512(float *row, int64_t count, float factor);
 
+/// values[i] = GELU_tanh(values[i]) in place for i < count (a multiple of 8), with SAMKernels'
+/// `geluTanh8` (the same exponential as sam_exponentiate_avx512's, same fused multiply-adds). Only
+/// call when sam_vector_math_has_avx512() is 1.
+void sam_gelu_tanh_avx512(float *values, int64_t count);
+
 /// values[i] = GELU(values[i]) in place for i < count (a multiple of 8), with SAMKernels' `gelu8`
 /// (the same erf fit, same fused multiply-adds). Only call when sam_vector_math_has_avx512() is 1.
 void sam_gelu_avx512(float *values, int64_t count);
