@@ -79,6 +79,11 @@ struct ConvTests {
         ConvCase(name: "depthwise 3x3 on 2x2 image pad 1 stride 2", input: [1, 2, 2, 2], outChannels: 2, kernel: (3, 3), stride: 2, padding: 1, groups: 2),
         ConvCase(name: "depthwise 5x5 stride 2 pad 2 (generic depthwise)", input: [2, 3, 7, 9], outChannels: 3, kernel: (5, 5), stride: 2, padding: 2, groups: 3, hasBias: false),
         ConvCase(name: "depthwise 1x4 stride 1 pad 1", input: [1, 3, 5, 6], outChannels: 3, kernel: (1, 4), stride: 1, padding: 1, groups: 3),
+        // Stride 1, not 3x3: the zero-padded plane, eight outputs per register (16 wide: two
+        // vectors; 19 wide: two and three left over).
+        ConvCase(name: "depthwise 5x5 stride 1 pad 2 on 16x16 (padded plane)", input: [1, 6, 16, 16], outChannels: 6, kernel: (5, 5), stride: 1, padding: 2, groups: 6),
+        ConvCase(name: "depthwise 5x5 stride 1 pad 2 on 13x19 (padded plane)", input: [2, 3, 13, 19], outChannels: 3, kernel: (5, 5), stride: 1, padding: 2, groups: 3),
+        ConvCase(name: "depthwise 7x7 stride 1 pad 3 on 9x24, no bias", input: [1, 2, 9, 24], outChannels: 2, kernel: (7, 7), stride: 1, padding: 3, groups: 2, hasBias: false),
         // Small weights on an image large enough for bands of output rows (96 bands of one row).
         ConvCase(name: "3x3 C=64 96x96 (im2col in bands)", input: [1, 64, 96, 96], outChannels: 2, kernel: (3, 3), stride: 1, padding: 1, groups: 1),
         // Patch-embedding-like: stride 2 (the vector gather, odd output width 45), two images of
