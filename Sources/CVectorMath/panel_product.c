@@ -16,8 +16,9 @@
 // of SHORT_PASS inputs, so a group holds eight panels' slices and each row block crosses all eight
 // before the next block comes: with whole panels of 3072 inputs a group held one, and every row block
 // came again from L2 for each (one core, alternating runs: 4096 x 3072 -> 768, 117-131 -> 143-147
-// GFLOP/s; 4096 x 5120 -> 1280, 121-124 -> 124-145). Between passes each sum waits in `out` and its
-// chain of multiply-adds resumes where it stopped, so the result is the same bit for bit.
+// GFLOP/s; 4096 x 5120 -> 1280, 121-124 -> 124-145). Each later pass sums its 512 inputs from zero and
+// adds the sum so far, as blocked BLAS kernels do: one chain over thousands of inputs carries more
+// rounding error than blocks of 512 (the same loads and stores as resuming the chain would take).
 #define LONG_INPUTS 2048
 #define SHORT_PASS 512
 
@@ -105,8 +106,9 @@ void sam_pack_panels(const float *w, int64_t n, int64_t k, int64_t feature_strid
 #define DECLARE(i) __m512 lo##i = bias_lo, hi##i = bias_hi;
 #define ACCUMULATE(i) { const __m512 x = _mm512_set1_ps(a[i][t]); \
     lo##i = _mm512_fmadd_ps(x, w_lo, lo##i); hi##i = _mm512_fmadd_ps(x, w_hi, hi##i); }
-// A later pass starts each sum from what the pass before stored.
-#define RESUME(i) lo##i = _mm512_maskz_loadu_ps(mask_lo, out[i]); hi##i = _mm512_maskz_loadu_ps(mask_hi, out[i] + 16);
+// A later pass sums its inputs from zero, then adds what the passes before stored.
+#define ADD_EARLIER(i) lo##i = _mm512_add_ps(_mm512_maskz_loadu_ps(mask_lo, out[i]), lo##i); \
+    hi##i = _mm512_add_ps(_mm512_maskz_loadu_ps(mask_hi, out[i] + 16), hi##i);
 #define SCALE(i) lo##i = _mm512_mul_ps(scale, lo##i); hi##i = _mm512_mul_ps(scale, hi##i);
 #define STORE(i) _mm512_mask_storeu_ps(out[i], mask_lo, lo##i); _mm512_mask_storeu_ps(out[i] + 16, mask_hi, hi##i);
 // The block's output lines, fetched for writing while the block computes: Hiera's first stage writes
@@ -121,14 +123,15 @@ void sam_pack_panels(const float *w, int64_t n, int64_t k, int64_t feature_strid
 #define PREFETCH_NEXT(i) __builtin_prefetch(next[i] + t, 0, 3);
 
 // Twelve rows by one panel over inputs t_begin ..< t_end: out[i][j] = scale * (s + Σ_t a[i][t] * panel[t][j])
-// for the lanes in the masks, s the bias or, when `resume`, out[i][j] as an earlier pass left it; `scaled` is a constant at each call, so linear layers (scale 1) skip the 24 multiplies (2-3% on
-// Hiera's 96-input products). `next`, when not null, holds the rows to prefetch.
+// for the lanes in the masks: the sum's chain starts from the bias, or, when `resume`, from zero and
+// out[i][j] as an earlier pass left it is added after it; `scaled` is a constant at each call, so linear
+// layers (scale 1) skip the 24 multiplies (2-3% on Hiera's 96-input products). `next`, when not null,
+// holds the rows to prefetch.
 SAM_AVX512 static inline void block12(const float *const a[12], const float *panel, int64_t t_begin, int64_t t_end,
                                       int resume, __m512 bias_lo, __m512 bias_hi, int scaled, __m512 scale,
                                       __mmask16 mask_lo, __mmask16 mask_hi, float *const out[12],
                                       const float *const *next) {
     ROWS(DECLARE)
-    if (resume) { ROWS(RESUME) }
     ROWS(PREFETCH_OUT)
     int64_t t = t_begin;
     if (next) {
@@ -144,6 +147,7 @@ SAM_AVX512 static inline void block12(const float *const a[12], const float *pan
         const __m512 w_lo = _mm512_load_ps(panel + t * PANEL), w_hi = _mm512_load_ps(panel + t * PANEL + 16);
         ROWS(ACCUMULATE)
     }
+    if (resume) { ROWS(ADD_EARLIER) }
     if (scaled) { ROWS(SCALE) }
     ROWS(STORE)
 }
@@ -174,8 +178,10 @@ SAM_AVX512 static void product_pass(const float *a, int64_t a_stride, int64_t ro
                 const int64_t first = p * PANEL, lanes = n - first < PANEL ? n - first : PANEL;
                 const __mmask16 mask_lo = lanes >= 16 ? 0xFFFF : (__mmask16)((1u << lanes) - 1);
                 const __mmask16 mask_hi = lanes <= 16 ? 0 : lanes == 32 ? 0xFFFF : (__mmask16)((1u << (lanes - 16)) - 1);
-                const __m512 bias_lo = bias ? _mm512_maskz_loadu_ps(mask_lo, bias + first) : _mm512_setzero_ps();
-                const __m512 bias_hi = bias ? _mm512_maskz_loadu_ps(mask_hi, bias + first + 16) : _mm512_setzero_ps();
+                // The bias starts the first pass's sums only.
+                const int seeded = bias && !resume;
+                const __m512 bias_lo = seeded ? _mm512_maskz_loadu_ps(mask_lo, bias + first) : _mm512_setzero_ps();
+                const __m512 bias_hi = seeded ? _mm512_maskz_loadu_ps(mask_hi, bias + first + 16) : _mm512_setzero_ps();
                 float *block_out[12];
                 for (int i = 0; i < 12; i++) block_out[i] = rows_out[i] + first;
                 const float *const *prefetch = p == g ? next_a : 0;

@@ -94,12 +94,14 @@ struct PanelLinearTests {
         }
     }
 
-    /// (rows, inputs, outputs, scale): inputs past one pass of 4096 (three passes, the last partial;
-    /// exactly two), with a scale and without, rows and outputs off their blocks.
-    static let longProducts = [(13, 9_000, 47, Float(0.125)), (25, 8_192, 32, Float(1)), (1, 4_097, 9, Float(-0.5))]
+    /// (rows, inputs, outputs, scale): products over more than 2048 inputs, summed in passes of 512
+    /// (the last partial: 9000 and 4097; whole: 8192 and 2560), with a scale and without, rows and
+    /// outputs off their blocks.
+    static let longProducts = [(13, 9_000, 47, Float(0.125)), (25, 8_192, 32, Float(1)), (1, 4_097, 9, Float(-0.5)),
+                               (3, 2_560, 33, Float(1))]
 
     // Skipped, not failed, on CPUs without AVX-512, where the panel product does not exist.
-    @Test("a product over more inputs than one pass is every element's single multiply-add chain, bit for bit",
+    @Test("a product over more than 2048 inputs sums blocks of 512 from zero and adds them, bit for bit",
           .enabled(if: Kernels.panelKernelAvailable, "the panel product needs AVX-512"), arguments: longProducts)
     func passes(_ shape: (Int, Int, Int, Float)) throws {
         let (rows, k, n, scale) = shape
@@ -117,8 +119,14 @@ struct PanelLinearTests {
                                  Int64(n))
         for r in 0..<rows {
             for c in 0..<n {
+                // The first block's chain starts from the bias; each later one from zero, then added.
                 var sum = bias[c]
-                for t in 0..<k { sum.addProduct(a[r * k + t], w[c * k + t]) }
+                for t in 0..<min(k, 512) { sum.addProduct(a[r * k + t], w[c * k + t]) }
+                for t0 in Swift.stride(from: 512, to: k, by: 512) {
+                    var block: Float = 0
+                    for t in t0..<min(k, t0 + 512) { block.addProduct(a[r * k + t], w[c * k + t]) }
+                    sum = sum + block
+                }
                 let expected = scale == 1 ? sum : scale * sum
                 #expect(out[r * n + c].bitPattern == expected.bitPattern, "row \(r) output \(c): \(out[r * n + c]) vs \(expected)")
             }
