@@ -94,14 +94,14 @@ struct PanelLinearTests {
         }
     }
 
-    /// (rows, inputs, outputs, scale): products over more than 2048 inputs, summed in passes of 512
-    /// (the last partial: 9000 and 4097; whole: 8192 and 2560), with a scale and without, rows and
-    /// outputs off their blocks.
+    /// (rows, inputs, outputs, scale): products over more than 512 inputs, summed in passes of 512
+    /// (the last partial: 9000, 4097 and 700; whole: 8192 and 2560), with a scale and without, rows
+    /// and outputs off their blocks.
     static let longProducts = [(13, 9_000, 47, Float(0.125)), (25, 8_192, 32, Float(1)), (1, 4_097, 9, Float(-0.5)),
-                               (3, 2_560, 33, Float(1))]
+                               (3, 2_560, 33, Float(1)), (14, 700, 40, Float(1))]
 
     // Skipped, not failed, on CPUs without AVX-512, where the panel product does not exist.
-    @Test("a product over more than 2048 inputs sums blocks of 512 from zero and adds them, bit for bit",
+    @Test("a product over more than 512 inputs sums blocks of 512 from zero and adds them, bit for bit",
           .enabled(if: Kernels.panelKernelAvailable, "the panel product needs AVX-512"), arguments: longProducts)
     func passes(_ shape: (Int, Int, Int, Float)) throws {
         let (rows, k, n, scale) = shape

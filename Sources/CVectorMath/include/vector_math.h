@@ -91,7 +91,7 @@ void sam_pack_panels(const float *w, int64_t n, int64_t k, int64_t feature_strid
 /// out[r, c] = scale * (bias[c] + Σ_t a[r, t] * w(c, t)) for r < rows, t < k and the output features c of
 /// panels first_panel ..< first_panel + panel_count (c < n), w packed by sam_pack_panels, rows of a and
 /// out a_stride and out_stride floats apart, bias NULL for none: each element one fused multiply-add
-/// chain over t from its bias when k <= 2048; longer, in blocks of 512 inputs, the first block's chain
+/// chain over t from its bias when k <= 512; longer, in blocks of 512 inputs, the first block's chain
 /// from the bias and each later block's from zero, added to the sum so far; then one multiply (exact
 /// for scale 1). out must not overlap a.
 /// Single-threaded. Only call when sam_vector_math_has_avx512() is 1.
