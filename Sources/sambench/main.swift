@@ -9,6 +9,7 @@
 //   sambench profile-encoder MODEL.samw DROP_DIR [--runs N] [--depth D]
 //   sambench decode MODEL.samw DROP_DIR CASE [--runs N]
 //   sambench attention [--runs N] [--case TEXT] [--kernel blas|small-heads|panels]
+//   sambench conv [--runs N] [--case TEXT]
 //   (model modes take --untuned: without Kernels.tuneProcessForInference, as an app that did not opt in,
 //   and --bf16: linear layers in bfloat16 products)
 //
@@ -32,6 +33,8 @@
 // Kernels.windowAttention on their windowed grids ("grid: ..." cases), and SAM ViT's relative-position
 // attention ("relative positions: ..."); `--case` keeps the cases
 // whose name contains TEXT, `--kernel` one kernel (for a profiler on one path).
+// `conv`: Kernels.conv2d alone on encoders' depthwise and dense convolutions (median ms per call;
+// `--case` keeps the cases whose name contains TEXT), to A/B-time a convolution change.
 import CFMAPeak
 import Foundation
 import SAMBLAS
@@ -265,6 +268,43 @@ case "attention":
         })
     }
     emit(["mode": "attention", "runs": runs, "threads": threads, "cases": results])
+
+case "conv":
+    // Kernels.conv2d alone on encoders' convolutions (median ms per call): EfficientViT-SAM L0's
+    // 5x5 depthwise aggregation and its largest 3x3, TinyViT's and Hiera's patch embeddings.
+    let runs = option(args, "--runs", 10)
+    let caseFilter = args.firstIndex(of: "--case").flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil }
+    var rng = UInt64(0x5eed)
+    func random(_ shape: [Int], scale: Float) -> FloatTensor {
+        let count = shape.reduce(1, *)
+        var data = [Float](repeating: 0, count: count)
+        for i in 0..<count {
+            rng = rng &* 6364136223846793005 &+ 1442695040888963407
+            data[i] = scale * Float(Int(rng >> 40) % 2001 - 1000) / 1000
+        }
+        return FloatTensor(shape: shape, data: data)
+    }
+    // (name, in channels, out channels, kernel, stride, groups, side)
+    let cases = [("depthwise: EfficientViT-SAM L0 aggregation, 1536 channels, 5x5 at 16x16", 1536, 1536, 5, 1, 1536, 16),
+                 ("depthwise: TinyViT local convolution, 160 channels, 3x3 at 64x64", 160, 160, 3, 1, 160, 64),
+                 ("EfficientViT-SAM L0 neck, 256 -> 256, 3x3 at 64x64", 256, 256, 3, 1, 1, 64),
+                 ("TinyViT patch embedding, 32 -> 64, 3x3 stride 2 at 512x512", 32, 64, 3, 2, 1, 512),
+                 ("Hiera patch embedding, 3 -> 96, 7x7 stride 4 at 1024x1024", 3, 96, 7, 4, 1, 1024)]
+    var results: [[String: Any]] = []
+    for (name, inChannels, outChannels, size, stride, groups, side) in cases where caseFilter.map({ name.contains($0) }) ?? true {
+        let x = random([1, inChannels, side, side], scale: 1)
+        let weight = random([outChannels, inChannels / groups, size, size], scale: 0.05), bias = random([outChannels], scale: 1)
+        var times: [Double] = []
+        for run in 0...runs {
+            let t0 = now()
+            _ = Kernels.conv2d(x, weight: weight, bias: bias, stride: stride, padding: size / 2, groups: groups)
+            if run > 0 { times.append(now() - t0) }
+        }
+        let outSide = (side + 2 * (size / 2) - size) / stride + 1
+        let gflop = 2.0 * Double(outChannels * (inChannels / groups) * size * size * outSide * outSide) / 1e9
+        results.append(["case": name, "ms": median(times) * 1000, "gflop": gflop])
+    }
+    emit(["mode": "conv", "runs": runs, "threads": threads, "cases": results])
 
 case "load":
     // Model load alone, repeated in one process (for profiling what a load costs).
