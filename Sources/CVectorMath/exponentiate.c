@@ -10,12 +10,7 @@ int sam_vector_math_has_avx512(void) {
     return __builtin_cpu_supports("avx512f");
 }
 
-#define SAM_AVX512 __attribute__((target("avx512f,fma")))
-
-// Kernels.pointwiseMax8: a where b > a is false (ties and NaN keep a).
-SAM_AVX512 static inline __m512 pointwise_max(__m512 a, __m512 b) {
-    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(b, a, _CMP_GT_OQ), a, b);
-}
+#include "wide_vectors.h"
 
 // The largest of the sixteen lanes, compared one by one (-inf lanes stand for none).
 SAM_AVX512 static inline float largest_lane(__m512 maxima) {
@@ -23,27 +18,6 @@ SAM_AVX512 static inline float largest_lane(__m512 maxima) {
     _mm512_storeu_ps(lanes, maxima);
     for (int lane = 0; lane < 16; lane++) largest = lanes[lane] > largest ? lanes[lane] : largest;
     return largest;
-}
-
-// Kernels.exp8 on sixteen lanes.
-SAM_AVX512 static inline __m512 exp16(__m512 x) {
-    const float rounding_magic = 12582912.0f;
-    x = pointwise_max(x, _mm512_set1_ps(-87.0f));
-    __m512 shifted = _mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504f), _mm512_set1_ps(rounding_magic));
-    __m512 n = _mm512_sub_ps(shifted, _mm512_set1_ps(rounding_magic));
-    __m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(-1.428606765330187e-6f),
-                               _mm512_fmadd_ps(n, _mm512_set1_ps(-0.693145751953125f), x));
-    __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    __m512i integer = _mm512_sub_epi32(_mm512_castps_si512(shifted), _mm512_castps_si512(_mm512_set1_ps(rounding_magic)));
-    __m512 two_to_n = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(integer, _mm512_set1_epi32(127)), 23));
-    return _mm512_mul_ps(p, two_to_n);
 }
 
 SAM_AVX512 void sam_exponentiate_avx512(float *row, int64_t count, float shift, float sums[8]) {
@@ -127,33 +101,6 @@ SAM_AVX512 void sam_scale_avx512(float *row, int64_t count, float factor) {
     if (j < count) _mm512_mask_storeu_ps(row + j, 0x00FF, _mm512_mul_ps(_mm512_maskz_loadu_ps(0x00FF, row + j), scale));
 }
 
-// Kernels.geluTanh8 on sixteen lanes: x * σ(2u), u = √(2/π) (x + 0.044715 x³), from e = e^-|2u|.
-// -x, as Swift's prefix minus: the sign bit flipped (so -(+0) is -0, which 0 - x would not give).
-SAM_AVX512 static inline __m512 negated(__m512 x) {
-    return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u)));
-}
-
-SAM_AVX512 static inline __m512 gelu_tanh16(__m512 x) {
-    const __m512 one = _mm512_set1_ps(1.0f);
-    __m512 inner = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_mul_ps(x, x), x), _mm512_set1_ps(0.044715f), x);
-    __m512 z = _mm512_mul_ps(_mm512_set1_ps(2.0f * 0.7978845608028654f), inner);
-    __mmask16 negative = _mm512_cmp_ps_mask(z, _mm512_setzero_ps(), _CMP_LT_OQ);
-    __m512 magnitude = _mm512_mask_blend_ps(negative, z, negated(z));
-    __m512 e = exp16(negated(magnitude));
-    e = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(magnitude, _mm512_set1_ps(87.0f), _CMP_GT_OQ), e, _mm512_setzero_ps());
-    __m512 numerator = _mm512_mask_blend_ps(negative, one, e);
-    return _mm512_mul_ps(x, _mm512_div_ps(numerator, _mm512_add_ps(one, e)));
-}
-
-SAM_AVX512 void sam_gelu_tanh_avx512(float *values, int64_t count) {
-    int64_t i = 0;
-    for (; i + 16 <= count; i += 16) _mm512_storeu_ps(values + i, gelu_tanh16(_mm512_loadu_ps(values + i)));
-    if (i < count) {  // eight left (count is a multiple of 8)
-        const __mmask16 half = 0x00FF;
-        _mm512_mask_storeu_ps(values + i, half, gelu_tanh16(_mm512_maskz_loadu_ps(half, values + i)));
-    }
-}
-
 #else
 
 int sam_vector_math_has_avx512(void) { return 0; }
@@ -181,11 +128,6 @@ float sam_relative_softmax_numerators_avx512(float *row, const float *heights, c
 
 void sam_exponentiate_avx512(float *row, int64_t count, float shift, float sums[8]) {
     (void)row; (void)count; (void)shift; (void)sums;
-    __builtin_trap();
-}
-
-void sam_gelu_tanh_avx512(float *values, int64_t count) {
-    (void)values; (void)count;
     __builtin_trap();
 }
 
