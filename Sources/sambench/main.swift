@@ -72,6 +72,22 @@ func option(_ args: [String], _ name: String, _ fallback: Int) -> Int {
     return v
 }
 
+/// Inputs for the kernel modes: a linear congruential sequence, values in [-scale, scale].
+struct BenchRandom {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+
+    mutating func tensor(_ shape: [Int], scale: Float = 1) -> FloatTensor {
+        let count = shape.reduce(1, *)
+        var data = [Float](repeating: 0, count: count)
+        for i in 0..<count {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            data[i] = scale * (Float(Int(state >> 40) % 2001 - 1000) / 1000)
+        }
+        return FloatTensor(shape: shape, data: data)
+    }
+}
+
 func emit(_ object: [String: Any]) {
     guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]) else {
         fail("could not encode JSON")
@@ -179,16 +195,8 @@ case "fma-peak":
 
 case "attention":
     let runs = option(args, "--runs", 20)
-    var rng = UInt64(0x5eed)
-    func random(_ shape: [Int]) -> FloatTensor {
-        let count = shape.reduce(1, *)
-        var data = [Float](repeating: 0, count: count)
-        for i in 0..<count {
-            rng = rng &* 6364136223846793005 &+ 1442695040888963407
-            data[i] = Float(Int(rng >> 40) % 2001 - 1000) / 1000
-        }
-        return FloatTensor(shape: shape, data: data)
-    }
+    var rng = BenchRandom(seed: 0x5eed)
+    func random(_ shape: [Int]) -> FloatTensor { rng.tensor(shape) }
     // (name, batch, queries, keys, heads, head dim): the decoder's two cross attentions (the
     // prompt's points, a padding point and 5 output tokens against 64x64 image tokens),
     // TinyViT's 7x7 and 14x14 windows, and SAM 2.1 tiny's global block and its windows of each stage.
@@ -274,16 +282,7 @@ case "conv":
     // 5x5 depthwise aggregation and its largest 3x3, TinyViT's and Hiera's patch embeddings.
     let runs = option(args, "--runs", 10)
     let caseFilter = args.firstIndex(of: "--case").flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil }
-    var rng = UInt64(0x5eed)
-    func random(_ shape: [Int], scale: Float) -> FloatTensor {
-        let count = shape.reduce(1, *)
-        var data = [Float](repeating: 0, count: count)
-        for i in 0..<count {
-            rng = rng &* 6364136223846793005 &+ 1442695040888963407
-            data[i] = scale * Float(Int(rng >> 40) % 2001 - 1000) / 1000
-        }
-        return FloatTensor(shape: shape, data: data)
-    }
+    var rng = BenchRandom(seed: 0x5eed)
     // (name, in channels, out channels, kernel, stride, groups, side)
     let cases = [("depthwise: EfficientViT-SAM L0 aggregation, 1536 channels, 5x5 at 16x16", 1536, 1536, 5, 1, 1536, 16),
                  ("depthwise: TinyViT local convolution, 160 channels, 3x3 at 64x64", 160, 160, 3, 1, 160, 64),
@@ -292,8 +291,8 @@ case "conv":
                  ("Hiera patch embedding, 3 -> 96, 7x7 stride 4 at 1024x1024", 3, 96, 7, 4, 1, 1024)]
     var results: [[String: Any]] = []
     for (name, inChannels, outChannels, size, stride, groups, side) in cases where caseFilter.map({ name.contains($0) }) ?? true {
-        let x = random([1, inChannels, side, side], scale: 1)
-        let weight = random([outChannels, inChannels / groups, size, size], scale: 0.05), bias = random([outChannels], scale: 1)
+        let x = rng.tensor([1, inChannels, side, side])
+        let weight = rng.tensor([outChannels, inChannels / groups, size, size], scale: 0.05), bias = rng.tensor([outChannels])
         var times: [Double] = []
         for run in 0...runs {
             let t0 = now()
