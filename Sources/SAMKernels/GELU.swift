@@ -15,24 +15,32 @@ extension Kernels {
     /// GELU over `count` contiguous floats, in place; a building block for fused kernels.
     @inline(__always)
     static func geluInPlace(_ p: UnsafeMutablePointer<Float>, count: Int) {
+        mapInPlace(p, count: count, wideVectors: { geluWideVectors($0, count: $1) }) { gelu8($0) }
+    }
+
+    /// `function` over `count` contiguous floats, in place, eight lanes at a time; two vectors or
+    /// more go to `wideVectors` (its sixteen-lane copy, the same bits) where the CPU can. The last
+    /// few lanes go through the same vector formula, so every element of a tensor gets the same
+    /// rounding whatever its position.
+    @inline(__always)
+    static func mapInPlace(_ p: UnsafeMutablePointer<Float>, count: Int,
+                           wideVectors: (UnsafeMutablePointer<Float>, Int) -> Void,
+                           _ function: (SIMD8<Float>) -> SIMD8<Float>) {
         let raw = UnsafeMutableRawPointer(p)
         var i = 0
-        // Two vectors or more go sixteen lanes at a time where the CPU can (same bits).
         if count >= 16 && wideVectorsAvailable {
             i = count & ~7
-            geluWideVectors(p, count: i)
+            wideVectors(p, i)
         }
         while i + 8 <= count {
             let v = raw.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-            raw.storeBytes(of: gelu8(v), toByteOffset: i * 4, as: SIMD8<Float>.self)
+            raw.storeBytes(of: function(v), toByteOffset: i * 4, as: SIMD8<Float>.self)
             i += 8
         }
         guard i < count else { return }
-        // The last few lanes go through the same vector formula, so every element of a tensor
-        // gets the same rounding whatever its position.
         var tail = SIMD8<Float>(repeating: 0)
         for lane in 0..<(count - i) { tail[lane] = p[i + lane] }
-        tail = gelu8(tail)
+        tail = function(tail)
         for lane in 0..<(count - i) { p[i + lane] = tail[lane] }
     }
 

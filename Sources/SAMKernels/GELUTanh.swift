@@ -22,24 +22,7 @@ extension Kernels {
     /// Tanh-approximated GELU over `count` contiguous floats, in place; a building block for fused kernels.
     @inline(__always)
     static func geluTanhInPlace(_ p: UnsafeMutablePointer<Float>, count: Int) {
-        let raw = UnsafeMutableRawPointer(p)
-        var i = 0
-        // Two vectors or more go sixteen lanes at a time where the CPU can (same bits).
-        if count >= 16 && wideVectorsAvailable {
-            i = count & ~7
-            geluTanhWideVectors(p, count: i)
-        }
-        while i + 8 <= count {
-            let v = raw.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
-            raw.storeBytes(of: geluTanh8(v), toByteOffset: i * 4, as: SIMD8<Float>.self)
-            i += 8
-        }
-        guard i < count else { return }
-        // The tail goes through the same vector formula, so every element rounds alike.
-        var tail = SIMD8<Float>(repeating: 0)
-        for lane in 0..<(count - i) { tail[lane] = p[i + lane] }
-        tail = geluTanh8(tail)
-        for lane in 0..<(count - i) { p[i + lane] = tail[lane] }
+        mapInPlace(p, count: count, wideVectors: { geluTanhWideVectors($0, count: $1) }) { geluTanh8($0) }
     }
 
     /// 0.5 (1 + tanh(u)) is the logistic sigmoid of 2u, so the approximation is x * σ(2u): one
