@@ -3,7 +3,8 @@ import SAMTensor
 extension Kernels {
     /// Depthwise convolution (groups == in == out): each channel plane is convolved with its own
     /// kh x kw filter. Direct loops, parallel over planes; 3x3 kernels (TinyViT's MBConv) take
-    /// a fused nine-tap path specialised for strides 1 and 2. The epilogue runs on each plane
+    /// a fused nine-tap path specialised for strides 1 and 2, other kernels at stride 1 a
+    /// zero-padded copy of the plane (`depthwisePaddedPlane`). The epilogue runs on each plane
     /// right after it is computed, while it is in cache.
     static func depthwiseConv(_ x: FloatTensor, weight: FloatTensor, bias: FloatTensor?,
                               geometry g: ConvGeometry, outShape: [Int], epilogue: Epilogue) -> FloatTensor {
@@ -46,9 +47,9 @@ extension Kernels {
         return FloatTensor(shape: outShape, data: data)
     }
 
-    /// Any kernel size: for each output row, accumulate one kernel tap at a time over the run
-    /// of output columns where that tap lands inside the image (a strided axpy, no per-pixel
-    /// bounds checks).
+    /// Any kernel size and stride (the stride-1 kernels other than 3x3 take `depthwisePaddedPlane`):
+    /// for each output row, accumulate one kernel tap at a time over the run of output columns
+    /// where that tap lands inside the image (a strided axpy, no per-pixel bounds checks).
     private static func depthwisePlane(_ input: UnsafePointer<Float>, _ out: UnsafeMutablePointer<Float>,
                                        filter: UnsafePointer<Float>, bias: Float, geometry g: ConvGeometry) {
         let stride = g.stride, width = g.inWidth
