@@ -124,12 +124,12 @@ void sam_pack_panels(const float *w, int64_t n, int64_t k, int64_t feature_strid
 #define PREFETCH_NEXT(i) __builtin_prefetch(next[i] + t, 0, 3);
 
 // Twelve rows by one panel over inputs t_begin ..< t_end: out[i][j] = scale * (s + Σ_t a[i][t] * panel[t][j])
-// for the lanes in the masks: the sum's chain starts from the bias, or, when `resume`, from zero and
-// out[i][j] as an earlier pass left it is added after it; `scaled` is a constant at each call, so linear
+// for the lanes in the masks: the sum's chain starts from the bias, or, when `adds_earlier`, from zero
+// and out[i][j] as an earlier pass left it is added after it; `scaled` is a constant at each call, so linear
 // layers (scale 1) skip the 24 multiplies (2-3% on Hiera's 96-input products). `next`, when not null,
 // holds the rows to prefetch.
 SAM_AVX512 static inline void block12(const float *const a[12], const float *panel, int64_t t_begin, int64_t t_end,
-                                      int resume, __m512 bias_lo, __m512 bias_hi, int scaled, __m512 scale,
+                                      int adds_earlier, __m512 bias_lo, __m512 bias_hi, int scaled, __m512 scale,
                                       __mmask16 mask_lo, __mmask16 mask_hi, float *const out[12],
                                       const float *const *next) {
     ROWS(DECLARE)
@@ -148,19 +148,19 @@ SAM_AVX512 static inline void block12(const float *const a[12], const float *pan
         const __m512 w_lo = _mm512_load_ps(panel + t * PANEL), w_hi = _mm512_load_ps(panel + t * PANEL + 16);
         ROWS(ACCUMULATE)
     }
-    if (resume) { ROWS(ADD_EARLIER) }
+    if (adds_earlier) { ROWS(ADD_EARLIER) }
     if (scaled) { ROWS(SCALE) }
     ROWS(STORE)
 }
 
-// One pass of the product over inputs t0 ..< t1 of every panel: sums start from the bias on the first
-// pass and from what `out` holds on later ones; the last pass applies the scale.
+// One pass of the product over inputs t0 ..< t1 of every panel: the first pass's sums start from the
+// bias; a later pass's start from zero and are added to what `out` holds; the last pass applies the scale.
 SAM_AVX512 static void product_pass(const float *a, int64_t a_stride, int64_t rows, int64_t k, int64_t t0, int64_t t1,
                                     const float *panels, int64_t n, int64_t first_panel, int64_t panel_count,
                                     float scale, const float *bias, float *out, int64_t out_stride) {
     const __m512 scales = _mm512_set1_ps(scale);
     const int64_t panel_floats = k * PANEL, pass_floats = (t1 - t0 > 0 ? t1 - t0 : 1) * PANEL;
-    const int resume = t0 > 0, scaled = t1 >= k && scale != 1.0f;
+    const int adds_earlier = t0 > 0, scaled = t1 >= k && scale != 1.0f;
     int64_t group = GROUP_FLOATS / pass_floats;
     if (group < 1) group = 1;
     for (int64_t g = first_panel; g < first_panel + panel_count; g += group) {
@@ -180,16 +180,16 @@ SAM_AVX512 static void product_pass(const float *a, int64_t a_stride, int64_t ro
                 const __mmask16 mask_lo = lanes >= 16 ? 0xFFFF : (__mmask16)((1u << lanes) - 1);
                 const __mmask16 mask_hi = lanes <= 16 ? 0 : lanes == 32 ? 0xFFFF : (__mmask16)((1u << (lanes - 16)) - 1);
                 // The bias starts the first pass's sums only.
-                const int seeded = bias && !resume;
+                const int seeded = bias && !adds_earlier;
                 const __m512 bias_lo = seeded ? _mm512_maskz_loadu_ps(mask_lo, bias + first) : _mm512_setzero_ps();
                 const __m512 bias_hi = seeded ? _mm512_maskz_loadu_ps(mask_hi, bias + first + 16) : _mm512_setzero_ps();
                 float *block_out[12];
                 for (int i = 0; i < 12; i++) block_out[i] = rows_out[i] + first;
                 const float *const *prefetch = p == g ? next_a : 0;
                 if (scaled) {
-                    block12(rows_a, panels + p * panel_floats, t0, t1, resume, bias_lo, bias_hi, 1, scales, mask_lo, mask_hi, block_out, prefetch);
+                    block12(rows_a, panels + p * panel_floats, t0, t1, adds_earlier, bias_lo, bias_hi, 1, scales, mask_lo, mask_hi, block_out, prefetch);
                 } else {
-                    block12(rows_a, panels + p * panel_floats, t0, t1, resume, bias_lo, bias_hi, 0, scales, mask_lo, mask_hi, block_out, prefetch);
+                    block12(rows_a, panels + p * panel_floats, t0, t1, adds_earlier, bias_lo, bias_hi, 0, scales, mask_lo, mask_hi, block_out, prefetch);
                 }
             }
         }
