@@ -107,7 +107,7 @@ let package = Package(
         // PNG and JPEG decoding and encoding, with limits on what a file may declare.
         .target(name: "SAMImageFiles", dependencies: ["SAMImage", "SAMFiles", "CPNG", "CJPEG"]),
         // Video files as a VideoFrameSource: decoded through FFmpeg, every frame held to ImageLimits.
-        .target(name: "SAMVideoFiles", dependencies: ["SAMImage", "SAMImageFiles", "SAMPipeline", "SAMFiles", "CFFmpeg"]),
+        .target(name: "SAMVideoFiles", dependencies: ["SAMImage", "SAMPipeline", "SAMFiles", "CFFmpeg"]),
 
         // The .samw model file: metadata schema, and a Sam written to / loaded from it.
         .target(name: "SAMModelFile", dependencies: ["SAMModel", "SAMFiles", "SAMTensor"]),

@@ -5,7 +5,8 @@
 # refuses a versioned dependency whose targets carry unsafeFlags, so this fails if one creeps back.
 # Then `ldd` of the app's binary must list none of the converters' libraries (libhdf5, libprotobuf-c,
 # OpenSSL's libcrypto) nor FFmpeg's (SAMVideoFiles only): the runtime product links only what
-# segmenting needs. Only committed work is cloned.
+# segmenting needs. A second app reads a video file through SAMVideoFiles: its binary links FFmpeg
+# and neither libpng nor libjpeg. Only committed work is cloned.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 samconvert="${1:?usage: check-dependency.sh PATH/TO/samconvert}"
@@ -19,8 +20,11 @@ cp -R "$root/Examples/DependentPackage" "$work/app"
     --out "$work/tiny.samw" >/dev/null
 export SAM_PORT_URL="file://$work/SAMPort"
 swift build --package-path "$work/app" --product segment-photo
-app="$(swift build --package-path "$work/app" --show-bin-path)/segment-photo"
+swift build --package-path "$work/app" --product read-video
+bin="$(swift build --package-path "$work/app" --show-bin-path)"
+app="$bin/segment-photo" video_app="$bin/read-video"
 "$app" "$work/tiny.samw" "$root/reference_outputs/demo/photo.png" 64 40
+"$video_app" "$root/Tests/SAMVideoFilesTests/Fixtures/tiny_h264.mp4"
 
 if [ "$(uname)" = Linux ]; then
     linked="$(ldd "$app")"
@@ -29,5 +33,11 @@ if [ "$(uname)" = Linux ]; then
         exit 1
     fi
     echo "$linked" | grep -q libopenblas || { echo "check-dependency: ldd shows no libopenblas: is this the app?" >&2; exit 1; }
+    video_linked="$(ldd "$video_app")"
+    if echo "$video_linked" | grep -E 'libpng|libjpeg|libhdf5|libprotobuf-c|libcrypto|libssl'; then
+        echo "check-dependency: the video app links an image-file or converter library (above); SAMVideoFiles must not" >&2
+        exit 1
+    fi
+    echo "$video_linked" | grep -q libavformat || { echo "check-dependency: ldd shows no libavformat: is this the video app?" >&2; exit 1; }
 fi
-echo "check-dependency: the package builds and runs as a versioned dependency, linking no converter library"
+echo "check-dependency: the package builds and runs as a versioned dependency, linking no converter library; the video app no image-file library"

@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // An app that uses the toolkit the way apps add it: a versioned package dependency on the runtime
-// product alone (plus PNG/JPEG reading), with a model converted beforehand. SwiftPM refuses such a
+// product alone (plus PNG/JPEG reading, or video files), with a model converted beforehand. SwiftPM refuses such a
 // dependency when one of its targets carries unsafeFlags, so building this package is also the check
 // that the library stays adoptable. scripts/check-dependency.sh builds it against a tagged clone of
 // this repository (SAM_PORT_URL=file:///path/to/clone), runs it, and checks what its binary links.
@@ -21,6 +21,11 @@ let package = Package(
         .executableTarget(name: "segment-photo", dependencies: [
             .product(name: "SAMRuntime", package: "SAMPort"),
             .product(name: "SAMImageFiles", package: "SAMPort"),
+        ]),
+        // A video app: frames from a video file, no PNG/JPEG library.
+        .executableTarget(name: "read-video", dependencies: [
+            .product(name: "SAMRuntime", package: "SAMPort"),
+            .product(name: "SAMVideoFiles", package: "SAMPort"),
         ]),
     ]
 )

@@ -1,6 +1,5 @@
 import CFFmpeg
 import SAMImage
-import SAMImageFiles
 
 /// One demuxer and decoder over a video file's best video stream, handing out its frames in
 /// display order. Not thread-safe: `VideoFile` serializes its use. Freed with everything it holds.

@@ -1,5 +1,5 @@
 import Foundation
-import SAMImageFiles
+import SAMImage
 
 extension VideoFile {
     /// Opens the video file at a file URL and decodes it once, as `init(_:limits:cacheBytes:)` opens

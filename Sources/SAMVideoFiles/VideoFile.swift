@@ -2,7 +2,6 @@ import CFFmpeg
 import Foundation
 import SAMFiles
 import SAMImage
-import SAMImageFiles
 import SAMPipeline
 
 /// A video file as the tracker reads it: MP4, MOV, MKV, WebM, AVI and whatever else Debian's
