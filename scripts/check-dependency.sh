@@ -33,11 +33,13 @@ if [ "$(uname)" = Linux ]; then
         exit 1
     fi
     echo "$linked" | grep -q libopenblas || { echo "check-dependency: ldd shows no libopenblas: is this the app?" >&2; exit 1; }
-    video_linked="$(ldd "$video_app")"
-    if echo "$video_linked" | grep -E 'libpng|libjpeg|libhdf5|libprotobuf-c|libcrypto|libssl'; then
+    # The libraries the video app's binary asks for itself (ELF NEEDED): Debian's libavformat and
+    # libavcodec bring libpng, libjpeg and libcrypto of their own, which ldd would list too.
+    video_needed="$(readelf -d "$video_app" | grep NEEDED)"
+    if echo "$video_needed" | grep -E 'libpng|libjpeg|libhdf5|libprotobuf-c|libcrypto|libssl'; then
         echo "check-dependency: the video app links an image-file or converter library (above); SAMVideoFiles must not" >&2
         exit 1
     fi
-    echo "$video_linked" | grep -q libavformat || { echo "check-dependency: ldd shows no libavformat: is this the video app?" >&2; exit 1; }
+    echo "$video_needed" | grep -q libavformat || { echo "check-dependency: the video app needs no libavformat: is this it?" >&2; exit 1; }
 fi
 echo "check-dependency: the package builds and runs as a versioned dependency, linking no converter library; the video app no image-file library"
