@@ -4,7 +4,8 @@ import SAMTensor
 
 /// A `Prompt` checked and mapped to the decoder's inputs: coordinates in the model's input frame,
 /// box corners as points labelled 2 and 3 after the points and the padding point only without a
-/// box (SAM), or the corners before the points and the padding point always (SAM 2: `PromptLayout`).
+/// box (SAM), or the corners before the points and the padding point always (SAM 2), as the decoder
+/// family's `PromptLayout` says.
 /// ref: mobile_sam/predictor.py SamPredictor.predict (apply_coords, apply_boxes); prompt_encoder.py forward;
 /// sam2/sam2_image_predictor.py SAM2ImagePredictor._prep_prompts, _predict (concat_points)
 struct PromptInputs {

@@ -150,23 +150,37 @@ package struct MaskPrediction: Sendable, Equatable {
 
 /// How a predictor turns points and a box into the decoder's sparse tokens.
 package struct PromptLayout: Sendable, Equatable {
+    /// When the (0, 0) point labelled -1 is appended after a prompt's points.
+    package enum PaddingPoint: Sendable, Equatable {
+        /// With or without a box (SAM 2: its predictor passes the box as points, so the prompt
+        /// encoder always pads).
+        case always
+        /// Only when there is no box (SAM: the prompt encoder pads when `boxes is None`).
+        case withoutBox
+        /// Never: the tokens are the prompt's points and box corners alone.
+        case never
+    }
+
     /// Box corners (labels 2, 3) before the points (SAM 2's predictor) or after them (SAM's).
     package var boxFirst: Bool
-    /// The (0, 0) padding point labelled -1 is appended even when there is a box (SAM 2: its
-    /// predictor passes the box as points, so the prompt encoder always pads); SAM pads only
-    /// without a box.
-    package var padsWithBox: Bool
+    package var paddingPoint: PaddingPoint
 
-    package init(boxFirst: Bool, padsWithBox: Bool) {
+    package init(boxFirst: Bool, paddingPoint: PaddingPoint) {
         self.boxFirst = boxFirst
-        self.padsWithBox = padsWithBox
+        self.paddingPoint = paddingPoint
     }
 
     /// ref: segment_anything/predictor.py predict_torch; prompt_encoder.py forward (pad=(boxes is None))
-    package static let sam = PromptLayout(boxFirst: false, padsWithBox: false)
+    package static let sam = PromptLayout(boxFirst: false, paddingPoint: .withoutBox)
     /// ref: sam2/sam2_image_predictor.py SAM2ImagePredictor._predict (concat_points, boxes=None)
-    package static let sam2 = PromptLayout(boxFirst: true, padsWithBox: true)
+    package static let sam2 = PromptLayout(boxFirst: true, paddingPoint: .always)
 
     /// Whether the padding point is appended to a prompt with or without a box.
-    package func appendsPaddingPoint(hasBox: Bool) -> Bool { padsWithBox || !hasBox }
+    package func appendsPaddingPoint(hasBox: Bool) -> Bool {
+        switch paddingPoint {
+        case .always: true
+        case .withoutBox: !hasBox
+        case .never: false
+        }
+    }
 }
