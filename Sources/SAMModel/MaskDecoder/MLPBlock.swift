@@ -8,11 +8,18 @@ import SAMTensor
 package struct MLPBlock: Sendable {
     package enum Activation: Sendable { case relu, gelu }
 
-    /// The two layers' names: SAM's `lin1`/`lin2` or SAM 2's `layers.0`/`layers.1`.
-    package enum Naming: Sendable {
-        case sam, sam2
+    /// The two layers' names under the block's path: SAM's `lin1`/`lin2`, SAM 2's `layers.0`/`layers.1`,
+    /// or a family's own.
+    package struct Naming: Sendable, Equatable {
+        package let first: String, second: String
 
-        var layers: (String, String) { self == .sam ? ("lin1", "lin2") : ("layers.0", "layers.1") }
+        package init(first: String, second: String) {
+            self.first = first
+            self.second = second
+        }
+
+        package static let sam = Naming(first: "lin1", second: "lin2")
+        package static let sam2 = Naming(first: "layers.0", second: "layers.1")
     }
 
     package let path: String
@@ -25,9 +32,8 @@ package struct MLPBlock: Sendable {
     package init(weights: WeightStore, path: String, embeddingDim: Int, mlpDim: Int?, activation: Activation,
                 naming: Naming = .sam) throws(WeightError) {
         self.path = path
-        let (first, second) = naming.layers
-        lin1 = try NN.Linear(weights: weights, path: "\(path).\(first)", inFeatures: embeddingDim, outFeatures: mlpDim)
-        lin2 = try NN.Linear(weights: weights, path: "\(path).\(second)", inFeatures: lin1.outFeatures, outFeatures: embeddingDim)
+        lin1 = try NN.Linear(weights: weights, path: "\(path).\(naming.first)", inFeatures: embeddingDim, outFeatures: mlpDim)
+        lin2 = try NN.Linear(weights: weights, path: "\(path).\(naming.second)", inFeatures: lin1.outFeatures, outFeatures: embeddingDim)
         self.activation = activation
     }
 

@@ -22,7 +22,7 @@ package struct TwoWayTransformer: Sendable {
         let depth = NN.childCount("\(path).layers", in: weights)
         try NN.requireConsistent(depth, config.depth, field: "maskDecoder.depth", key: "\(path).layers", source: weights.source)
         guard depth > 0 else { throw .missing(key: "\(path).layers.0.norm1.weight", source: weights.source) }
-        let mlpKey = "\(path).layers.0.mlp.\(mlpNaming.layers.0).weight"
+        let mlpKey = "\(path).layers.0.mlp.\(mlpNaming.first).weight"
         guard let mlpShape = weights.shape(of: mlpKey) else { throw .missing(key: mlpKey, source: weights.source) }
         let mlpDim = mlpShape.first ?? 0
         try NN.requireConsistent(mlpDim, config.mlpDim, field: "maskDecoder.mlpDim", key: mlpKey, source: weights.source)
