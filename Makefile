@@ -50,8 +50,8 @@ test-release-tools: build
 # reference fails it. Then every public symbol of DOCS_CHECKED must carry a doc comment:
 # scripts/check-doc-comments.swift reads the symbol graphs the documentation was built from and lists
 # those without.
-DOCS_TARGETS ?= SAMPipeline SAMEverything SAMModelFile SAMModel SAMImage SAMKernels SAMTensor SAMFiles
-DOCS_CHECKED ?= SAMPipeline SAMEverything SAMModelFile SAMModel SAMImage SAMKernels SAMTensor SAMFiles
+DOCS_TARGETS ?= SAMPipeline SAMEverything SAMModelFile SAMModel SAMImage SAMKernels SAMTensor SAMFiles SAMImageFiles SAMVideoFiles
+DOCS_CHECKED ?= SAMPipeline SAMEverything SAMModelFile SAMModel SAMImage SAMKernels SAMTensor SAMFiles SAMImageFiles SAMVideoFiles
 docs: setup
 	$(SWIFT) package generate-documentation $(foreach target,$(DOCS_TARGETS),--target $(target)) --warnings-as-errors
 	$(SWIFT) scripts/check-doc-comments.swift $(DOCS_CHECKED)

@@ -44,6 +44,7 @@ public struct FrameFolder: Sendable, Equatable {
     /// The frames in upstream's order: by number.
     public let frames: [Frame]
 
+    /// The number of frames.
     public var count: Int { frames.count }
     /// The frames' stems in order, for output names.
     public var stems: [String] { frames.map(\.stem) }

@@ -4,6 +4,7 @@ import SAMImage
 /// folder), says what is wrong, and carries a code. All are the user's input to fix (a tool
 /// exits 2 on them).
 public struct FrameFolderError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// What kind of problem it is; the raw value is the code tools print in brackets.
     public enum Code: String, Sendable {
         /// The path is missing, not a folder, or cannot be listed, or the URL given is not a file URL.
         case notAFolder = "not_a_folder"
@@ -23,13 +24,16 @@ public struct FrameFolderError: Error, CustomStringConvertible, Equatable, Senda
         case invalidArgument
     }
 
+    /// What kind of problem it is.
     public let code: Code
     /// The frame file, or the folder for folder-wide problems.
     public let file: String
+    /// What is wrong, in a sentence.
     public let message: String
     /// The reader's error, for `.image`.
     public let imageError: ImageError?
 
+    /// An error of `code` naming `file`, with `message`; `imageError` is the reader's, for `.image`.
     public init(_ code: Code, file: String, _ message: String, imageError: ImageError? = nil) {
         self.code = code
         self.file = file
@@ -42,5 +46,6 @@ public struct FrameFolderError: Error, CustomStringConvertible, Equatable, Senda
         self.init(.image, file: error.file == ImageError.inMemory ? frame : error.file, error.message, imageError: error)
     }
 
+    /// `file: message [code]`, as the tools print it.
     public var description: String { "\(file): \(message) [\(code.rawValue)]" }
 }

@@ -10,10 +10,14 @@ import SAMImage
 /// and the width and height (PNG's IHDR, JPEG's start-of-frame segment). Read without decoding, from
 /// as few bytes as hold it; a JPEG is read up to its frame header, which precedes the first scan.
 public struct ImageHeader: Sendable, Equatable {
+    /// The format the file's signature announces.
     public var format: ImageIO.Format
+    /// Columns, in pixels, as the header declares them.
     public var width: Int
+    /// Rows, in pixels, as the header declares them.
     public var height: Int
 
+    /// A header of `format` declaring `width` x `height` pixels.
     public init(format: ImageIO.Format, width: Int, height: Int) {
         self.format = format
         self.width = width

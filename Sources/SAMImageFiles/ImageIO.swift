@@ -24,8 +24,12 @@ public enum ImageIO {
     /// Wider or taller images are refused before any pixel memory is allocated.
     public static let maxDimension = RGBImage.maxDimension
 
+    /// The image formats read and, for PNG, written; told apart by the file's signature.
     public enum Format: String, Sendable {
-        case png, jpeg
+        /// PNG (libpng).
+        case png
+        /// JPEG, baseline or progressive (libjpeg).
+        case jpeg
     }
 
     /// Reads `path` (PNG or JPEG, told apart by signature, not by extension). Only a regular file is

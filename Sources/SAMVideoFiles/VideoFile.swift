@@ -22,9 +22,11 @@ import SAMPipeline
 /// the demuxer reads through its opened descriptor and may open nothing else (playlists, external
 /// references). Calls are serialized; one decoder serves them.
 public final class VideoFile: VideoFrameSource, @unchecked Sendable {
+    /// The file, as given.
     public let path: String
     public let frameCount: Int
     public let frameSize: ImageSize
+    /// The budget every frame is held to.
     public let limits: ImageLimits
     /// libavcodec's name of the decoder (`h264`, `vp9`).
     public let codecName: String

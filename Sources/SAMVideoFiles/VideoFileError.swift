@@ -2,6 +2,7 @@
 /// position from 0, where one is at fault), says what is wrong, and carries a code. All are the
 /// user's input to fix (a tool exits 2 on them).
 public struct VideoFileError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// What kind of problem it is; the raw value is the code tools print in brackets.
     public enum Code: String, Sendable {
         /// The path is missing or cannot be opened, or the URL given is not a file URL.
         case unreadable
@@ -28,12 +29,16 @@ public struct VideoFileError: Error, CustomStringConvertible, Equatable, Sendabl
         case invalidArgument
     }
 
+    /// What kind of problem it is.
     public let code: Code
+    /// The video file, as given.
     public let file: String
     /// The frame's position (0 is the first frame) when one frame is at fault.
     public let frame: Int?
+    /// What is wrong, in a sentence.
     public let message: String
 
+    /// An error of `code` naming `file` (and `frame`, when one frame is at fault), with `message`.
     public init(_ code: Code, file: String, frame: Int? = nil, _ message: String) {
         self.code = code
         self.file = file
@@ -46,6 +51,7 @@ public struct VideoFileError: Error, CustomStringConvertible, Equatable, Sendabl
         frame == nil ? VideoFileError(code, file: file, frame: position, message) : self
     }
 
+    /// `file: frame N: message [code]`, as the tools print it.
     public var description: String {
         "\(file): " + (frame.map { "frame \($0): " } ?? "") + "\(message) [\(code.rawValue)]"
     }
