@@ -37,7 +37,7 @@ public enum ModelConfiguration {
             // A transformers file states the sizes its weights were saved with: they must agree.
             try explicit?.checkVideo(against: imported)
             // The config's switches (or the published defaults), the sizes from the weights.
-            config.video = SAM2VideoConfig.inferred(fromShapes: shapes, base: config.video ?? SAM2VideoConfig())
+            config.videoMode = SAM2VideoConfig.inferred(fromShapes: shapes, base: config.videoMode ?? SAM2VideoConfig())
         }
         try InGraphPreprocessing.reconcile(imported.facts.inGraphNormalization, with: &config, configSource: explicit?.file)
         return config

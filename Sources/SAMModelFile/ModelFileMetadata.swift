@@ -31,7 +31,7 @@ public struct ModelFileMetadata: Codable, Sendable, Equatable {
 
     /// The version a file of `config` is written with.
     package static func schemaVersion(for config: SAMConfig) -> Int {
-        config.video != nil ? 4 : config.modelFamilyName == nil ? 2 : 3
+        config.videoMode != nil ? 4 : config.modelFamilyName == nil ? 2 : 3
     }
 
     /// Model family and encoder name come from the config.

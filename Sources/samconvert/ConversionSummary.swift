@@ -36,7 +36,7 @@ struct ConversionSummary {
             emit("  mask decoder: dim \(decoder.transformerDim), depth \(decoder.depth), heads \(decoder.numHeads), mlp \(decoder.mlpDim), "
                         + "\(decoder.numMultimaskOutputs + 1) masks" + (decoder.sam2.map(sam2Summary) ?? ""))
         }
-        if let video = config.video, metadata.components.contains(Sam.videoKey) {
+        if let video = config.videoMode, metadata.components.contains(Sam.videoKey) {
             emit("  video: memory attention \(video.memoryAttentionLayers) layers, memory width \(video.memoryDim), "
                  + "\(video.numMaskmem) memories, object pointers \(video.useObjectPointers ? "on" : "off")"
                  + (video.projectTemporalEncodingInPointers ? " with projected temporal encodings (SAM 2.1)" : " (SAM 2.0)"))

@@ -62,7 +62,7 @@ struct HuggingFaceVideoConversionTests {
             #expect(try theirs[key].map { try tensor.read().isBitwiseEqual(to: $0.read()) } == true, "\(key)")
         }
         // The video section came from transformers' fields: the tiny set's sizes, not the published ones.
-        let video = try #require(fromTransformers.metadata.config.video)
+        let video = try #require(fromTransformers.metadata.config.videoMode)
         #expect(video.memoryDim == 8 && video.memoryAttentionLayers == 1 && video.memoryAttentionFeedForward == 16)
         #expect(video.maskDownsamplerStride == 4 && video.maskDownsamplerTotalStride == 16 && video.projectTemporalEncodingInPointers)
     }
@@ -118,8 +118,8 @@ struct HuggingFaceVideoConversionTests {
         })
         let video = try ExplicitConfiguration(contentsOf: Self.folder + "/config.json").config
         var image = try ExplicitConfiguration(contentsOf: copy + "/config.json").config
-        #expect(image.video == nil)
-        image.video = video.video
+        #expect(image.videoMode == nil && !image.hasVideoMode)
+        image.videoMode = video.videoMode
         #expect(image == video)
     }
 }

@@ -84,7 +84,7 @@ struct SAM2ConversionTests {
         let kept = Set(result.storedTensors.keys.filter(SAM2VideoModules.owns).map { $0.prefix { $0 != "." } })
         #expect(kept == ["memory_attention", "memory_encoder", "obj_ptr_proj", "obj_ptr_tpos_proj", "mask_downsample",
                          "maskmem_tpos_enc", "no_mem_pos_enc", "no_obj_ptr", "no_obj_embed_spatial"])
-        #expect(result.metadata.schemaVersion == 4 && result.metadata.config.video?.memoryDim == 8)
+        #expect(result.metadata.schemaVersion == 4 && result.metadata.config.videoMode?.memoryDim == 8 && result.metadata.config.hasVideoMode)
         #expect(result.storedTensors["no_mem_embed"] != nil && result.storedTensors["mask_decoder.conv_s0.weight"] != nil)
 
         let model = try ModelFile.load(request.output)
@@ -189,8 +189,8 @@ struct SAM2ConversionTests {
         // size read from the shapes agrees with it.
         var inferred = try SAMConfig.inferred(fromShapes: shapes, imageSize: 96, base: written)
         // config.json is image mode's; the video section comes from the weights alone.
-        #expect(inferred.video?.memoryDim == 8 && inferred.video?.memoryAttentionLayers == 1 && inferred.video?.maskDownsamplerTotalStride == 4)
-        inferred.video = nil
+        #expect(inferred.videoMode?.memoryDim == 8 && inferred.videoMode?.memoryAttentionLayers == 1 && inferred.videoMode?.maskDownsamplerTotalStride == 4)
+        inferred.videoMode = nil
         #expect(inferred == written, "\(inferred.imageEncoder.summary) vs \(written.imageEncoder.summary)")
         // Without one, the shapes alone make a SAM 2 model of the same widths and stages.
         let alone = try SAMConfig.inferred(fromShapes: shapes, imageSize: 96)

@@ -17,10 +17,22 @@ public struct SAMConfig: Codable, Sendable, Equatable {
     /// keep the bytes they had before families were named. `modelFamily` is the name in force.
     package var modelFamilyName: String?
     /// SAM 2's video mode, when the model has it; nil (and absent from the JSON) otherwise.
-    public var video: SAM2VideoConfig?
+    package var videoMode: SAM2VideoConfig?
+
+    /// Whether the model has SAM 2's video mode (memory encoder, memory attention, object pointers):
+    /// what `samtrack` and `VideoTracker` need.
+    public var hasVideoMode: Bool { videoMode != nil }
+
+    /// SAM 2's video mode. Its fields are the package's own; ask `hasVideoMode` instead.
+    @available(*, deprecated, message: "use hasVideoMode; the video configuration's fields are internal to the package")
+    public var video: SAM2VideoConfig? {
+        get { videoMode }
+        set { videoMode = newValue }
+    }
 
     private enum CodingKeys: String, CodingKey {
-        case imageEncoder, promptEncoder, maskDecoder, minPoints, maxPoints, video
+        case imageEncoder, promptEncoder, maskDecoder, minPoints, maxPoints
+        case videoMode = "video"
         case modelFamilyName = "modelFamily"
     }
 

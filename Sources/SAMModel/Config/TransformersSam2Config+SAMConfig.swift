@@ -75,7 +75,7 @@ extension TransformersSam2Config {
         if isVideo {
             let videoSide = square(imageSize, default: 1024, "image_size", &refused)
             require(videoSide == imageSide, "image_size \(videoSide) is not vision_config.backbone_config.image_size \(imageSide)")
-            config.video = videoConfig(embeddingGrid: config.promptEncoder.imageEmbeddingSize, refused: &refused)
+            config.videoMode = videoConfig(embeddingGrid: config.promptEncoder.imageEmbeddingSize, refused: &refused)
         }
         guard refused.isEmpty else {
             throw ConfigError(file: file, message: "transformers \(modelType) config the runtime cannot build:\n  "

@@ -9,7 +9,7 @@ package enum SAM2ModelFamily: ModelFamily {
     package static func refine(_ config: inout SAMConfig, fromShapes shapes: [String: [Int]]) {
         config.inferSAM2Decoder(fromShapes: shapes)
         if SAM2VideoConfig.present(inShapes: shapes) {
-            config.video = SAM2VideoConfig.inferred(fromShapes: shapes, base: config.video ?? SAM2VideoConfig())
+            config.videoMode = SAM2VideoConfig.inferred(fromShapes: shapes, base: config.videoMode ?? SAM2VideoConfig())
         }
     }
 }

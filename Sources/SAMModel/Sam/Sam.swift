@@ -29,7 +29,7 @@ public struct Sam: Sendable {
     package let promptEncoder: PromptEncoder?
     /// The mask decoder of the model family's decoder family (`ModelFamily.maskDecoderFamily`).
     package let maskDecoder: (any PromptMaskDecoder)?
-    /// SAM 2's video modules, when the weights hold them (`config.video` sizes them).
+    /// SAM 2's video modules, when the weights hold them (`config.videoMode` sizes them).
     package let video: SAM2VideoModules?
 
     /// Builds every component whose weights are present, then requires that every supplied weight was used.
@@ -68,7 +68,7 @@ public struct Sam: Sendable {
         if weights.keys.contains(where: SAM2VideoModules.owns) {
             // A configuration without a video section (one written for image mode) takes its sizes from the weights.
             let shapes = Dictionary(uniqueKeysWithValues: weights.keys.compactMap { key in weights.shape(of: key).map { (key, $0) } })
-            let videoConfig = config.video ?? SAM2VideoConfig.inferred(fromShapes: shapes)
+            let videoConfig = config.videoMode ?? SAM2VideoConfig.inferred(fromShapes: shapes)
             video = try SAM2VideoModules(weights: weights, config: videoConfig, hiddenDim: config.maskDecoder.transformerDim)
         } else {
             video = nil
