@@ -41,12 +41,20 @@ SAM_AVX512 void sam_exponentiate_avx512(float *row, int64_t count, float shift, 
 }
 
 SAM_AVX512 float sam_maximum_avx512(const float *row, int64_t count) {
-    // The largest value whatever the order of comparisons: lane maxima, then across lanes.
-    __m512 maxima = _mm512_set1_ps(-__builtin_inff());
+    // The largest value whatever the order of comparisons: lane maxima in four independent chains (one
+    // chain waits a compare and a blend per sixteen floats), then across chains and lanes.
+    const __m512 none = _mm512_set1_ps(-__builtin_inff());
+    __m512 m0 = none, m1 = none, m2 = none, m3 = none;
     int64_t j = 0;
-    for (; j + 16 <= count; j += 16) maxima = pointwise_max(maxima, _mm512_loadu_ps(row + j));
-    if (j < count) maxima = pointwise_max(maxima, _mm512_mask_loadu_ps(_mm512_set1_ps(-__builtin_inff()), 0x00FF, row + j));
-    return largest_lane(maxima);
+    for (; j + 64 <= count; j += 64) {
+        m0 = pointwise_max(m0, _mm512_loadu_ps(row + j));
+        m1 = pointwise_max(m1, _mm512_loadu_ps(row + j + 16));
+        m2 = pointwise_max(m2, _mm512_loadu_ps(row + j + 32));
+        m3 = pointwise_max(m3, _mm512_loadu_ps(row + j + 48));
+    }
+    for (; j + 16 <= count; j += 16) m0 = pointwise_max(m0, _mm512_loadu_ps(row + j));
+    if (j < count) m0 = pointwise_max(m0, _mm512_mask_loadu_ps(none, 0x00FF, row + j));
+    return largest_lane(pointwise_max(pointwise_max(m0, m1), pointwise_max(m2, m3)));
 }
 
 SAM_AVX512 void sam_softmax_numerators_avx512(float *rows_base, int64_t rows, int64_t count, float *inverse_sums) {
@@ -66,18 +74,28 @@ SAM_AVX512 static inline __m512 with_relative_positions(const float *segment, __
 
 SAM_AVX512 float sam_relative_softmax_numerators_avx512(float *row, const float *heights, const float *widths,
                                                         int64_t grid_height, int64_t grid_width) {
-    // Pass 1: the largest score with its relative positions (masked-off lanes read as 0 and are not compared).
-    __m512 maxima = _mm512_set1_ps(-__builtin_inff());
+    // Pass 1: the largest score with its relative positions (masked-off lanes read as 0 and are not
+    // compared), in four chains of lane maxima, one per sixteen columns of four, so that one chain
+    // does not wait for a compare and a blend per sixteen scores.
+    const __m512 none = _mm512_set1_ps(-__builtin_inff());
+    __m512 m0 = none, m1 = none, m2 = none, m3 = none;
     for (int64_t key_row = 0; key_row < grid_height; key_row++) {
         const float *segment = row + key_row * grid_width;
         const __m512 height = _mm512_set1_ps(heights[key_row]);
-        for (int64_t column = 0; column < grid_width; column += 16) {
+        int64_t column = 0;
+        for (; column + 64 <= grid_width; column += 64) {
+            m0 = pointwise_max(m0, with_relative_positions(segment, height, widths, column, 0xFFFF));
+            m1 = pointwise_max(m1, with_relative_positions(segment, height, widths, column + 16, 0xFFFF));
+            m2 = pointwise_max(m2, with_relative_positions(segment, height, widths, column + 32, 0xFFFF));
+            m3 = pointwise_max(m3, with_relative_positions(segment, height, widths, column + 48, 0xFFFF));
+        }
+        for (; column < grid_width; column += 16) {
             const __mmask16 mask = grid_width - column >= 16 ? 0xFFFF : (__mmask16)((1u << (grid_width - column)) - 1);
             const __m512 x = with_relative_positions(segment, height, widths, column, mask);
-            maxima = _mm512_mask_blend_ps(_mm512_mask_cmp_ps_mask(mask, x, maxima, _CMP_GT_OQ), maxima, x);
+            m0 = _mm512_mask_blend_ps(_mm512_mask_cmp_ps_mask(mask, x, m0, _CMP_GT_OQ), m0, x);
         }
     }
-    const float largest = largest_lane(maxima);
+    const float largest = largest_lane(pointwise_max(pointwise_max(m0, m1), pointwise_max(m2, m3)));
     // Pass 2: the same sums again, exponentiated and stored, and their total.
     const __m512 shift = _mm512_set1_ps(largest);
     __m512 sums = _mm512_setzero_ps();

@@ -95,6 +95,38 @@ struct WideVectorMathTests {
         #expect(row.map(\.bitPattern) == expected.map(\.bitPattern))
     }
 
+    @Test("sixteen-lane maximum: the largest wherever it is (each of the four chains, the tails); NaN never wins",
+          arguments: [8, 24, 64, 72, 88, 136, 4104])
+    func maximumInEveryChain(count: Int) {
+        var rng = SplitMix64(seed: UInt64(count) + 11)
+        let row = (0..<count).map { _ in Float(Double(rng.next() % 2_000_001) / 1e3 - 1000) }
+        for position in Set([0, 15, 16, 33, 50, 63, 64, 79, count - 9, count - 8, count - 1]) where position >= 0 && position < count {
+            var placed = row
+            placed[position] = 1500
+            #expect(sam_maximum_avx512(placed, Int64(count)) == 1500, "largest at \(position) of \(count)")
+            placed[(position + 1) % count] = .nan
+            #expect(sam_maximum_avx512(placed, Int64(count)) == 1500, "NaN beside it at \((position + 1) % count)")
+        }
+    }
+
+    @Test("relative-position softmax numerators: the largest score with its positions gives exactly 1, none more",
+          arguments: [(64, 64), (14, 14), (13, 19), (4, 80)])
+    func relativeSoftmaxLargest(gridHeight: Int, gridWidth: Int) {
+        var rng = SplitMix64(seed: UInt64(gridHeight * 100 + gridWidth))
+        func random(_ count: Int, _ scale: Double) -> [Float] {
+            (0..<count).map { _ in Float(Double(rng.next() % 2_000_001) / 1e6 - 1) * Float(scale) }
+        }
+        let scores = random(gridHeight * gridWidth, 8), heights = random(gridHeight, 2), widths = random(gridWidth, 2)
+        for key in Set([0, 17, 35, 50, gridWidth - 1, gridHeight * gridWidth / 2, gridHeight * gridWidth - 1]) {
+            var row = scores
+            row[key] = 40
+            let inverseSum = sam_relative_softmax_numerators_avx512(&row, heights, widths, Int64(gridHeight), Int64(gridWidth))
+            #expect(row[key] == 1, "key \(key) of \(gridHeight)x\(gridWidth): \(row[key])")
+            #expect(row.allSatisfy { $0 <= 1 && $0 >= 0 })
+            #expect(abs(inverseSum * row.reduce(0, +) - 1) < 1e-5)
+        }
+    }
+
     /// (rows, depth, columns): the decoder's shapes (16-dim heads over 4096 or a few dozen keys,
     /// 16-wide values) with every column path (32, 16 and 8 wide) and row tails of the six-row blocks.
     static let productShapes = [(13, 16, 4104), (6, 16, 24), (5, 22, 16), (1, 4096, 16), (7, 3, 40)]
