@@ -6,6 +6,10 @@ Usage::
     # the committed tiny set (every prompt kind, two rounds, objects absent on a frame):
     venv/bin/python converters/export_sam2_video.py --model tiny_video --seed 0 --scenario all-prompts \\
         --object-score-gain 10 --formats pt,safetensors --out reference_outputs/sam2_tiny_video
+    # the same with the predictor's switches on (add_all_frames_to_correct_as_cond, non_overlap_masks):
+    venv/bin/python converters/export_sam2_video.py --model tiny_video --seed 0 --scenario all-prompts \
+        --object-score-gain 10 --formats pt --corrections-as-conditioning --non-overlap-masks --dump-frames 5 \
+        --out reference_outputs/sam2_tiny_video_switches
     # full size (seeded weights; --checkpoint sam2.1_hiera_tiny.pt for published ones):
     venv/bin/python converters/export_sam2_video.py --model sam2.1_hiera_tiny --seed 0 --scenario standard \\
         --dump-frames 1,4,7 --formats pt,safetensors,h5 --out /work/video-sets/sam21t-seed0
@@ -151,6 +155,12 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--max-frames", type=int, default=None)
     parser.add_argument("--formats", type=str, default="pt", help="comma-separated subset of pt,safetensors,h5 (pt always)")
     parser.add_argument("--correction-frame", type=int, default=4, help="frame of round 1's correction click")
+    parser.add_argument("--corrections-as-conditioning", action="store_true",
+                        help="SAM2VideoPredictor's add_all_frames_to_correct_as_cond=True: a correction on a tracked "
+                             "frame makes it a conditioning frame (upstream's default: off)")
+    parser.add_argument("--non-overlap-masks", action="store_true",
+                        help="SAM2VideoPredictor's non_overlap_masks=True: at each pixel of the output logits only the "
+                             "highest-scoring object keeps its logit, the others are clamped to -10 (default: off)")
     parser.add_argument("--input-dump", action=argparse.BooleanOptionalAction, default=None,
                         help="write reference/input/<first stem>.npy, the first frame as init_state holds it "
                              "(default: on, off for tiny_video to keep the committed set small)")
@@ -1207,6 +1217,8 @@ def write_set(out: SetDir, args: argparse.Namespace, model: Any, composed: Any, 
         "reverse": bool(args.reverse), "start_frame": args.start_frame, "max_frames": args.max_frames,
         "fill_holes": bool(args.fill_holes),
         "fill_hole_area": model.fill_hole_area,
+        "add_all_frames_to_correct_as_cond": bool(model.add_all_frames_to_correct_as_cond),
+        "non_overlap_masks": bool(model.non_overlap_masks),
         "object_score_bias_shift": float(shift),
         "object_score_gain": float(bias_log["gain"]),
         "object_score_bias": {"shift": float(shift), "mode": bias_log["mode"], "weight_gain": float(bias_log["gain"]),
@@ -1288,6 +1300,13 @@ memory path under `reference/modules/<stem>/object_<id>/`.
 # --- checking a written set --------------------------------------------------------------------
 
 
+def set_predictor_switches(model: Any, corrections_as_conditioning: bool, non_overlap_masks: bool) -> None:
+    """SAM2VideoPredictor's switches build_sam2_video_predictor leaves at their defaults (False), set as
+    its constructor arguments would set them; config.json's "video" then records them (video_config)."""
+    model.add_all_frames_to_correct_as_cond = bool(corrections_as_conditioning)
+    model.non_overlap_masks = bool(non_overlap_masks)
+
+
 def verify_set(root: Path, rerun: bool = True) -> Dict[str, Any]:
     """Reload a set: shapes, finiteness, scores against reference.json, the checkpoint formats against
     each other, and (``rerun``) upstream's tracking again from the set's own checkpoint, config and
@@ -1327,6 +1346,7 @@ def verify_set(root: Path, rerun: bool = True) -> Dict[str, Any]:
     model, composed = build_sam2.build_video(ref["model"])
     model.load_state_dict(state, strict=True)
     model.eval()
+    set_predictor_switches(model, cfg["video"]["add_all_frames_to_correct_as_cond"], cfg["video"]["non_overlap_masks"])
     assert sam2_configs.swift_config(model) == {k: v for k, v in cfg.items() if k != "video"}
     assert sam2_configs.video_config(model, composed) == cfg["video"]
     report["checkpoint"] = f"loads strictly into {ref['model']} ({len(state)} tensors); config.json matches the model"
@@ -1368,6 +1388,7 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
     started = time.time()
     model = build_sam2.weighted_model(args.model, args.seed, args.checkpoint, video=True)
     composed = build_sam2.video_composed(args.model)  # the config it was built from (the RoPE grid sizes)
+    set_predictor_switches(model, args.corrections_as_conditioning, args.non_overlap_masks)
     grid = model.image_size // model.backbone_stride
     total_stride = model.image_size // sam2_configs.video_config(model, composed)["memory_encoder"]["mask_downsampler"]["total_stride"]
     if total_stride != grid:

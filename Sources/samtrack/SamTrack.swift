@@ -51,6 +51,9 @@ struct SamTrack: ParsableCommand {
     @Flag(name: .customLong("corrections-as-conditioning"),
           help: "A correction on a tracked frame makes it a conditioning frame (SAM2VideoPredictor's add_all_frames_to_correct_as_cond=True).")
     var correctionsAsConditioning = false
+    @Flag(name: .customLong("non-overlapping-masks"),
+          help: "At each pixel only the highest-scoring object keeps its logit; the others are clamped to -10 (SAM2VideoPredictor's non_overlap_masks=True).")
+    var nonOverlappingMasks = false
     @Option(name: .customLong("max-pixels"), help: "Largest frame (width x height) to decode.") var maxPixels: Int = ImageLimits.default.maxPixels
     @Flag(name: .customLong("skip-checksums"), help: "Do not verify the model's weight checksums at load.") var skipChecksums = false
 
@@ -79,6 +82,7 @@ struct SamTrack: ParsableCommand {
         var tracking = try TrackFailure.wrap { try TrackingModel(sam: loaded.sam) }
         if noFillHoles { tracking.fillHoleArea = 0 }
         if correctionsAsConditioning { tracking.addCorrectionsAsConditioning = true }
+        if nonOverlappingMasks { tracking.nonOverlappingMasks = true }
         let outputs = try TrackFailure.wrap {
             try TrackOutputs(folder: out, inputs: [modelPath, frames, prompts] + file.maskFiles, stems: clipFrames.stems, writeLogits: !noLogits)
         }
@@ -105,6 +109,7 @@ struct SamTrack: ParsableCommand {
             try outputs.finish(prompts: file, model: loaded.metadata.identity, options: [
                 "reverse": reverse, "start_frame": startFrame.map { $0 as Any } ?? NSNull(), "max_frames": maxFrames.map { $0 as Any } ?? NSNull(),
                 "fill_hole_area": tracking.fillHoleArea, "corrections_as_conditioning": tracking.addCorrectionsAsConditioning,
+                "non_overlapping_masks": tracking.nonOverlappingMasks,
             ])
         }
     }

@@ -24,7 +24,9 @@ extension SamVerify {
             let loaded: LoadedModel
             do { loaded = try ModelFile.load(model) } catch { throw VerifyError(.badModel, "\(error)") }
             progress("video set \(references): \(set.description); \(set.frames.count) frames, prompts \(set.prompts.count), "
-                     + "holes \(set.fillHoles ? "filled" : "not filled")")
+                     + "holes \(set.fillHoles ? "filled" : "not filled")"
+                     + (set.correctionsAsConditioning ? ", corrections as conditioning" : "")
+                     + (set.nonOverlappingMasks ? ", non-overlapping masks" : ""))
             let result = try VideoVerification.run(loaded, set: set, tolerances: tolerances, progress: progress)
             print(TerminalText.escaped(result.table, keepingNewlines: true), terminator: "")
             return result.passed ? 0 : 1

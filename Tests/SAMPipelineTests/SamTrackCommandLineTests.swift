@@ -58,6 +58,41 @@ struct SamTrackCommandLineTests {
         #expect(Set(try manager.contentsOfDirectory(atPath: folder + "/lean")) == ["masks", "overlay", "result.json"])
     }
 
+    @Test("--corrections-as-conditioning --non-overlapping-masks on a model converted without them: upstream's switched run")
+    func predictorSwitches() throws {
+        let folder = try TestPaths.temporaryFolder("samtrack-switches")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let switched = TestPaths.sam2TinyVideoSwitchesReferences
+        // The switched set's weights with a config.json whose switches are off.
+        let url = URL(fileURLWithPath: switched + "/config.json")
+        var config = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        var video = try #require(config["video"] as? [String: Any])
+        video["non_overlap_masks"] = false
+        video["add_all_frames_to_correct_as_cond"] = false
+        config["video"] = video
+        try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: folder + "/config.json"))
+        var request = ConversionRequest(inputs: [switched + "/checkpoint.pt"], output: folder + "/video.samw")
+        request.configFile = folder + "/config.json"
+        _ = try Converter.run(request)
+        try FileManager.default.copyItem(atPath: switched + "/masks", toPath: folder + "/masks")
+        try FileManager.default.copyItem(atPath: switched + "/prompts.json", toPath: folder + "/prompts.json")
+        func worstError(_ flags: [String], out: String) throws -> Float {
+            let run = try samtrackTool.run([request.output, switched + "/frames", "--prompts", folder + "/prompts.json", "--out", folder + "/\(out)"] + flags)
+            #expect(run.status == 0, "\(run.stderr)")
+            var worst: Float = 0
+            for stem in (0..<8).map({ String(format: "%05d", $0) }) {
+                let native = try NPY.read(folder + "/\(out)/logits/\(stem).npy"), reference = try NPY.read(switched + "/reference/logits/\(stem).npy")
+                worst = max(worst, zip(native.floats(), reference.floats()).map { abs($0 - $1) }.max() ?? .infinity)
+            }
+            return worst
+        }
+        #expect(try worstError(["--corrections-as-conditioning", "--non-overlapping-masks"], out: "on") < 1e-4)
+        #expect(try worstError([], out: "off") > 1)  // the model's own settings, off: not upstream's switched run
+        let result = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/on/result.json"))) as? [String: Any]
+        let options = result?["options"] as? [String: Any]
+        #expect(options?["non_overlapping_masks"] as? Bool == true && options?["corrections_as_conditioning"] as? Bool == true, "\(String(describing: options))")
+    }
+
     /// Runs samtrack with `prompts` written as the prompts file (or the given frames, or FRAMES made
     /// in the test's folder by `frames`); it must exit 2 with `message` in its error and write nothing.
     static func refuses(_ promptsJSON: String?, message: String, changeFrames: ((String) throws -> Void)? = nil,

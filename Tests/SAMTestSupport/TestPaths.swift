@@ -24,6 +24,9 @@ public enum TestPaths {
     public static let efficientViTSAMTinyReferences = packageRoot + "/reference_outputs/efficientvit_sam_tiny"
     /// converters/export_sam2_video.py's tiny video set (SAM 2.1 tiny's structure at small widths, 8 frames).
     public static let sam2TinyVideoReferences = packageRoot + "/reference_outputs/sam2_tiny_video"
+    /// The same scenario with the predictor's two switches on: corrections as conditioning frames,
+    /// non-overlapping output masks.
+    public static let sam2TinyVideoSwitchesReferences = packageRoot + "/reference_outputs/sam2_tiny_video_switches"
     /// Tiny video files made from that set's frames, and their frames as ffmpeg decodes them
     /// (Tests/SAMVideoFilesTests/Fixtures/README.md).
     public static let videoFileFixtures = packageRoot + "/Tests/SAMVideoFilesTests/Fixtures"

@@ -45,6 +45,22 @@ extension SAM2VideoConfig {
         try read(&mlpObjectPointerProjection, "mlpObjectPointerProjection", "use_mlp_for_obj_ptr_proj")
         try read(&fillHoleArea, "fillHoleArea", "fill_hole_area")
         try read(&addCorrectionsAsConditioning, "addCorrectionsAsConditioning", "add_all_frames_to_correct_as_cond")
+        var nonOverlapping = false
+        try read(&nonOverlapping, "nonOverlappingMasks", "non_overlap_masks")
+        nonOverlappingMasks = nonOverlapping ? true : nil
+        // Switches this runtime does not implement: refused, never ignored.
+        // ref: sam2/modeling/sam2_base.py _encode_new_memory (non_overlap_masks_for_mem_enc);
+        // sam2/sam2_video_predictor.py add_new_points_or_box (clear_non_cond_mem_around_input)
+        for (name, why) in [("non_overlap_masks_for_mem_enc", "constraining the masks across objects before they are encoded as memories"),
+                            ("clear_non_cond_mem_around_input", "sam2 1.1.0's SAM2VideoPredictor itself fails with it "
+                                + "(it calls _clear_obj_non_cond_mem_around_input, which it does not define)")] {
+            var on = false
+            try read(&on, name)
+            if on {
+                throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: decoder.codingPath + [Key(name)], debugDescription:
+                    "\(name)=true is not supported (\(why)); convert with it false, upstream's default"))
+            }
+        }
         try read(&memoryAttentionLayers, "memoryAttentionLayers")
         try read(&memoryAttentionHeads, "memoryAttentionHeads")
         try read(&memoryAttentionFeedForward, "memoryAttentionFeedForward")

@@ -45,6 +45,10 @@ public struct SAM2VideoConfig: Codable, Sendable, Equatable {
     /// A correction on a tracked frame makes it a conditioning frame (SAM2VideoPredictor's
     /// `add_all_frames_to_correct_as_cond`); false keeps only the first prompted frames as such.
     package var addCorrectionsAsConditioning = false
+    /// At each pixel of the output logits only the highest-scoring object keeps its logit, the others
+    /// are clamped to at most -10 (SAM2VideoPredictor's `non_overlap_masks`). nil is upstream's default,
+    /// off, and keeps the key out of the JSON, so files made before keep their bytes.
+    package var nonOverlappingMasks: Bool? = nil
     /// Memory attention: layers, heads, feed-forward width, RoPE base.
     package var memoryAttentionLayers = 4
     package var memoryAttentionHeads = 1

@@ -28,6 +28,10 @@ public struct TrackingModel: Sendable {
     public var fillHoleArea: Int
     /// A correction on a tracked frame makes it a conditioning frame; the model's setting unless changed.
     public var addCorrectionsAsConditioning: Bool
+    /// At each pixel of a frame's output logits only the highest-scoring object keeps its logit, the
+    /// others are clamped to at most -10 (`non_overlap_masks`); the model's setting unless changed.
+    /// The memories are made from the unconstrained masks, as upstream makes them.
+    public var nonOverlappingMasks: Bool
     /// S/4, the side of the low-resolution mask logits (`TrackedFrame.lowResolutionLogits`).
     public var lowResolutionSide: Int { imageSize / 4 }
     package var grid: Int { encoder.config.embeddingGridSize }
@@ -66,6 +70,7 @@ public struct TrackingModel: Sendable {
             .reshaped([tokens, video.config.memoryDim])
         fillHoleArea = video.config.fillHoleArea
         addCorrectionsAsConditioning = video.config.addCorrectionsAsConditioning
+        nonOverlappingMasks = video.config.nonOverlappingMasks ?? false
     }
 
     /// A normalised frame [1, 3, S, S] -> its tracking features.

@@ -308,13 +308,36 @@ public struct VideoTracker: Sendable {
         let low = FloatTensor(shape: [objects.count, 1, side, side], data: sorted)
         let size = frames.frameSize
         // ref: _get_orig_video_res_output — interpolate(pred_masks, (video_H, video_W), bilinear)
-        let logits: FloatTensor
+        var logits: FloatTensor
         do {
             logits = try MaskPostprocessor(imageSize: side).upscale(low, inputSize: ImageSize(height: side, width: side), originalSize: size)
         } catch {
             throw .frame(frame, "resizing the masks: \(error)")
         }
+        if model.nonOverlappingMasks {
+            // Ties go to the object prompted first (upstream's obj_idx order), not the lowest id.
+            var planeOf = [Int](repeating: 0, count: objects.count)
+            for (plane, index) in order.enumerated() { planeOf[index] = plane }
+            Self.keepHighestObject(&logits.data, objects: planeOf, plane: size.width * size.height)
+        }
         return TrackedFrame(frameIndex: frame, objectIDs: order.map { objects[$0].id }, logits: logits, lowResolutionLogits: low,
                             objectScores: order.map { scores[$0] })
+    }
+
+    /// At each pixel, every object but the one with the highest logit is clamped to at most -10; the
+    /// first of equal highest wins, objects taken in `precedence` (indices of the planes in `logits`).
+    /// ref: sam2/modeling/sam2_base.py _apply_non_overlapping_constraints (argmax over objects, then
+    /// torch.where(keep, pred_masks, clamp(pred_masks, max=-10)))
+    static func keepHighestObject(_ logits: inout [Float], objects precedence: [Int], plane: Int) {
+        guard precedence.count > 1 else { return }  // upstream returns a single object's masks unchanged
+        for pixel in 0..<plane {
+            var best = precedence[0]
+            for object in precedence.dropFirst() where logits[object * plane + pixel] > logits[best * plane + pixel] {
+                best = object
+            }
+            for object in precedence where object != best {
+                logits[object * plane + pixel] = min(logits[object * plane + pixel], -10)
+            }
+        }
     }
 }

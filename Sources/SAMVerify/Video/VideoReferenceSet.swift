@@ -22,6 +22,8 @@ public struct VideoReferenceSet: Sendable {
     public let fillHoles: Bool
     public let fillHoleArea: Int
     public let correctionsAsConditioning: Bool
+    /// Whether upstream ran with `non_overlap_masks` (the output logits constrained across objects).
+    public let nonOverlappingMasks: Bool
     public let reverse: Bool
     public let startFrame: Int?
     public let maxFrames: Int?
@@ -68,6 +70,7 @@ public struct VideoReferenceSet: Sendable {
         }
         correctionsAsConditioning = (record["add_all_frames_to_correct_as_cond"] as? Bool)
             ?? (video["add_all_frames_to_correct_as_cond"] as? Bool) ?? false
+        nonOverlappingMasks = (record["non_overlap_masks"] as? Bool) ?? (video["non_overlap_masks"] as? Bool) ?? false
         fillHoleArea = (record["fill_hole_area"] as? Int) ?? (video["fill_hole_area"] as? Int) ?? 8
         reverse = (record["reverse"] as? Bool) ?? false
         startFrame = record["start_frame"] as? Int

@@ -56,6 +56,7 @@ public struct VideoVerification {
         do { model = try TrackingModel(sam: loaded.sam) } catch { throw VerifyError(.badModel, "\(error)") }
         model.fillHoleArea = set.fillHoles ? set.fillHoleArea : 0
         model.addCorrectionsAsConditioning = set.correctionsAsConditioning
+        model.nonOverlappingMasks = set.nonOverlappingMasks
         let clip = SetFrames(reference: set)
         var tracker: VideoTracker
         do { tracker = try VideoTracker(model: model, frames: clip) } catch { throw VerifyError(.unreadableReferences, "\(error)") }
