@@ -52,8 +52,8 @@ extension SAM2VideoConfig {
         // ref: sam2/modeling/sam2_base.py _encode_new_memory (non_overlap_masks_for_mem_enc);
         // sam2/sam2_video_predictor.py add_new_points_or_box (clear_non_cond_mem_around_input)
         for (name, why) in [("non_overlap_masks_for_mem_enc", "constraining the masks across objects before they are encoded as memories"),
-                            ("clear_non_cond_mem_around_input", "sam2 1.1.0's SAM2VideoPredictor itself fails with it "
-                                + "(it calls _clear_obj_non_cond_mem_around_input, which it does not define)")] {
+                            ("clear_non_cond_mem_around_input", "sam2 1.1.0's SAM2VideoPredictor itself fails with it: "
+                                + "it calls _clear_obj_non_cond_mem_around_input, which it does not define")] {
             var on = false
             try read(&on, name)
             if on {
