@@ -82,8 +82,9 @@ struct EverythingDatasetCLITests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try samrun.path())
         process.arguments = arguments
-        FileManager.default.createFile(atPath: log + ".out", contents: nil)
-        FileManager.default.createFile(atPath: log + ".err", contents: nil)
+        for stream in [".out", ".err"] where !FileManager.default.createFile(atPath: log + stream, contents: nil) {
+            throw Failed(description: "cannot create \(log + stream)")
+        }
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log + ".out"))
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log + ".err"))
         try process.run()

@@ -4,7 +4,7 @@ import SAMTensor
 /// configuration type, how to build the encoder from weights, and how to recognise and size it
 /// from a state dict's shapes. `ImageEncoderFamilies.all` lists them; a `.samw` names its family.
 /// Which model families run an encoder family is theirs to say (`ModelFamily.imageEncoderFamilies`).
-package protocol ImageEncoderFamily {
+package protocol ImageEncoderFamily: SendableMetatype {
     associatedtype Configuration: ImageEncoderConfiguration
     /// The name a `.samw` and a config.json carry ("tiny_vit", "vit").
     static var name: String { get }

@@ -2,7 +2,7 @@ import SAMTensor
 
 /// One family of mask decoders (SAM's, SAM 2's): how to build it from weights, and how prompts are
 /// laid out for it. A model family names the one it runs (`ModelFamily.maskDecoderFamily`).
-package protocol MaskDecoderFamily {
+package protocol MaskDecoderFamily: SendableMetatype {
     /// "sam", "sam2".
     static var name: String { get }
     /// How the predictor of these models orders box corners and adds the padding point.

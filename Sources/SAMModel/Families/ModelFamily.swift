@@ -5,7 +5,7 @@ import SAMTensor
 /// its weights are told from another family's. `ModelFamilies.all` lists them; a `.samw` and a
 /// config.json name theirs (`SAMConfig.modelFamily`). A family may reuse another's parts: SAM-HQ
 /// runs SAM's ViT or MobileSAM's TinyViT with a decoder of its own.
-package protocol ModelFamily {
+package protocol ModelFamily: SendableMetatype {
     /// The name a `.samw`'s metadata and a config.json's `modelFamily` carry ("mobile_sam", "sam").
     static var name: String { get }
     /// The image-encoder families its checkpoints come with; the first is the default one.
