@@ -12,6 +12,7 @@ enum ONNXTarget: Equatable {
         case asStored
         case linearWeightFromMatMul
         case channelAffine
+        case batchedChannelAffine
         case noMaskEmbedding
         case attentionBiasTable
         case gatheredRelativePositions
@@ -22,6 +23,7 @@ enum ONNXTarget: Equatable {
             case .asStored: tensor
             case .linearWeightFromMatMul: try LayoutRules.linearWeightFromMatMul(tensor)
             case .channelAffine: try LayoutRules.channelAffine(tensor)
+            case .batchedChannelAffine: try LayoutRules.batchedChannelAffine(tensor)
             case .noMaskEmbedding: try LayoutRules.noMaskEmbedding(tensor)
             case .attentionBiasTable: try LayoutRules.attentionBiasesFromTable(tensor)
             case .gatheredRelativePositions: try LayoutRules.relativePositionsFromGathered(tensor)
@@ -103,9 +105,15 @@ enum ONNXConsumerRules {
             // there: another family's constant [H, N, N] is not this table.
             return .tensor(name: scope + ".attention_biases", layout: .attentionBiasTable, rule: .attentionBiasTableInverted)
         default:
-            return nil
+            return familyRules.lazy.compactMap { $0(use, shape, scope) }.first
         }
     }
+
+    /// A family's rule for a use in a canonical scope that SAM's rules leave unnamed.
+    typealias FamilyRule = @Sendable (_ use: ONNXUse, _ shape: [Int], _ scope: String) -> ONNXTarget?
+
+    /// The families whose modules store tensors SAM's modules do not: tried after SAM's rules.
+    static let familyRules: [FamilyRule] = []
 
     /// Uses in the exported module's own forward (no module scope): the few SAM tensors that
     /// wrapper code touches directly.
