@@ -28,6 +28,8 @@ Writes, into ``--out``:
     efficientvit_sam.h5      the same state dict, one flat dotted dataset per key
     image_points_embeddings.bin   prompt_encoder.get_dense_pe(), raw little-endian f32
     ImageEncoder.onnx        with --onnx: image_encoder (normalised input -> embeddings), TorchScript, opset 17
+    efficientvit_sam_decoder.onnx  with --onnx: the official-style decoder (efficientsam's SamOnnxModel, all 4
+                             masks, point count dynamic), TorchScript, opset 17; both run by onnxruntime
     manifest.json, README.md
     references/
       resized_image.npy      the image the predictor gets (uint8 [h, w, 3], longer side = the encoder's input)
@@ -197,7 +199,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--module-dumps", choices=["auto", "on", "off"], default="auto",
                         help="per-module output dumps (auto: on for tiny only)")
     parser.add_argument("--onnx", action="store_true",
-                        help="also export the image encoder to ImageEncoder.onnx and check it with onnxruntime")
+                        help="also export the image encoder to ImageEncoder.onnx and the official-style decoder to "
+                             f"{DECODER_ONNX}, each checked with onnxruntime")
     return parser.parse_args(argv)
 
 
@@ -499,11 +502,21 @@ def onnx_model_for(sam: EfficientViTSam) -> SamOnnxModel:
     """efficientsam's own SamOnnxModel (return_single_mask=False) on the model's prompt encoder and decoder.
     It reads ``model.image_encoder.img_size`` for the frame it normalises points in and upsamples masks to;
     EfficientViTSamImageEncoder has no such attribute, and the frame is image_size[0] (the prompt frame),
-    so the wrapper gets a view of the model with that one attribute (no module changes)."""
-    view = types.SimpleNamespace(prompt_encoder=sam.prompt_encoder, mask_decoder=sam.mask_decoder,
-                                 image_encoder=types.SimpleNamespace(img_size=sam.image_size[0]),
-                                 mask_threshold=sam.mask_threshold)
-    return SamOnnxModel(view, return_single_mask=False)
+    so the wrapper gets a view of the model with that one attribute (no module changes). The view is a Module
+    holding the two parts, so the ONNX export sees their weights as parameters (not untraced constants)."""
+    return SamOnnxModel(DecoderView(sam), return_single_mask=False)
+
+
+class DecoderView(nn.Module):
+    """EfficientViTSam's prompt encoder and mask decoder under their own names, with the prompt frame as
+    ``image_encoder.img_size`` (what SamOnnxModel reads)."""
+
+    def __init__(self, sam: EfficientViTSam) -> None:
+        super().__init__()
+        self.prompt_encoder = sam.prompt_encoder
+        self.mask_decoder = sam.mask_decoder
+        self.image_encoder = types.SimpleNamespace(img_size=sam.image_size[0])
+        self.mask_threshold = sam.mask_threshold
 
 
 @torch.no_grad()
@@ -616,6 +629,44 @@ def export_split(out: OutDir, ctx: Dict[str, Any], framed: Dict[str, Any], offic
 
 
 # --- ONNX -----------------------------------------------------------------------------------------------------
+
+
+DECODER_ONNX = "efficientvit_sam_decoder.onnx"
+
+
+def export_decoder_onnx(out: OutDir, ctx: Dict[str, Any]) -> Dict[str, Any]:
+    """The official-style decoder: efficientsam's SamOnnxModel (the one the cases' onnx_* outputs come from:
+    prompt frame, all 4 masks) exported as segment-anything's scripts/export_onnx_model.py exports SAM's
+    (TorchScript, constant folding, point count dynamic), then run by onnxruntime on every case."""
+    path = out.path(DECODER_ONNX)
+    sam = ctx["sam"]
+    pe = sam.prompt_encoder
+    torch.manual_seed(ctx["seed"])  # the dummy inputs only trace the graph; seeded so the file is reproducible
+    dummy = (
+        torch.randn(1, pe.embed_dim, *pe.image_embedding_size),
+        torch.randint(0, sam.image_size[0], (1, 5, 2)).float(),
+        torch.randint(0, 4, (1, 5)).float(),
+        torch.randn(1, 1, *pe.mask_input_size),
+        torch.tensor([1.0]),
+        torch.tensor([1500.0, 2250.0]),
+    )
+    started = time.perf_counter()
+    try:
+        export_reference._torchscript_export(
+            ctx["onnx_model"], dummy, path,
+            input_names=["image_embeddings", "point_coords", "point_labels", "mask_input", "has_mask_input",
+                         "orig_im_size"],
+            output_names=["masks", "iou_predictions", "low_res_masks"],
+            dynamic_axes={"point_coords": {1: "num_points"}, "point_labels": {1: "num_points"}})
+        figures = export_reference.verify_decoder_onnx(ctx, path)
+    except Exception as exc:  # record and move on, as for the encoder
+        path.unlink(missing_ok=True)
+        return {f"{DECODER_ONNX}_error": f"{type(exc).__name__}: {exc}"}
+    worst = max(figures.values())
+    if not worst < ONNX_ATOL:
+        raise AssertionError(f"{DECODER_ONNX} vs PyTorch: {figures} (tolerance {ONNX_ATOL})")
+    return {**figures, "decoder_exporter": "torch.onnx.export(dynamo=False), SamOnnxModel(return_single_mask=False)",
+            "decoder_seconds": round(time.perf_counter() - started, 1)}
 
 
 def export_encoder_onnx(out: OutDir, ctx: Dict[str, Any]) -> Dict[str, Any]:
@@ -801,6 +852,7 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
     predictor = EfficientViTSamPredictor(sam)
     enc = export_encoder(out, sam, predictor, pixels, dumps)
     ctx = {"sam": sam, "out": out, "predictor": predictor, "onnx_model": onnx_model_for(sam), "official": {},
+           "seed": args.seed,
            "embeddings": enc["embeddings"], "input_image": enc["input_image"],
            "mask_size": list(sam.prompt_encoder.mask_input_size),
            "orig_im_size": np.array(pixels.shape[:2], dtype=np.float32)}
@@ -812,7 +864,7 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
             mask = np.load(out.root / f"references/{case['mask_from']}/low_res_masks.npy")[:, :1]
         cases.append(export_case(out, ctx, case, mask, record=dumps and case["name"] == "point1"))
     encoder_seconds = time.perf_counter() - started
-    onnx_report = export_encoder_onnx(out, ctx) if args.onnx else {}
+    onnx_report = {**export_encoder_onnx(out, ctx), **export_decoder_onnx(out, ctx)} if args.onnx else {}
 
     checks = {**enc["checks"], **reload_check, "dense_pe_std": float(dense_pe.std()), "tolerance": CHECK_ATOL,
               "worst_case_max_abs": max(v for c in cases for k, v in c["checks"].items()
