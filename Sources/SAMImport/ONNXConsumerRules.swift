@@ -113,7 +113,7 @@ enum ONNXConsumerRules {
     typealias FamilyRule = @Sendable (_ use: ONNXUse, _ shape: [Int], _ scope: String) -> ONNXTarget?
 
     /// The families whose modules store tensors SAM's modules do not: tried after SAM's rules.
-    static let familyRules: [FamilyRule] = []
+    static let familyRules: [FamilyRule] = [EfficientViTONNXNames.target]
 
     /// Uses in the exported module's own forward (no module scope): the few SAM tensors that
     /// wrapper code touches directly.

@@ -1,0 +1,52 @@
+import SAMFormats
+@testable import SAMImport
+import SAMTensor
+import SAMTestSupport
+import Testing
+
+/// The committed tiny EfficientViT-SAM set's TorchScript encoder export (`export_efficientvit_sam.py
+/// --onnx`): `EfficientViTSamImageEncoder` at the root (names and scopes start at `backbone.`, `neck.`,
+/// `norm`), every ConvLayer's BatchNorm folded into its conv by the exporter (unnamed `onnx::Conv_*`),
+/// the output LayerNorm2d's affine as [1,C,1,1] constants.
+@Suite("EfficientViT-SAM ONNX import")
+struct EfficientViTONNXImportTests {
+    static let set = TestPaths.efficientViTSAMTinyReferences
+    static let encoder = set + "/ImageEncoder.onnx"
+
+    /// The checkpoint's encoder with every ConvLayer's BatchNorm (`X.conv` + `X.norm`) folded here in
+    /// double precision at the zoo's eps 1e-6, as the exporter folded it in float32.
+    static func checkpointFolded() throws -> ImportedWeights {
+        var weights = try StateDictImport.importPyTorch(set + "/efficientvit_sam.pt")
+        for key in weights.names where key.hasSuffix(".norm.running_var") {
+            let layer = String(key.dropLast(".norm.running_var".count))
+            let norm = ["weight", "bias", "running_mean", "running_var"].map { "\(layer).norm.\($0)" }
+            let convWeight = try #require(weights["\(layer).conv.weight"])
+            let parts = try norm.map { try #require(weights[$0]) }
+            let folded = try LayoutRules.foldBatchNorm(weight: convWeight, convBias: weights["\(layer).conv.bias"], gamma: parts[0],
+                                                       beta: parts[1], mean: parts[2], variance: parts[3], eps: 1e-6)
+            let origin = TensorOrigin(file: "test", sources: [layer], rule: .foldBatchNorm, derivation: .foldedByImporter)
+            for name in norm { weights.tensors[name] = nil }
+            weights.tensors["\(layer).conv.weight"] = ImportedTensor(tensor: folded.weight, origin: origin)
+            weights.tensors["\(layer).conv.bias"] = ImportedTensor(tensor: folded.bias, origin: origin)
+        }
+        return weights
+    }
+
+    @Test("the encoder export gives the checkpoint's encoder: same names, BatchNorms folded within 2e-7, the rest bit for bit")
+    func encoderMatchesCheckpoint() throws {
+        let imported = try ONNXImport.importModel(Self.encoder)
+        #expect(imported.components == [.imageEncoder] && imported.unmapped.isEmpty)
+        let comparison = WeightComparison(imported, against: try Self.checkpointFolded(), components: [.imageEncoder])
+        // Measured: the exporter's float32 fold lands within 6e-8 of the double-precision one (1 ulp).
+        comparison.expectMatches(foldTolerance: 2e-7)
+        #expect(comparison.bitExact.count + comparison.differing.count == 69, "\(comparison)")
+        print("tiny EfficientViT ImageEncoder.onnx vs efficientvit_sam.pt: \(comparison)")
+        // The output LayerNorm2d's affine, stored [1,32,1,1], is the checkpoint's [32] reshaped.
+        let norm = try #require(imported.tensors["image_encoder.norm.weight"])
+        #expect(norm.shape == [32] && norm.origin.rule == .batchedChannelAffineReshaped && norm.origin.sources.first?.hasPrefix("onnx::Mul_") == true)
+        #expect(imported.tensors["image_encoder.norm.bias"]?.origin.rule == .batchedChannelAffineReshaped)
+        // A folded ConvLayer is named by its Conv node's scope; a fewer-norm conv's own bias keeps its name.
+        #expect(imported.tensors["image_encoder.backbone.stages.0.op_list.0.conv.bias"]?.origin.rule == .convBiasByScope)
+        #expect(imported.tensors["image_encoder.backbone.stages.3.op_list.0.main.inverted_conv.conv.bias"]?.origin.rule == .exportedName)
+    }
+}
