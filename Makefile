@@ -171,6 +171,7 @@ references: venv
 	$(PYTHON) converters/export_amg.py $(AMG_SAM2_TINY) --use-m2m --out reference_outputs/sam2_tiny_amg_m2m
 	$(PYTHON) converters/export_amg.py $(AMG_SAM2_TINY) --no-multimask-output --out reference_outputs/sam2_tiny_amg_single
 	$(PYTHON) converters/export_sam_hq.py --config hq_vit_tiny --seed 0 --out reference_outputs/sam_hq_vit_tiny
+	$(PYTHON) converters/export_sam_hq_onnx.py --set reference_outputs/sam_hq_vit_tiny
 	$(PYTHON) converters/export_sam_hq.py --config hq_tiny_vit_tiny --seed 0 --out reference_outputs/sam_hq_tiny_vit_tiny
 	$(PYTHON) converters/export_hf_sam_hq.py --weights reference_outputs/sam_hq_vit_tiny/sam_hq.h5 \
 	    --out Tests/SAMImportTests/Fixtures/hf_sam_hq_vit_tiny.safetensors
