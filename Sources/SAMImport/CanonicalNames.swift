@@ -52,7 +52,9 @@ public enum CanonicalNames {
 
     /// First-level children of the families whose components have others (an encoder exported on its
     /// own names its weights and scopes from them): one table per family, never overriding SAM's.
-    static let familyComponentChildren: [[String: SAMComponent]] = [EfficientViTONNXNames.encoderChildren]
+    static let familyComponentChildren: [[String: SAMComponent]] = [
+        EfficientViTONNXNames.encoderChildren, SAMHQONNXNames.decoderChildren,
+    ]
 
     /// Last segments that name a parameter or buffer of a SAM module. A name ending otherwise
     /// (`...c.weight_bias`, `val_118`) is an exporter's invention and is mapped by its consumer.
