@@ -49,4 +49,39 @@ struct EfficientViTONNXImportTests {
         #expect(imported.tensors["image_encoder.backbone.stages.0.op_list.0.conv.bias"]?.origin.rule == .convBiasByScope)
         #expect(imported.tensors["image_encoder.backbone.stages.3.op_list.0.main.inverted_conv.conv.bias"]?.origin.rule == .exportedName)
     }
+
+    /// The export (BatchNorms folded) merged with the checkpoint (BatchNorms kept for the runtime): every
+    /// folded ConvLayer is checked against the checkpoint's, folded at the runtime's eps, and the
+    /// checkpoint's unfolded tensors are what the merge keeps, in either order.
+    @Test("merged with the checkpoint, the export's folds agree and the checkpoint's layers are kept",
+          arguments: [false, true])
+    func mergesWithCheckpoint(exportFirst: Bool) throws {
+        let checkpoint = Self.set + "/efficientvit_sam.pt"
+        let inputs = exportFirst ? [Self.encoder, checkpoint] : [checkpoint, Self.encoder]
+        let merged = try SAMImporter.importFiles(inputs)
+        let alone = try StateDictImport.importPyTorch(checkpoint)
+        let comparison = WeightComparison(merged, against: alone)
+        #expect(comparison.sameKeys && comparison.differing.isEmpty, "\(comparison)")
+        // One agreement per tensor the export holds (69), the folded ones within the fold's rounding.
+        #expect(merged.agreements.count == 69, "\(merged.agreements.count)")
+        let worst = try #require(merged.worstAgreement)
+        #expect(worst.maxAbsDifference > 0 && worst.maxAbsDifference <= 2e-7, "\(worst)")
+        #expect(merged.agreements.filter { $0.derivations.contains(.foldedByImporter) }.count == 2 * 23)
+    }
+
+    /// Folded at another eps, the checkpoint's BatchNorms no longer give the export's convs: refused,
+    /// naming both files and the first disagreeing tensor, never a silent choice of one side.
+    @Test("a checkpoint whose BatchNorms do not give the export's folds is refused naming both files")
+    func disagreeingFoldIsRefused() throws {
+        var options = ImportOptions()
+        options.runtimeBatchNormEps = 1e-2
+        let checkpoint = Self.set + "/efficientvit_sam.pt"
+        #expect {
+            _ = try SAMImporter.importFiles([Self.encoder, checkpoint], options: options)
+        } throws: { error in
+            guard let error = error as? ImportError else { return false }
+            return error.code == .conflictingTensors && "\(error)".contains(Self.encoder) && "\(error)".contains(checkpoint)
+                && "\(error)".contains(".conv.") && "\(error)".contains("eps 0.01")
+        }
+    }
 }
