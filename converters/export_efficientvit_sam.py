@@ -30,6 +30,8 @@ Writes, into ``--out``:
     ImageEncoder.onnx        with --onnx: image_encoder (normalised input -> embeddings), TorchScript, opset 17
     efficientvit_sam_decoder.onnx  with --onnx: the official-style decoder (efficientsam's SamOnnxModel, all 4
                              masks, point count dynamic), TorchScript, opset 17; both run by onnxruntime
+    efficientvit_sam_decoder_deployment.onnx  with --onnx: the decoder as MIT Han Lab's deployment/onnx/
+                             export_decoder.py exports it (points only, no mask input), run by onnxruntime too
     manifest.json, README.md
     references/
       resized_image.npy      the image the predictor gets (uint8 [h, w, 3], longer side = the encoder's input)
@@ -199,8 +201,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--module-dumps", choices=["auto", "on", "off"], default="auto",
                         help="per-module output dumps (auto: on for tiny only)")
     parser.add_argument("--onnx", action="store_true",
-                        help="also export the image encoder to ImageEncoder.onnx and the official-style decoder to "
-                             f"{DECODER_ONNX}, each checked with onnxruntime")
+                        help="also export the image encoder to ImageEncoder.onnx, the official-style decoder to "
+                             f"{DECODER_ONNX} and upstream's deployment decoder to {DEPLOYMENT_DECODER_ONNX}, each "
+                             "checked with onnxruntime")
     return parser.parse_args(argv)
 
 
@@ -669,6 +672,70 @@ def export_decoder_onnx(out: OutDir, ctx: Dict[str, Any]) -> Dict[str, Any]:
             "decoder_seconds": round(time.perf_counter() - started, 1)}
 
 
+DEPLOYMENT_DECODER_ONNX = "efficientvit_sam_decoder_deployment.onnx"
+
+
+class DeploymentDecoder(nn.Module):
+    """The decoder as MIT Han Lab's applications/efficientvit_sam/deployment/onnx/export_decoder.py exports it
+    (``DecoderOnnxModel``, return_single_mask=False): points only (labels as SamOnnxModel reads them), the
+    no-mask embedding broadcast as the dense prompt, no mask input, no upscaling; masks and scores of all 4
+    tokens, point batch and count dynamic. Its ONNX files hold no ``mask_downscaling`` weights."""
+
+    def __init__(self, sam: EfficientViTSam) -> None:
+        super().__init__()
+        self.model = sam
+        self.mask_decoder = sam.mask_decoder
+        self.frame = sam.image_size[0]
+
+    def forward(self, image_embeddings: torch.Tensor, point_coords: torch.Tensor, point_labels: torch.Tensor):
+        pe = self.model.prompt_encoder
+        sparse = pe.pe_layer._pe_encoding((point_coords + 0.5) / self.frame)
+        labels = point_labels.unsqueeze(-1).expand_as(sparse)
+        sparse = sparse * (labels != -1) + pe.not_a_point_embed.weight * (labels == -1)
+        for i in range(pe.num_point_embeddings):
+            sparse = sparse + pe.point_embeddings[i].weight * (labels == i)
+        dense = pe.no_mask_embed.weight.reshape(1, -1, 1, 1).expand(
+            image_embeddings.shape[0], -1, image_embeddings.shape[-2], image_embeddings.shape[-1])
+        return self.model.mask_decoder.predict_masks(image_embeddings=image_embeddings, image_pe=pe.get_dense_pe(),
+                                                     sparse_prompt_embeddings=sparse, dense_prompt_embeddings=dense)
+
+
+def export_deployment_decoder_onnx(out: OutDir, ctx: Dict[str, Any]) -> Dict[str, Any]:
+    """DeploymentDecoder through the TorchScript exporter with upstream's dummy shapes (16 prompts of 2 points),
+    run by onnxruntime on every case without a mask input against the official run's masks and scores."""
+    path = out.path(DEPLOYMENT_DECODER_ONNX)
+    sam = ctx["sam"]
+    pe = sam.prompt_encoder
+    torch.manual_seed(ctx["seed"])
+    dummy = (torch.randn(1, pe.embed_dim, *pe.image_embedding_size),
+             torch.randint(0, sam.image_size[0], (16, 2, 2)).float(), torch.randint(0, 4, (16, 2)).float())
+    try:
+        with torch.no_grad():
+            export_reference._torchscript_export(
+                DeploymentDecoder(sam).eval(), dummy, path, input_names=["image_embeddings", "point_coords", "point_labels"],
+                output_names=["masks", "iou_predictions"],
+                dynamic_axes={"point_coords": {0: "batch_size", 1: "num_points"},
+                              "point_labels": {0: "batch_size", 1: "num_points"}})
+        session = export_reference._ort_session(path)
+        worst_masks = worst_iou = 0.0
+        for name, official in ctx["official"].items():
+            folder = ctx["out"].root / "references" / name
+            if float(np.load(folder / "onnx_has_mask_input.npy").ravel()[0]) != 0:
+                continue
+            feeds = {"image_embeddings": to_numpy(ctx["embeddings"]),
+                     "point_coords": np.load(folder / "onnx_point_coords.npy"),
+                     "point_labels": np.load(folder / "onnx_point_labels.npy")}
+            masks, iou = session.run(None, feeds)
+            worst_masks = max(worst_masks, max_abs(masks, official["low_res_masks"]))
+            worst_iou = max(worst_iou, max_abs(iou, official["iou_predictions"]))
+    except Exception as exc:  # record and move on, as for the encoder
+        path.unlink(missing_ok=True)
+        return {f"{DEPLOYMENT_DECODER_ONNX}_error": f"{type(exc).__name__}: {exc}"}
+    if not max(worst_masks, worst_iou) < ONNX_ATOL:
+        raise AssertionError(f"{DEPLOYMENT_DECODER_ONNX} vs PyTorch: masks {worst_masks}, iou {worst_iou}")
+    return {"deployment_decoder_low_res_masks_max_abs": worst_masks, "deployment_decoder_iou_predictions_max_abs": worst_iou}
+
+
 def export_encoder_onnx(out: OutDir, ctx: Dict[str, Any]) -> Dict[str, Any]:
     """image_encoder (normalised, padded input -> embeddings) via the TorchScript exporter, checked by onnxruntime."""
     path = out.path("ImageEncoder.onnx")
@@ -864,7 +931,8 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
             mask = np.load(out.root / f"references/{case['mask_from']}/low_res_masks.npy")[:, :1]
         cases.append(export_case(out, ctx, case, mask, record=dumps and case["name"] == "point1"))
     encoder_seconds = time.perf_counter() - started
-    onnx_report = {**export_encoder_onnx(out, ctx), **export_decoder_onnx(out, ctx)} if args.onnx else {}
+    onnx_report = {**export_encoder_onnx(out, ctx), **export_decoder_onnx(out, ctx),
+                   **export_deployment_decoder_onnx(out, ctx)} if args.onnx else {}
 
     checks = {**enc["checks"], **reload_check, "dense_pe_std": float(dense_pe.std()), "tolerance": CHECK_ATOL,
               "worst_case_max_abs": max(v for c in cases for k, v in c["checks"].items()
