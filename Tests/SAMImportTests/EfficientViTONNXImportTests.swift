@@ -50,6 +50,21 @@ struct EfficientViTONNXImportTests {
         #expect(imported.tensors["image_encoder.backbone.stages.3.op_list.0.main.inverted_conv.conv.bias"]?.origin.rule == .exportedName)
     }
 
+    /// The decoders: efficientsam's SamOnnxModel (SAM's rules) and upstream's deployment export, which
+    /// takes no mask input and so holds no `mask_downscaling` weights.
+    @Test("both decoder exports give the checkpoint's decoder bit for bit", arguments: [false, true])
+    func decodersMatchCheckpoint(deployment: Bool) throws {
+        let file = Self.set + (deployment ? "/efficientvit_sam_decoder_deployment.onnx" : "/efficientvit_sam_decoder.onnx")
+        let decoder = try ONNXImport.importModel(file)
+        #expect(decoder.components == [.promptEncoder, .maskDecoder] && decoder.unmapped.isEmpty)
+        let checkpoint = try StateDictImport.importPyTorch(Self.set + "/efficientvit_sam.pt")
+        let comparison = WeightComparison(decoder, against: checkpoint, components: [.promptEncoder, .maskDecoder])
+        #expect(comparison.differing.isEmpty && comparison.onlyInCandidate.isEmpty, "\(comparison)")
+        let missing = comparison.onlyInReference
+        #expect(deployment ? !missing.isEmpty && missing.allSatisfy { $0.hasPrefix("prompt_encoder.mask_downscaling.") } : missing.isEmpty,
+                "\(missing)")
+    }
+
     /// The export (BatchNorms folded) merged with the checkpoint (BatchNorms kept for the runtime): every
     /// folded ConvLayer is checked against the checkpoint's, folded at the runtime's eps, and the
     /// checkpoint's unfolded tensors are what the merge keeps, in either order.
