@@ -160,7 +160,7 @@ enum ONNXConsumerRules {
     static let fusedBatchNorms: [(norm: String, conv: String)] = [("bn", "c")] + familyFusedBatchNorms
 
     /// The families' conv + BatchNorm modules, named as `fusedBatchNorms`.
-    static let familyFusedBatchNorms: [(norm: String, conv: String)] = []
+    static let familyFusedBatchNorms: [(norm: String, conv: String)] = [EfficientViTONNXNames.convLayerBatchNorm]
 
     /// Which axis of the first Einsum operand (b h w c) the second operand's first index names:
     /// 1 (height) or 2 (width); nil for any other equation.

@@ -50,6 +50,16 @@ struct EfficientViTONNXImportTests {
         #expect(imported.tensors["image_encoder.backbone.stages.3.op_list.0.main.inverted_conv.conv.bias"]?.origin.rule == .exportedName)
     }
 
+    /// torch's dynamo exporter fuses a ConvLayer's BatchNorm into its conv and leaves the Conv node in the
+    /// BatchNorm's scope (`X.norm`): the module is the ConvLayer's conv, as TinyViT's `X.bn` is `X.c`.
+    @Test("a Conv node in a ConvLayer's BatchNorm scope names the ConvLayer's conv")
+    func fusedBatchNormScope() {
+        #expect(ONNXConsumerRules.convModule("image_encoder.backbone.stages.0.op_list.0.norm") == "image_encoder.backbone.stages.0.op_list.0.conv")
+        #expect(ONNXConsumerRules.convModule("image_encoder.layers.0.blocks.0.conv1.bn") == "image_encoder.layers.0.blocks.0.conv1.c")
+        #expect(ONNXConsumerRules.convModule("mask_decoder.output_upscaling.0") == "mask_decoder.output_upscaling.0")
+        #expect(ONNXConsumerRules.convModule("image_encoder.neck.1.norm_x") == "image_encoder.neck.1.norm_x")
+    }
+
     /// The decoders: efficientsam's SamOnnxModel (SAM's rules) and upstream's deployment export, which
     /// takes no mask input and so holds no `mask_downscaling` weights.
     @Test("both decoder exports give the checkpoint's decoder bit for bit", arguments: [false, true])

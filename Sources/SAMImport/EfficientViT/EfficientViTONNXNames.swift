@@ -7,6 +7,11 @@
 enum EfficientViTONNXNames {
     static let encoderChildren: [String: SAMComponent] = ["backbone": .imageEncoder, "norm": .imageEncoder]
 
+    /// ConvLayer's BatchNorm `X.norm` and conv `X.conv`: torch's dynamo exporter fuses the BatchNorm into
+    /// the conv, keeps the conv's names (`X.conv.weight`, now folded; `X.conv.weight_bias`) and puts the
+    /// Conv node in the BatchNorm's scope. ref: efficientsam/models/nn/ops.py ConvLayer.__init__
+    static let convLayerBatchNorm = (norm: "norm", conv: "conv")
+
     /// The encoder's output LayerNorm2d, efficientsam's own, which broadcasts its affine as
     /// `weight.view(1, -1, 1, 1)`: the export stores [1,C,1,1] constants (SAM's LayerNorm2d: [C,1,1]).
     /// ref: efficientsam/models/nn/norm.py LayerNorm2d.forward (L17)
