@@ -171,10 +171,11 @@ references: venv
 	$(PYTHON) converters/export_amg.py $(AMG_SAM2_TINY) --use-m2m --out reference_outputs/sam2_tiny_amg_m2m
 	$(PYTHON) converters/export_amg.py $(AMG_SAM2_TINY) --no-multimask-output --out reference_outputs/sam2_tiny_amg_single
 	$(PYTHON) converters/export_sam_hq.py --config hq_vit_tiny --seed 0 --out reference_outputs/sam_hq_vit_tiny
+	$(PYTHON) converters/export_sam_hq_onnx.py --set reference_outputs/sam_hq_vit_tiny
 	$(PYTHON) converters/export_sam_hq.py --config hq_tiny_vit_tiny --seed 0 --out reference_outputs/sam_hq_tiny_vit_tiny
 	$(PYTHON) converters/export_hf_sam_hq.py --weights reference_outputs/sam_hq_vit_tiny/sam_hq.h5 \
 	    --out Tests/SAMImportTests/Fixtures/hf_sam_hq_vit_tiny.safetensors
-	$(PYTHON) converters/export_efficientvit_sam.py --config tiny --seed 0 --out reference_outputs/efficientvit_sam_tiny
+	$(PYTHON) converters/export_efficientvit_sam.py --config tiny --seed 0 --onnx --out reference_outputs/efficientvit_sam_tiny
 
 # The committed segment-everything sets' models and generator parameters (random weights: see docs/everything.md).
 AMG_TINY      = --model vit_t --config tiny --weights reference_outputs/tiny/mobile_sam.h5 --no-weights-copy \

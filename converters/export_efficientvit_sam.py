@@ -28,6 +28,10 @@ Writes, into ``--out``:
     efficientvit_sam.h5      the same state dict, one flat dotted dataset per key
     image_points_embeddings.bin   prompt_encoder.get_dense_pe(), raw little-endian f32
     ImageEncoder.onnx        with --onnx: image_encoder (normalised input -> embeddings), TorchScript, opset 17
+    efficientvit_sam_decoder.onnx  with --onnx: the official-style decoder (efficientsam's SamOnnxModel, all 4
+                             masks, point count dynamic), TorchScript, opset 17; both run by onnxruntime
+    efficientvit_sam_decoder_deployment.onnx  with --onnx: the decoder as MIT Han Lab's deployment/onnx/
+                             export_decoder.py exports it (points only, no mask input), run by onnxruntime too
     manifest.json, README.md
     references/
       resized_image.npy      the image the predictor gets (uint8 [h, w, 3], longer side = the encoder's input)
@@ -197,7 +201,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--module-dumps", choices=["auto", "on", "off"], default="auto",
                         help="per-module output dumps (auto: on for tiny only)")
     parser.add_argument("--onnx", action="store_true",
-                        help="also export the image encoder to ImageEncoder.onnx and check it with onnxruntime")
+                        help="also export the image encoder to ImageEncoder.onnx, the official-style decoder to "
+                             f"{DECODER_ONNX} and upstream's deployment decoder to {DEPLOYMENT_DECODER_ONNX}, each "
+                             "checked with onnxruntime")
     return parser.parse_args(argv)
 
 
@@ -499,11 +505,21 @@ def onnx_model_for(sam: EfficientViTSam) -> SamOnnxModel:
     """efficientsam's own SamOnnxModel (return_single_mask=False) on the model's prompt encoder and decoder.
     It reads ``model.image_encoder.img_size`` for the frame it normalises points in and upsamples masks to;
     EfficientViTSamImageEncoder has no such attribute, and the frame is image_size[0] (the prompt frame),
-    so the wrapper gets a view of the model with that one attribute (no module changes)."""
-    view = types.SimpleNamespace(prompt_encoder=sam.prompt_encoder, mask_decoder=sam.mask_decoder,
-                                 image_encoder=types.SimpleNamespace(img_size=sam.image_size[0]),
-                                 mask_threshold=sam.mask_threshold)
-    return SamOnnxModel(view, return_single_mask=False)
+    so the wrapper gets a view of the model with that one attribute (no module changes). The view is a Module
+    holding the two parts, so the ONNX export sees their weights as parameters (not untraced constants)."""
+    return SamOnnxModel(DecoderView(sam), return_single_mask=False)
+
+
+class DecoderView(nn.Module):
+    """EfficientViTSam's prompt encoder and mask decoder under their own names, with the prompt frame as
+    ``image_encoder.img_size`` (what SamOnnxModel reads)."""
+
+    def __init__(self, sam: EfficientViTSam) -> None:
+        super().__init__()
+        self.prompt_encoder = sam.prompt_encoder
+        self.mask_decoder = sam.mask_decoder
+        self.image_encoder = types.SimpleNamespace(img_size=sam.image_size[0])
+        self.mask_threshold = sam.mask_threshold
 
 
 @torch.no_grad()
@@ -616,6 +632,108 @@ def export_split(out: OutDir, ctx: Dict[str, Any], framed: Dict[str, Any], offic
 
 
 # --- ONNX -----------------------------------------------------------------------------------------------------
+
+
+DECODER_ONNX = "efficientvit_sam_decoder.onnx"
+
+
+def export_decoder_onnx(out: OutDir, ctx: Dict[str, Any]) -> Dict[str, Any]:
+    """The official-style decoder: efficientsam's SamOnnxModel (the one the cases' onnx_* outputs come from:
+    prompt frame, all 4 masks) exported as segment-anything's scripts/export_onnx_model.py exports SAM's
+    (TorchScript, constant folding, point count dynamic), then run by onnxruntime on every case."""
+    path = out.path(DECODER_ONNX)
+    sam = ctx["sam"]
+    pe = sam.prompt_encoder
+    torch.manual_seed(ctx["seed"])  # the dummy inputs only trace the graph; seeded so the file is reproducible
+    dummy = (
+        torch.randn(1, pe.embed_dim, *pe.image_embedding_size),
+        torch.randint(0, sam.image_size[0], (1, 5, 2)).float(),
+        torch.randint(0, 4, (1, 5)).float(),
+        torch.randn(1, 1, *pe.mask_input_size),
+        torch.tensor([1.0]),
+        torch.tensor([1500.0, 2250.0]),
+    )
+    started = time.perf_counter()
+    try:
+        export_reference._torchscript_export(
+            ctx["onnx_model"], dummy, path,
+            input_names=["image_embeddings", "point_coords", "point_labels", "mask_input", "has_mask_input",
+                         "orig_im_size"],
+            output_names=["masks", "iou_predictions", "low_res_masks"],
+            dynamic_axes={"point_coords": {1: "num_points"}, "point_labels": {1: "num_points"}})
+        figures = export_reference.verify_decoder_onnx(ctx, path)
+    except Exception as exc:  # record and move on, as for the encoder
+        path.unlink(missing_ok=True)
+        return {f"{DECODER_ONNX}_error": f"{type(exc).__name__}: {exc}"}
+    worst = max(figures.values())
+    if not worst < ONNX_ATOL:
+        raise AssertionError(f"{DECODER_ONNX} vs PyTorch: {figures} (tolerance {ONNX_ATOL})")
+    return {**figures, "decoder_exporter": "torch.onnx.export(dynamo=False), SamOnnxModel(return_single_mask=False)",
+            "decoder_seconds": round(time.perf_counter() - started, 1)}
+
+
+DEPLOYMENT_DECODER_ONNX = "efficientvit_sam_decoder_deployment.onnx"
+
+
+class DeploymentDecoder(nn.Module):
+    """The decoder as MIT Han Lab's applications/efficientvit_sam/deployment/onnx/export_decoder.py exports it
+    (``DecoderOnnxModel``, return_single_mask=False): points only (labels as SamOnnxModel reads them), the
+    no-mask embedding broadcast as the dense prompt, no mask input, no upscaling; masks and scores of all 4
+    tokens, point batch and count dynamic. Its ONNX files hold no ``mask_downscaling`` weights."""
+
+    def __init__(self, sam: EfficientViTSam) -> None:
+        super().__init__()
+        self.model = sam
+        self.mask_decoder = sam.mask_decoder
+        self.frame = sam.image_size[0]
+
+    def forward(self, image_embeddings: torch.Tensor, point_coords: torch.Tensor, point_labels: torch.Tensor):
+        pe = self.model.prompt_encoder
+        sparse = pe.pe_layer._pe_encoding((point_coords + 0.5) / self.frame)
+        labels = point_labels.unsqueeze(-1).expand_as(sparse)
+        sparse = sparse * (labels != -1) + pe.not_a_point_embed.weight * (labels == -1)
+        for i in range(pe.num_point_embeddings):
+            sparse = sparse + pe.point_embeddings[i].weight * (labels == i)
+        dense = pe.no_mask_embed.weight.reshape(1, -1, 1, 1).expand(
+            image_embeddings.shape[0], -1, image_embeddings.shape[-2], image_embeddings.shape[-1])
+        return self.model.mask_decoder.predict_masks(image_embeddings=image_embeddings, image_pe=pe.get_dense_pe(),
+                                                     sparse_prompt_embeddings=sparse, dense_prompt_embeddings=dense)
+
+
+def export_deployment_decoder_onnx(out: OutDir, ctx: Dict[str, Any]) -> Dict[str, Any]:
+    """DeploymentDecoder through the TorchScript exporter with upstream's dummy shapes (16 prompts of 2 points),
+    run by onnxruntime on every case without a mask input against the official run's masks and scores."""
+    path = out.path(DEPLOYMENT_DECODER_ONNX)
+    sam = ctx["sam"]
+    pe = sam.prompt_encoder
+    torch.manual_seed(ctx["seed"])
+    dummy = (torch.randn(1, pe.embed_dim, *pe.image_embedding_size),
+             torch.randint(0, sam.image_size[0], (16, 2, 2)).float(), torch.randint(0, 4, (16, 2)).float())
+    try:
+        with torch.no_grad():
+            export_reference._torchscript_export(
+                DeploymentDecoder(sam).eval(), dummy, path, input_names=["image_embeddings", "point_coords", "point_labels"],
+                output_names=["masks", "iou_predictions"],
+                dynamic_axes={"point_coords": {0: "batch_size", 1: "num_points"},
+                              "point_labels": {0: "batch_size", 1: "num_points"}})
+        session = export_reference._ort_session(path)
+        worst_masks = worst_iou = 0.0
+        for name, official in ctx["official"].items():
+            folder = ctx["out"].root / "references" / name
+            if float(np.load(folder / "onnx_has_mask_input.npy").ravel()[0]) != 0:
+                continue
+            feeds = {"image_embeddings": to_numpy(ctx["embeddings"]),
+                     "point_coords": np.load(folder / "onnx_point_coords.npy"),
+                     "point_labels": np.load(folder / "onnx_point_labels.npy")}
+            masks, iou = session.run(None, feeds)
+            worst_masks = max(worst_masks, max_abs(masks, official["low_res_masks"]))
+            worst_iou = max(worst_iou, max_abs(iou, official["iou_predictions"]))
+    except Exception as exc:  # record and move on, as for the encoder
+        path.unlink(missing_ok=True)
+        return {f"{DEPLOYMENT_DECODER_ONNX}_error": f"{type(exc).__name__}: {exc}"}
+    if not max(worst_masks, worst_iou) < ONNX_ATOL:
+        raise AssertionError(f"{DEPLOYMENT_DECODER_ONNX} vs PyTorch: masks {worst_masks}, iou {worst_iou}")
+    return {"deployment_decoder_low_res_masks_max_abs": worst_masks, "deployment_decoder_iou_predictions_max_abs": worst_iou}
 
 
 def export_encoder_onnx(out: OutDir, ctx: Dict[str, Any]) -> Dict[str, Any]:
@@ -801,6 +919,7 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
     predictor = EfficientViTSamPredictor(sam)
     enc = export_encoder(out, sam, predictor, pixels, dumps)
     ctx = {"sam": sam, "out": out, "predictor": predictor, "onnx_model": onnx_model_for(sam), "official": {},
+           "seed": args.seed,
            "embeddings": enc["embeddings"], "input_image": enc["input_image"],
            "mask_size": list(sam.prompt_encoder.mask_input_size),
            "orig_im_size": np.array(pixels.shape[:2], dtype=np.float32)}
@@ -812,7 +931,8 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
             mask = np.load(out.root / f"references/{case['mask_from']}/low_res_masks.npy")[:, :1]
         cases.append(export_case(out, ctx, case, mask, record=dumps and case["name"] == "point1"))
     encoder_seconds = time.perf_counter() - started
-    onnx_report = export_encoder_onnx(out, ctx) if args.onnx else {}
+    onnx_report = {**export_encoder_onnx(out, ctx), **export_decoder_onnx(out, ctx),
+                   **export_deployment_decoder_onnx(out, ctx)} if args.onnx else {}
 
     checks = {**enc["checks"], **reload_check, "dense_pe_std": float(dense_pe.std()), "tolerance": CHECK_ATOL,
               "worst_case_max_abs": max(v for c in cases for k, v in c["checks"].items()

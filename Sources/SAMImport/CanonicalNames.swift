@@ -35,7 +35,11 @@ public enum CanonicalNames {
     /// First-level children of each component, i.e. what a module-relative name starts with.
     /// ref: mobile_sam/modeling/tiny_vit_sam.py TinyViT.__init__, prompt_encoder.py PromptEncoder.__init__,
     /// mask_decoder.py MaskDecoder.__init__; `blocks`/`pos_embed` are SAM's ViT-B/L/H encoder (image_encoder.py).
-    public static let componentChildren: [String: SAMComponent] = [
+    public static let componentChildren: [String: SAMComponent] = samComponentChildren.merging(
+        familyComponentChildren.joined().map { ($0.key, $0.value) }, uniquingKeysWith: { sam, _ in sam })
+
+    /// The first-level children of SAM's own components (TinyViT's, the ViT's, SAM's decoder's).
+    static let samComponentChildren: [String: SAMComponent] = [
         "patch_embed": .imageEncoder, "layers": .imageEncoder, "neck": .imageEncoder,
         "head": .imageEncoder, "norm_head": .imageEncoder,
         "blocks": .imageEncoder, "pos_embed": .imageEncoder,
@@ -44,6 +48,12 @@ public enum CanonicalNames {
         "transformer": .maskDecoder, "iou_token": .maskDecoder, "mask_tokens": .maskDecoder,
         "output_upscaling": .maskDecoder, "output_hypernetworks_mlps": .maskDecoder,
         "iou_prediction_head": .maskDecoder,
+    ]
+
+    /// First-level children of the families whose components have others (an encoder exported on its
+    /// own names its weights and scopes from them): one table per family, never overriding SAM's.
+    static let familyComponentChildren: [[String: SAMComponent]] = [
+        EfficientViTONNXNames.encoderChildren, SAMHQONNXNames.decoderChildren,
     ]
 
     /// Last segments that name a parameter or buffer of a SAM module. A name ending otherwise

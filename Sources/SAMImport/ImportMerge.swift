@@ -5,15 +5,21 @@ import SAMTensor
 /// either side was computed (a BatchNorm folded by a different code path, constant folding).
 /// Every overlap is recorded in `agreements` with its largest difference.
 public enum ImportMerge {
-    public static func merge(_ parts: [ImportedWeights], tolerance: AgreementTolerance) throws(ImportError) -> ImportedWeights {
+    /// `batchNormEps`: the eps of the BatchNorms a state dict keeps for the runtime to fold, for
+    /// checking them against an export that folded them (`FoldedBatchNormMerge`).
+    public static func merge(_ parts: [ImportedWeights], tolerance: AgreementTolerance,
+                             batchNormEps: Double = ImportOptions().runtimeBatchNormEps) throws(ImportError) -> ImportedWeights {
         var merged = ImportedWeights()
         for part in parts {
-            try merge(part, into: &merged, tolerance: tolerance)
+            try merge(part, into: &merged, tolerance: tolerance, batchNormEps: batchNormEps)
         }
         return merged
     }
 
-    static func merge(_ part: ImportedWeights, into merged: inout ImportedWeights, tolerance: AgreementTolerance) throws(ImportError) {
+    static func merge(_ part: ImportedWeights, into merged: inout ImportedWeights, tolerance: AgreementTolerance,
+                      batchNormEps: Double) throws(ImportError) {
+        var part = part
+        try FoldedBatchNormMerge.reconcile(&part, with: &merged, tolerance: tolerance, eps: batchNormEps)
         for name in part.tensors.keys.sorted() {
             let incoming = part.tensors[name]!
             guard let existing = merged.tensors[name] else {

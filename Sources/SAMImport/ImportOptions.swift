@@ -21,6 +21,10 @@ public struct ImportOptions: Sendable {
     public var allowUnmapped = false
     /// BatchNorm2d's eps (torch default, used by every TinyViT Conv2d_BN).
     public var batchNormEps = 1e-5
+    /// The eps of the BatchNorms state dicts keep for the runtime to fold (EfficientViT's ConvLayer:
+    /// 1e-6, as efficientsam's model zoo sets it; the converter gives the configuration's): used only to
+    /// check such a layer against an export that folded it (`FoldedBatchNormMerge`).
+    public var runtimeBatchNormEps = 1e-6
     /// For tensors that were folded or computed on one side. Measured: TorchScript's and the dynamo
     /// optimizer's float32 BatchNorm folds land within 6e-8 (drop) / 1.2e-7 (tiny) absolute of the
     /// double-precision fold (1 ulp; relative up to 5e-5 only on near-zero biases); the dynamo

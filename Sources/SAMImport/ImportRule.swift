@@ -52,6 +52,8 @@ public enum ImportRule: String, CaseIterable, Sendable, CustomStringConvertible 
     case layerNormAffineByScope = "LayerNorm affine from consumer scope"
     /// [C,1,1] multiplied / added in a LayerNorm2d scope -> `<scope>.weight` / `<scope>.bias` [C].
     case channelAffineReshaped = "LayerNorm2d affine [C,1,1] reshaped to [C]"
+    /// [1,C,1,1] multiplied / added in a LayerNorm2d scope that views its affine as (1, -1, 1, 1) -> [C].
+    case batchedChannelAffineReshaped = "LayerNorm2d affine [1,C,1,1] reshaped to [C]"
     /// MatMul input 1 in `pe_layer` scope -> `pe_layer.positional_encoding_gaussian_matrix` (no transpose: used as `coords @ G`).
     case gaussianMatrixByScope = "positional Gaussian matrix from consumer scope"
     /// [H,N,N] added to attention logits = `attention_biases[:, attention_bias_idxs]`, inverted to [H, offsets].

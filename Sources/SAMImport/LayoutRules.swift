@@ -30,6 +30,15 @@ enum LayoutRules {
         return stored.reshaped(checked: [stored.shape[0]])
     }
 
+    /// A LayerNorm2d affine broadcast with a batch axis, `weight.view(1, -1, 1, 1)`: [1,C,1,1] -> [C].
+    /// ref: efficientsam/models/nn/norm.py LayerNorm2d.forward (L17).
+    static func batchedChannelAffine(_ stored: Tensor) throws(LayoutRuleError) -> Tensor {
+        guard stored.shape.count == 4, stored.shape[0] == 1, stored.shape[2] == 1, stored.shape[3] == 1 else {
+            throw LayoutRuleError("a LayerNorm2d affine viewed as (1, -1, 1, 1) must be [1,C,1,1], got \(Shape.text(stored.shape))")
+        }
+        return stored.reshaped(checked: [stored.shape[1]])
+    }
+
     /// `no_mask_embed.weight.reshape(1, -1, 1, 1)`, stored [1,C,1,1] -> the embedding's [1,C].
     /// ref: prompt_encoder.py PromptEncoder.forward; utils/onnx.py SamOnnxModel._embed_masks.
     static func noMaskEmbedding(_ stored: Tensor) throws(LayoutRuleError) -> Tensor {

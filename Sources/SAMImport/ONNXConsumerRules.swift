@@ -12,6 +12,7 @@ enum ONNXTarget: Equatable {
         case asStored
         case linearWeightFromMatMul
         case channelAffine
+        case batchedChannelAffine
         case noMaskEmbedding
         case attentionBiasTable
         case gatheredRelativePositions
@@ -22,6 +23,7 @@ enum ONNXTarget: Equatable {
             case .asStored: tensor
             case .linearWeightFromMatMul: try LayoutRules.linearWeightFromMatMul(tensor)
             case .channelAffine: try LayoutRules.channelAffine(tensor)
+            case .batchedChannelAffine: try LayoutRules.batchedChannelAffine(tensor)
             case .noMaskEmbedding: try LayoutRules.noMaskEmbedding(tensor)
             case .attentionBiasTable: try LayoutRules.attentionBiasesFromTable(tensor)
             case .gatheredRelativePositions: try LayoutRules.relativePositionsFromGathered(tensor)
@@ -103,9 +105,15 @@ enum ONNXConsumerRules {
             // there: another family's constant [H, N, N] is not this table.
             return .tensor(name: scope + ".attention_biases", layout: .attentionBiasTable, rule: .attentionBiasTableInverted)
         default:
-            return nil
+            return familyRules.lazy.compactMap { $0(use, shape, scope) }.first
         }
     }
+
+    /// A family's rule for a use in a canonical scope that SAM's rules leave unnamed.
+    typealias FamilyRule = @Sendable (_ use: ONNXUse, _ shape: [Int], _ scope: String) -> ONNXTarget?
+
+    /// The families whose modules store tensors SAM's modules do not: tried after SAM's rules.
+    static let familyRules: [FamilyRule] = [EfficientViTONNXNames.target]
 
     /// Uses in the exported module's own forward (no module scope): the few SAM tensors that
     /// wrapper code touches directly.
@@ -138,11 +146,21 @@ enum ONNXConsumerRules {
         return parts.count == 6 && parts[0] == "image_encoder" && parts[1] == "layers" && parts[3] == "blocks" && parts[5] == "attn"
     }
 
-    /// A Conv whose scope is `X.bn` is TinyViT's Conv2d_BN after the exporter fused the BatchNorm
-    /// into it (the dynamo optimizer keeps the BatchNorm's scope): canonical module `X.c`.
+    /// A Conv whose scope is a BatchNorm's is a conv + BatchNorm module after the exporter fused the
+    /// BatchNorm into the conv (the dynamo optimizer keeps the BatchNorm's scope): TinyViT's Conv2d_BN
+    /// `X.bn` is conv `X.c`; a family adds its own pair (`familyFusedBatchNorms`).
     static func convModule(_ scope: String) -> String {
-        scope.hasSuffix(".bn") ? String(scope.dropLast(".bn".count)) + ".c" : scope
+        for (norm, conv) in fusedBatchNorms where scope.hasSuffix("." + norm) {
+            return String(scope.dropLast(norm.count)) + conv
+        }
+        return scope
     }
+
+    /// (BatchNorm child, conv child) of the conv + BatchNorm modules: SAM's (TinyViT's Conv2d_BN) and the families'.
+    static let fusedBatchNorms: [(norm: String, conv: String)] = [("bn", "c")] + familyFusedBatchNorms
+
+    /// The families' conv + BatchNorm modules, named as `fusedBatchNorms`.
+    static let familyFusedBatchNorms: [(norm: String, conv: String)] = [EfficientViTONNXNames.convLayerBatchNorm]
 
     /// Which axis of the first Einsum operand (b h w c) the second operand's first index names:
     /// 1 (height) or 2 (width); nil for any other equation.

@@ -190,8 +190,9 @@ struct ONNXWeightMapper {
                 result.tensors[name]?.exporterInt8Scales = scales
             }
         case .outputTokens(let iouName, let masksName):
-            // SAM 2's decoder puts its object-score token first.
-            let tokens = try splitObjectScoreToken(tensor, stored: stored, derivation: derivation)
+            // SAM-HQ's decoder puts its HQ token last, SAM 2's its object-score token first.
+            let tokens = try splitObjectScoreToken(try splitHQToken(tensor, stored: stored, derivation: derivation),
+                                                   stored: stored, derivation: derivation)
             let (iou, masks) = try layoutStep(stored) { () throws(LayoutRuleError) in try LayoutRules.splitOutputTokens(tokens) }
             try result.insert(iouName, iou, origin: origin(stored, .outputTokensSplit, derivation))
             try result.insert(masksName, masks, origin: origin(stored, .outputTokensSplit, derivation))

@@ -30,7 +30,7 @@ public enum SAMImporter {
         var merged = ImportedWeights()
         for (path, kind) in kinds.filter({ $0.kind != .rawDensePE }) + kinds.filter({ $0.kind == .rawDensePE }) {
             let part = try importOne(path, kind: kind, context: merged, options: options)
-            try ImportMerge.merge(part, into: &merged, tolerance: options.computedTolerance)
+            try ImportMerge.merge(part, into: &merged, tolerance: options.computedTolerance, batchNormEps: options.runtimeBatchNormEps)
         }
         return merged
     }

@@ -28,13 +28,21 @@ enum StateDictRules {
         return nil
     }
 
+    /// The layers `M` whose BatchNorm is left for the runtime to fold: EfficientViT's ConvLayer, `M.conv` +
+    /// `M.norm` (its eps is the configuration's, 1e-6 there, not torch's 1e-5 the fold here would use).
+    /// ref: efficientsam/models/nn/ops.py ConvLayer.__init__ (conv, norm)
+    static func runtimeFoldedLayers(in names: some Collection<String>) -> [String] {
+        let present = Set(names)
+        return present.filter { $0.hasSuffix(".norm.running_var") }.map { String($0.dropLast(".norm.running_var".count)) }
+            .filter { present.contains($0 + ".conv.weight") }.sorted()
+    }
+
     static func foldBatchNorms(in result: inout ImportedWeights, file: String, eps: Double) throws(ImportError) {
+        let runtimeFolded = Set(runtimeFoldedLayers(in: result.tensors.keys))
         let statistics = result.tensors.keys.filter { $0.hasSuffix(".running_var") }.sorted()
         for key in statistics {
             let bn = String(key.dropLast(".running_var".count))
-            // EfficientViT's ConvLayer (`X.conv` + `X.norm`) keeps its BatchNorm: the runtime folds it
-            // with the configured eps (1e-6 there, not torch's 1e-5 this fold would use).
-            if bn.hasSuffix(".norm"), result.tensors[String(bn.dropLast(".norm".count)) + ".conv.weight"] != nil { continue }
+            if bn.hasSuffix(".norm"), runtimeFolded.contains(String(bn.dropLast(".norm".count))) { continue }
             guard bn.hasSuffix(".bn") else {
                 throw ImportError(.incompleteBatchNorm, file: file, tensor: key,
                                   "BatchNorm statistics outside a Conv2d_BN (`X.bn` after `X.c`): no rule folds them")

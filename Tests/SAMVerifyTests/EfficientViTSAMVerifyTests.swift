@@ -37,6 +37,40 @@ struct EfficientViTSAMVerifyTests {
         #expect(encoder.name == "image_encoder" && encoder.outputs.map(\.output) == ["image_embeddings"])
     }
 
+    /// The set's TorchScript exports (`export_efficientvit_sam.py --onnx`): the encoder, its BatchNorms
+    /// folded into the convs by the exporter, and efficientsam's SamOnnxModel decoder. The per-module
+    /// walk still runs (a folded ConvLayer reports its norm's output, as the runtime's own fold does).
+    @Test("converted from the ONNX encoder and official-style decoder, EfficientViT-SAM passes every check")
+    func passesFromONNX() throws {
+        let folder = try temporaryFolder("efficientvit-sam-onnx")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var request = ConversionRequest(inputs: [Self.set + "/ImageEncoder.onnx", Self.set + "/efficientvit_sam_decoder.onnx"],
+                                        output: folder + "/efficientvit_sam.samw")
+        request.configFile = Self.set + "/config.json"
+        _ = try Converter.run(request)
+        let report = try Verifier.verify(modelPath: request.output, referencesPath: Self.set)
+        #expect(report.exitCode == 0 && report.counts.checks == 35 && report.counts.passed == 35, "\(report.problems)")
+        #expect(report.taskCounts == TaskCounts(cases: 7, passed: 7))
+    }
+
+    /// The decoder as MIT Han Lab's deployment/onnx/export_decoder.py exports it: points only, so the
+    /// model has no mask path and the one case with a mask input is not applicable; the rest pass.
+    @Test("with upstream's deployment decoder export, every case without a mask input passes")
+    func passesFromDeploymentDecoder() throws {
+        let folder = try temporaryFolder("efficientvit-sam-deployment")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var request = ConversionRequest(inputs: [Self.set + "/ImageEncoder.onnx", Self.set + "/efficientvit_sam_decoder_deployment.onnx"],
+                                        output: folder + "/efficientvit_sam.samw")
+        request.configFile = Self.set + "/config.json"
+        _ = try Converter.run(request)
+        let report = try Verifier.verify(modelPath: request.output, referencesPath: Self.set)
+        #expect(report.exitCode == 0 && report.counts.checks == 35 && report.counts.passed == 31 && report.counts.notApplicable == 4,
+                "\(report.problems)")
+        #expect(report.taskCounts == TaskCounts(cases: 7, passed: 6, notApplicable: 1))
+        let withMask = try #require(report.cases.first { $0.name == "point1_with_mask_input" })
+        #expect(withMask.outputs.allSatisfy { $0.status == .notApplicable })
+    }
+
     /// One weight of the first attention block's multi-scale aggregation moved: the embedding fails, and
     /// the walk over the 135 dumps names the grouped 1x1 conv, with every module before it passing.
     @Test("a weight mutation in LiteMLA fails the encoder and names the aggregation conv as the first diverging module")

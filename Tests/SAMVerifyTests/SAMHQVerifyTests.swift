@@ -61,6 +61,22 @@ struct SAMHQVerifyTests {
         #expect(try ModelFile.load(bare.output).metadata.modelFamily == "sam_hq")
     }
 
+    /// The set's TorchScript exports (`export_sam_hq_onnx.py`): the encoder with its early features and
+    /// SysCV sam-hq's official decoder export (`SamOnnxModel`, `interm_embeddings` input).
+    @Test("converted from the ONNX encoder and the official HQ decoder export, SAM-HQ passes every check")
+    func passesFromONNX() throws {
+        let folder = try temporaryFolder("sam-hq-onnx")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let set = TestPaths.samHQViTTinyReferences
+        var request = ConversionRequest(inputs: [set + "/ImageEncoder.onnx", set + "/sam_hq_decoder.onnx"], output: folder + "/hq.samw")
+        request.configFile = set + "/config.json"
+        _ = try Converter.run(request)
+        #expect(try ModelFile.load(request.output).metadata.modelFamily == "sam_hq")
+        let report = try Verifier.verify(modelPath: request.output, referencesPath: set)
+        #expect(report.exitCode == 0 && report.counts.checks == 67 && report.counts.passed == 67, "\(report.problems)")
+        #expect(report.taskCounts == TaskCounts(cases: 17, passed: 17))
+    }
+
     /// One weight of the HQ-only `compress_vit_feat` moved: SAM's four masks and the scores stay, the
     /// HQ mask moves, and the walk names the first module whose output differs.
     @Test("an HQ-only weight mutation fails the decoder cases and names compress_vit_feat")

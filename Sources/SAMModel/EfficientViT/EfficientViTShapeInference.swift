@@ -88,12 +88,22 @@ struct EfficientViTShapeInference {
 
     /// A "fewer norm" stage's expanding convs have a bias (and no BatchNorm): read from the
     /// downsampling block (stage 0: its first block). ref: build_local_block use_bias by fewer_norm
+    /// Weights whose BatchNorms an exporter folded give every conv a bias, so there it says nothing.
     func fewerNorm(stage: Int, config: EfficientViTConfig) -> Bool? {
+        guard !batchNormsFoldedByExporter else { return nil }
         let stagePath = "\(Self.stages).\(stage).op_list"
         let main = stage > 0 ? "\(stagePath).0.main" : "\(stagePath).1.main"
         guard stage > 0 || (config.depths[0] > 0 && !config.blockTypes[0].isAttention),
               let expansion = expansionWeight(main) else { return nil }
         return has(String(expansion.key.dropLast("weight".count)) + "bias")
+    }
+
+    /// The stem's conv has no bias of its own (ConvLayer with a BatchNorm): with a bias and no
+    /// BatchNorm statistics, the BatchNorms were folded into the convs (a TorchScript ONNX export).
+    /// ref: backbone.py EfficientViTLargeBackbone.__init__ (stage 0's ConvLayer, norm="bn2d", use_bias=False)
+    var batchNormsFoldedByExporter: Bool {
+        let stem = "\(Self.stages).0.op_list.0"
+        return has("\(stem).conv.bias") && !has("\(stem).norm.running_var")
     }
 
     /// qkvDim from the aggregation's grouped 1x1 conv [3 td, dim, 1, 1], the heads ratio from the qkv width.
