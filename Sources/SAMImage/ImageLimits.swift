@@ -7,11 +7,13 @@ public struct ImageLimits: Sendable, Equatable {
     /// Largest number of scans in a progressive JPEG. Encoders write about 10; default 100.
     public var maxScans: Int
 
+    /// Limits of `maxPixels` pixels and `maxScans` progressive-JPEG scans.
     public init(maxPixels: Int = 100_000_000, maxScans: Int = 100) {
         self.maxPixels = maxPixels
         self.maxScans = maxScans
     }
 
+    /// 100 megapixels and 100 scans: any photo a camera makes (`samrun --max-pixels` changes the first).
     public static let `default` = ImageLimits()
 
     /// A compressed image holds at most about 8 bytes a pixel (16-bit RGBA) plus its chunks.
