@@ -14,8 +14,9 @@ import Testing
 struct EfficientViTSAMVerifyTests {
     static let set = TestPaths.efficientViTSAMTinyReferences
 
-    static func model(from file: String, in folder: String) throws -> String {
-        var request = ConversionRequest(inputs: [set + "/" + file], output: folder + "/efficientvit_sam.samw")
+    /// The set's `files` (one checkpoint, or an encoder export and a decoder export) converted into `folder`.
+    static func model(from files: String..., in folder: String) throws -> String {
+        var request = ConversionRequest(inputs: files.map { set + "/" + $0 }, output: folder + "/efficientvit_sam.samw")
         request.configFile = set + "/config.json"
         _ = try Converter.run(request)
         return request.output
@@ -44,11 +45,8 @@ struct EfficientViTSAMVerifyTests {
     func passesFromONNX() throws {
         let folder = try temporaryFolder("efficientvit-sam-onnx")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        var request = ConversionRequest(inputs: [Self.set + "/ImageEncoder.onnx", Self.set + "/efficientvit_sam_decoder.onnx"],
-                                        output: folder + "/efficientvit_sam.samw")
-        request.configFile = Self.set + "/config.json"
-        _ = try Converter.run(request)
-        let report = try Verifier.verify(modelPath: request.output, referencesPath: Self.set)
+        let model = try Self.model(from: "ImageEncoder.onnx", "efficientvit_sam_decoder.onnx", in: folder)
+        let report = try Verifier.verify(modelPath: model, referencesPath: Self.set)
         #expect(report.exitCode == 0 && report.counts.checks == 35 && report.counts.passed == 35, "\(report.problems)")
         #expect(report.taskCounts == TaskCounts(cases: 7, passed: 7))
     }
@@ -59,11 +57,8 @@ struct EfficientViTSAMVerifyTests {
     func passesFromDeploymentDecoder() throws {
         let folder = try temporaryFolder("efficientvit-sam-deployment")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        var request = ConversionRequest(inputs: [Self.set + "/ImageEncoder.onnx", Self.set + "/efficientvit_sam_decoder_deployment.onnx"],
-                                        output: folder + "/efficientvit_sam.samw")
-        request.configFile = Self.set + "/config.json"
-        _ = try Converter.run(request)
-        let report = try Verifier.verify(modelPath: request.output, referencesPath: Self.set)
+        let model = try Self.model(from: "ImageEncoder.onnx", "efficientvit_sam_decoder_deployment.onnx", in: folder)
+        let report = try Verifier.verify(modelPath: model, referencesPath: Self.set)
         #expect(report.exitCode == 0 && report.counts.checks == 35 && report.counts.passed == 31 && report.counts.notApplicable == 4,
                 "\(report.problems)")
         #expect(report.taskCounts == TaskCounts(cases: 7, passed: 6, notApplicable: 1))
