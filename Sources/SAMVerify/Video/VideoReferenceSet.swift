@@ -68,9 +68,9 @@ public struct VideoReferenceSet: Sendable {
            let config = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] {
             video = config["video"] as? [String: Any] ?? [:]
         }
-        correctionsAsConditioning = (record["add_all_frames_to_correct_as_cond"] as? Bool)
-            ?? (video["add_all_frames_to_correct_as_cond"] as? Bool) ?? false
-        nonOverlappingMasks = (record["non_overlap_masks"] as? Bool) ?? (video["non_overlap_masks"] as? Bool) ?? false
+        func switchedOn(_ key: String) -> Bool { (record[key] as? Bool) ?? (video[key] as? Bool) ?? false }
+        correctionsAsConditioning = switchedOn("add_all_frames_to_correct_as_cond")
+        nonOverlappingMasks = switchedOn("non_overlap_masks")
         fillHoleArea = (record["fill_hole_area"] as? Int) ?? (video["fill_hole_area"] as? Int) ?? 8
         reverse = (record["reverse"] as? Bool) ?? false
         startFrame = record["start_frame"] as? Int
