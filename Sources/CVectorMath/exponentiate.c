@@ -20,6 +20,11 @@ SAM_AVX512 static inline float largest_lane(__m512 maxima) {
     return largest;
 }
 
+// The largest lane of four chains of lane maxima.
+SAM_AVX512 static inline float largest_of_chains(__m512 m0, __m512 m1, __m512 m2, __m512 m3) {
+    return largest_lane(pointwise_max(pointwise_max(m0, m1), pointwise_max(m2, m3)));
+}
+
 SAM_AVX512 void sam_exponentiate_avx512(float *row, int64_t count, float shift, float sums[8]) {
     const __m512 minus = _mm512_set1_ps(shift);
     // Eight-lane sums, element j into lane j % 8: a sixteen-float chunk adds its low half, then its high half.
@@ -54,7 +59,7 @@ SAM_AVX512 float sam_maximum_avx512(const float *row, int64_t count) {
     }
     for (; j + 16 <= count; j += 16) m0 = pointwise_max(m0, _mm512_loadu_ps(row + j));
     if (j < count) m0 = pointwise_max(m0, _mm512_mask_loadu_ps(none, 0x00FF, row + j));
-    return largest_lane(pointwise_max(pointwise_max(m0, m1), pointwise_max(m2, m3)));
+    return largest_of_chains(m0, m1, m2, m3);
 }
 
 SAM_AVX512 void sam_softmax_numerators_avx512(float *rows_base, int64_t rows, int64_t count, float *inverse_sums) {
@@ -95,7 +100,7 @@ SAM_AVX512 float sam_relative_softmax_numerators_avx512(float *row, const float 
             m0 = _mm512_mask_blend_ps(_mm512_mask_cmp_ps_mask(mask, x, m0, _CMP_GT_OQ), m0, x);
         }
     }
-    const float largest = largest_lane(pointwise_max(pointwise_max(m0, m1), pointwise_max(m2, m3)));
+    const float largest = largest_of_chains(m0, m1, m2, m3);
     // Pass 2: the same sums again, exponentiated and stored, and their total.
     const __m512 shift = _mm512_set1_ps(largest);
     __m512 sums = _mm512_setzero_ps();
