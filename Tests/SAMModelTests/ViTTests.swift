@@ -51,6 +51,27 @@ struct ViTTests {
         print("ViT tiny: image_embeddings \(difference); \(observed.count) modules, worst \(worst.path) \(worst.maxAbs)")
     }
 
+    /// Unobserved, a windowed block projects only the grid's tokens (`Block.windowedAttention`);
+    /// observed, it runs upstream's padded windows so `attn`'s output can be compared with PyTorch's.
+    /// The tiny set's 8x8 grid in 3x3 windows is padded to 9x9, so both ways differ in what they
+    /// compute, and must not in what they return.
+    @Test("unobserved, the windowed blocks' grid-only projections give the observed run's embeddings")
+    func unobservedWindows() throws {
+        let config: ViTConfig = try Self.set.config(ViTConfig.self)
+        #expect(config.gridSize % config.windowSize != 0, "the set no longer pads its windows")
+        let weights = WeightStore(try Self.set.encoderWeights(), source: "vit_tiny/sam.h5")
+        let encoder = try ImageEncoderViT(weights: weights, config: config)
+        let image = try Self.set.tensor("references/input_image.npy")
+        let unobserved = try encoder(image)
+        let observed = try encoder(image) { _, _ in }
+        #expect(unobserved.shape == observed.shape)
+        let identical = unobserved.data == observed.data
+        #expect(identical, "unobserved against observed: \(Difference(unobserved.data, observed.data))")
+        let expected = try Self.set.tensor("references/image_embeddings.npy")
+        let difference = Difference(unobserved.data, expected.data)
+        #expect(difference.within(Self.tolerance), "image_embeddings: \(difference)")
+    }
+
     @Test("the configuration read from the weights' shapes is config.json's")
     func inferredConfiguration() throws {
         let shapes = try Self.set.allWeights().mapValues(\.shape)

@@ -54,19 +54,21 @@ extension ImageEncoderViT {
         /// ref: image_encoder.py Attention.forward
         package func callAsFunction(_ x: FloatTensor, then epilogue: Kernels.Epilogue = .none,
                                    observer: ModuleObserver? = nil) -> FloatTensor {
-            let packed = qkv(x, observer: observer)
-            let attended: FloatTensor
-            if let positions {
-                attended = Kernels.relativePositionAttention(packedQKV: packed, heads: heads, scale: scale, positions: positions)
-            } else {
-                attended = Kernels.attention(packedQKV: packed, heads: heads, keyDim: headDim, valueDim: headDim,
-                                             scale: scale, bias: nil)
-            }
+            let attended = attend(packedQKV: qkv(x, observer: observer))
             guard let observer else { return proj(attended, then: epilogue) }
             var y = proj(attended, observer: observer)
             observer(path, y)
             Kernels.applyEpilogue(epilogue, to: &y)
             return y
+        }
+
+        /// The attention between the two projections: qkv's output [B, gridSize², 3 * dim] -> the
+        /// heads' values [B, gridSize², dim], before proj.
+        package func attend(packedQKV packed: FloatTensor) -> FloatTensor {
+            guard let positions else {
+                return Kernels.attention(packedQKV: packed, heads: heads, keyDim: headDim, valueDim: headDim, scale: scale, bias: nil)
+            }
+            return Kernels.relativePositionAttention(packedQKV: packed, heads: heads, scale: scale, positions: positions)
         }
     }
 }
