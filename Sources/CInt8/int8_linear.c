@@ -14,7 +14,10 @@
 
 static _Atomic int limit = -1;
 
-int64_t sam_q8_row_bytes(int64_t k) { return (k + 3) / 4 * 4; }
+// Rows are padded to whole 64-byte lines (code 128, weights 0): AMX reads 64 inputs at a time.
+// The other implementations stop at the last group of four inputs.
+int64_t sam_q8_row_bytes(int64_t k) { return (k + 63) / 64 * 64; }
+static int64_t groups_of(int64_t k) { return (k + 3) / 4; }
 int64_t sam_q8_panel_count(int64_t n) { return (n + PANEL - 1) / PANEL; }
 int64_t sam_q8_panel_bytes(int64_t n, int64_t k) { return sam_q8_panel_count(n) * PANEL * sam_q8_row_bytes(k); }
 
@@ -90,7 +93,7 @@ static inline float finish(int32_t acc, int32_t sum, float xs, float ws, float b
 static void linear_portable(const uint8_t *q, const float *xscales, int64_t rows, int64_t k, const int8_t *panels,
                             const int32_t *sums, const float *wscales, int64_t n, const float *bias, int accumulate,
                             float *out, int64_t ldo) {
-    const int64_t kb = sam_q8_row_bytes(k), steps = kb / 4;
+    const int64_t kb = sam_q8_row_bytes(k), steps = groups_of(k);
     for (int64_t p = 0; p < sam_q8_panel_count(n); p++) {
         const int8_t *panel = panels + p * PANEL * kb;
         const int64_t features = n - p * PANEL < PANEL ? n - p * PANEL : PANEL;
@@ -114,15 +117,41 @@ static void linear_portable(const uint8_t *q, const float *xscales, int64_t rows
 }
 
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+#include <cpuid.h>
 #include <immintrin.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #define VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
 #define AVX2_TARGET __attribute__((target("avx2,fma")))
 
+#define AMX_TARGET __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512vnni,fma")))
+
+// AMX-INT8 (Intel Sapphire Rapids and later): the CPU has the tile instructions, and the kernel lets
+// this process use their register state (Linux asks for it once per process: arch_prctl
+// ARCH_REQ_XCOMP_PERM for XTILEDATA; without it the first tile instruction faults). Asked once; a
+// race between threads asks twice, which the kernel answers the same way.
+static int amx_usable(void) {
+    static _Atomic int usable = -1;
+    int known = atomic_load_explicit(&usable, memory_order_relaxed);
+    if (known >= 0) return known;
+    unsigned eax, ebx, ecx, edx;
+    int ok = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (edx >> 24 & 1) && (edx >> 25 & 1);
+#if defined(__linux__)
+    ok = ok && syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) == 0;
+#else
+    ok = 0;
+#endif
+    atomic_store_explicit(&usable, ok, memory_order_relaxed);
+    return ok;
+}
+
 static int cpu_level(void) {
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")
-        && __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("fma")) return 2;
+        && __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("fma")) return amx_usable() ? 3 : 2;
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
     return 0;
 }
@@ -164,10 +193,41 @@ AVX2_TARGET static void quantize_rows_avx2(const float *x, int64_t rows, int64_t
     }
 }
 
+// quantize_rows_avx2 sixteen lanes at a time, the tail under a mask: the same operations on each
+// value (x * inv rounded to nearest even, clamped, + 128), so the same codes.
+VNNI_TARGET static void quantize_rows_avx512(const float *x, int64_t rows, int64_t k, int64_t ldx, uint8_t *q, float *scales) {
+    const int64_t kb = sam_q8_row_bytes(k);
+    const __m512 top = _mm512_set1_ps(127.f), bottom = _mm512_set1_ps(-127.f), huge = _mm512_set1_ps(3.4028235e38f);
+    const __m512i offset = _mm512_set1_epi32(128);
+    for (int64_t r = 0; r < rows; r++) {
+        const float *row = x + r * ldx;
+        __m512 largest = _mm512_setzero_ps();
+        __mmask16 bad = 0;
+        for (int64_t i = 0; i < k; i += 16) {
+            const __mmask16 lanes = k - i >= 16 ? 0xFFFF : (__mmask16)((1u << (k - i)) - 1);
+            const __m512 a = _mm512_abs_ps(_mm512_maskz_loadu_ps(lanes, row + i));
+            bad |= _mm512_cmp_ps_mask(a, huge, _CMP_NLE_UQ);  // > max or NaN
+            largest = _mm512_max_ps(largest, a);
+        }
+        uint8_t *out = q + r * kb;
+        memset(out, 128, (size_t)kb);
+        const float inv = row_scale(_mm512_reduce_max_ps(largest), bad == 0, scales + r);
+        if (inv == 0) continue;
+        const __m512 vinv = _mm512_set1_ps(inv);
+        for (int64_t i = 0; i < k; i += 16) {
+            const __mmask16 lanes = k - i >= 16 ? 0xFFFF : (__mmask16)((1u << (k - i)) - 1);
+            __m512 v = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(lanes, row + i), vinv),
+                                            _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            v = _mm512_min_ps(_mm512_max_ps(v, bottom), top);
+            _mm_mask_storeu_epi8(out + i, lanes, _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(v), offset)));
+        }
+    }
+}
+
 // Rows r0..r0+nr-1 (nr <= 6) of one panel, all 64 features: 6 x 4 accumulators of 16 features.
-VNNI_TARGET static void panel_vnni(const uint8_t *q, int64_t kb, int nr, const int8_t *panel, __m512i acc[ROWS][4]) {
+VNNI_TARGET static void panel_vnni(const uint8_t *q, int64_t kb, int64_t steps, int nr, const int8_t *panel,
+                                   __m512i acc[ROWS][4]) {
     for (int r = 0; r < ROWS; r++) for (int c = 0; c < 4; c++) acc[r][c] = _mm512_setzero_si512();
-    const int64_t steps = kb / 4;
 #define VNNI_STEP(R) do { \
         const __m512i x = _mm512_set1_epi32(*(const int32_t *)(q + (R) * kb + s * 4)); \
         acc[R][0] = _mm512_dpbusd_epi32(acc[R][0], x, w0); acc[R][1] = _mm512_dpbusd_epi32(acc[R][1], x, w1); \
@@ -247,10 +307,93 @@ VNNI_TARGET static void linear_vnni(const uint8_t *q, const float *xscales, int6
         for (int64_t r = 0; r < rows; r += ROWS) {
             const int nr = rows - r < ROWS ? (int)(rows - r) : ROWS;
             for (int64_t p = g; p < end; p++) {
-                panel_vnni(q + r * kb, kb, nr, panels + p * panel_bytes, acc);
+                panel_vnni(q + r * kb, kb, groups_of(k), nr, panels + p * panel_bytes, acc);
                 store_vnni(acc, nr, r, p, n, sums, xscales, wscales, bias, accumulate, out, ldo);
             }
         }
+    }
+}
+
+// AMX: rows in blocks of 32 by features in blocks of 32 (half a panel), as four 16 x 16 int32 tiles
+// summed by tdpbusd over 64 inputs at a time: a tile of sixteen rows' codes (64 bytes each) times a
+// tile of the panel's sixteen four-input groups for sixteen features, which is the panel layout read
+// with a 256-byte stride (rows and panels are padded to 64 inputs with weights 0). Rows past the
+// last multiple of 32 go to linear_vnni. Integer sums are exact in any order and are finished by
+// store_vnni's expression, so the bits are linear_vnni's.
+typedef struct {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t bytes_per_row[16];
+    uint8_t rows[16];
+} __attribute__((packed, aligned(64))) amx_tile_config;
+
+AMX_TARGET static void block_amx(const uint8_t *q, int64_t kb, const int8_t *panel, int64_t c0, int32_t *acc) {
+    _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+    for (int64_t s = 0; s < kb; s += 64) {
+        const int8_t *groups = panel + (s / 4) * PANEL * 4 + c0 * 4;
+        _tile_loadd(4, q + s, kb);
+        _tile_loadd(5, q + 16 * kb + s, kb);
+        _tile_loadd(6, groups, PANEL * 4);
+        _tile_loadd(7, groups + 64, PANEL * 4);
+        _tile_dpbusd(0, 4, 6); _tile_dpbusd(1, 4, 7); _tile_dpbusd(2, 5, 6); _tile_dpbusd(3, 5, 7);
+    }
+    _tile_stored(0, acc, 32 * 4); _tile_stored(1, acc + 16, 32 * 4);
+    _tile_stored(2, acc + 16 * 32, 32 * 4); _tile_stored(3, acc + 16 * 32 + 16, 32 * 4);
+}
+
+// The 32 x 32 block's sums (acc, rows 32 apart), finished into out.
+AMX_TARGET static void finish_amx(const int32_t *acc, int64_t c0, int64_t first_row, int64_t p, int64_t n, const int32_t *sums,
+                                  const float *xscales, const float *wscales, const float *bias, int accumulate,
+                                  float *out, int64_t ldo) {
+    const __m512i k128 = _mm512_set1_epi32(128);
+    for (int half = 0; half < 2; half++) {
+        const int64_t j = p * PANEL + c0 + half * 16;
+        if (j >= n) break;
+        const int64_t lanes = n - j < 16 ? n - j : 16;
+        const __mmask16 mask = (__mmask16)(lanes == 16 ? 0xFFFF : ((1u << lanes) - 1));
+        const __m512i sum128 = _mm512_mullo_epi32(_mm512_loadu_si512(sums + j), k128);
+        const __m512 ws = _mm512_maskz_loadu_ps(mask, wscales + j);
+        const __m512 b = bias ? _mm512_maskz_loadu_ps(mask, bias + j) : _mm512_setzero_ps();
+        for (int r = 0; r < 32; r++) {
+            const __m512i sum = _mm512_load_si512(acc + r * 32 + half * 16);
+            float *o = out + (first_row + r) * ldo + j;
+            const __m512 base = accumulate ? _mm512_maskz_loadu_ps(mask, o) : b;
+            const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(xscales[first_row + r]), ws);
+            const __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(sum, sum128)), scale, base);
+            _mm512_mask_storeu_ps(o, mask, v);
+        }
+    }
+}
+
+AMX_TARGET static void linear_amx(const uint8_t *q, const float *xscales, int64_t rows, int64_t k, const int8_t *panels,
+                                  const int32_t *sums, const float *wscales, int64_t n, const float *bias, int accumulate,
+                                  float *out, int64_t ldo) {
+    const int64_t kb = sam_q8_row_bytes(k), blocked = rows / 32 * 32;
+    const int64_t panel_bytes = PANEL * kb, count = sam_q8_panel_count(n);
+    if (blocked > 0) {
+        amx_tile_config config = {0};
+        config.palette = 1;
+        for (int t = 0; t < 8; t++) { config.bytes_per_row[t] = 64; config.rows[t] = 16; }
+        _tile_loadconfig(&config);
+        int32_t acc[32 * 32] __attribute__((aligned(64)));
+        int64_t group = GROUP_BYTES / panel_bytes;
+        if (group < 1) group = 1;
+        for (int64_t g = 0; g < count; g += group) {
+            const int64_t end = g + group < count ? g + group : count;
+            for (int64_t r = 0; r < blocked; r += 32) {
+                for (int64_t p = g; p < end; p++) {
+                    const int8_t *panel = panels + p * panel_bytes;
+                    for (int64_t c0 = 0; c0 < PANEL && p * PANEL + c0 < n; c0 += 32) {
+                        block_amx(q + r * kb, kb, panel, c0, acc);
+                        finish_amx(acc, c0, r, p, n, sums, xscales, wscales, bias, accumulate, out, ldo);
+                    }
+                }
+            }
+        }
+        _tile_release();
+    }
+    if (blocked < rows) {
+        linear_vnni(q + blocked * kb, xscales + blocked, rows - blocked, k, panels, sums, wscales, n, bias, accumulate,
+                    out + blocked * ldo, ldo);
     }
 }
 
@@ -260,7 +403,7 @@ VNNI_TARGET static void linear_vnni(const uint8_t *q, const float *xscales, int6
 AVX2_TARGET static void linear_avx2(const uint8_t *q, const float *xscales, int64_t rows, int64_t k, const int8_t *panels,
                                     const int32_t *sums, const float *wscales, int64_t n, const float *bias, int accumulate,
                                     float *out, int64_t ldo) {
-    const int64_t kb = sam_q8_row_bytes(k), panel_bytes = PANEL * kb, count = sam_q8_panel_count(n), steps = kb / 4;
+    const int64_t kb = sam_q8_row_bytes(k), panel_bytes = PANEL * kb, count = sam_q8_panel_count(n), steps = groups_of(k);
     for (int64_t p = 0; p < count; p++) {
         const int8_t *panel = panels + p * panel_bytes;
         for (int64_t r0 = 0; r0 < rows; r0 += 4) {
@@ -306,7 +449,9 @@ int sam_q8_implementation(void) {
 
 void sam_q8_quantize_rows(const float *x, int64_t rows, int64_t k, int64_t ldx, uint8_t *q, float *scales) {
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
-    if (sam_q8_implementation() >= 1) { quantize_rows_avx2(x, rows, k, ldx, q, scales); return; }
+    const int level = sam_q8_implementation();
+    if (level >= 2) { quantize_rows_avx512(x, rows, k, ldx, q, scales); return; }
+    if (level == 1) { quantize_rows_avx2(x, rows, k, ldx, q, scales); return; }
 #endif
     quantize_rows_portable(x, rows, k, ldx, q, scales);
 }
@@ -316,6 +461,7 @@ void sam_q8_linear(const uint8_t *q, const float *xscales, int64_t rows, int64_t
                    int64_t ldo) {
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
     const int level = sam_q8_implementation();
+    if (level == 3) { linear_amx(q, xscales, rows, k, panels, sums, wscales, n, bias, accumulate, out, ldo); return; }
     if (level == 2) { linear_vnni(q, xscales, rows, k, panels, sums, wscales, n, bias, accumulate, out, ldo); return; }
     if (level == 1) { linear_avx2(q, xscales, rows, k, panels, sums, wscales, n, bias, accumulate, out, ldo); return; }
 #endif

@@ -29,8 +29,8 @@ extension Kernels {
 
     /// A linear layer whose weight is stored int8 (`samconvert --dtype int8`), with int8 products on:
     /// each input row is quantized to int8 with its own scale on the call (dynamic, symmetric),
-    /// multiplied by the codes in exact integer sums (CInt8: AVX512_VNNI, AVX2 or portable C, all
-    /// the same bits), and scaled back with the bias seeding the result.
+    /// multiplied by the codes in exact integer sums (CInt8: AMX-INT8, AVX512_VNNI, AVX2 or portable
+    /// C, all the same bits), and scaled back with the bias seeding the result.
     ///
     /// Called by `linear`; nil when int8 products are off, the weight is not int8, or its rows are
     /// too long for exact 32-bit sums.
@@ -43,8 +43,10 @@ extension Kernels {
         let packed = rows < keptPanelRowLimit ? tensor.derived("int8 panels") { Int8Panels(stored) }
             : Int8Panels(stored)
         let rowBytes = Int(sam_q8_row_bytes(Int64(inFeatures)))
-        // Tiles of whole six-row blocks; at least two per worker when there are rows enough.
-        let tileRows = max(6, min(96, (rows / (2 * workerCount) + 5) / 6 * 6))
+        // Tiles of whole row blocks (AMX's 32 rows, the VNNI kernel's 6); at least two per worker when
+        // there are rows enough.
+        let block = sam_q8_implementation() == 3 ? 32 : 6
+        let tileRows = max(block, min(96, (rows / (2 * workerCount) + block - 1) / block * block))
         let tiles = (rows + tileRows - 1) / tileRows
         let count = rows * outFeatures
         let data = [Float](unsafeUninitializedCapacity: count) { outBuffer, initialized in

@@ -59,7 +59,7 @@ struct Int8LinearTests {
     }
 
     @Test("the documented rule bit for bit, on every implementation and shape edge",
-          arguments: [(1, 5, 3), (7, 70, 130), (13, 64, 256), (600, 96, 68), (37, 129, 1027)])
+          arguments: [(1, 5, 3), (7, 70, 130), (13, 64, 256), (600, 96, 68), (37, 129, 1027), (64, 130, 192), (96, 64, 64)])
     func matchesRule(rows: Int, n: Int, k: Int) throws {
         let weight = try Self.int8Weight(Self.values(n * k, seed: 11), n: n, k: k)
         let x = Self.values(rows * k, seed: 12, scale: 3)
@@ -70,6 +70,16 @@ struct Int8LinearTests {
             #expect(Self.run(x: x, rows: rows, weight: weight, bias: bias) == expected, "implementation \(level)")
             #expect(Self.run(x: x, rows: rows, weight: weight, bias: nil) == noBias, "implementation \(level), no bias")
         }
+    }
+
+    /// Level 3 needs the CPU's AMX-INT8 and the kernel's grant of the tile state; a CPU that lists
+    /// the feature and a process that did not get the grant would silently fall back to VNNI.
+    @Test("AMX-INT8 runs where the CPU lists it")
+    func amxWhereListed() throws {
+        guard let cpuinfo = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
+              let flags = cpuinfo.split(separator: "\n").first(where: { $0.hasPrefix("flags") }) else { return }
+        let listed = flags.split(separator: " ").contains("amx_int8")
+        #expect((sam_q8_implementation() == 3) == listed, "implementation \(sam_q8_implementation()), amx_int8 listed: \(listed)")
     }
 
     @Test("within the rounding bound of float32 on the dequantized weight")

@@ -11,7 +11,8 @@
 // as one fused multiply-add, base being bias[j] (or 0), or out[r, j] itself when accumulating.
 //
 // Weights are packed into panels of 64 features: for each group of four inputs (4t..4t+3), the 64
-// features' four codes, feature f's at bytes 4f..4f+3; zero past the last feature and input.
+// features' four codes, feature f's at bytes 4f..4f+3; zero past the last feature and input. Rows
+// and panels are padded to a multiple of 64 inputs, the span of one AMX tile row.
 
 #include <stdint.h>
 
@@ -19,13 +20,15 @@
 extern "C" {
 #endif
 
-/// Which implementation this CPU runs: 2 = AVX-512 (F, BW, VL) with AVX512_VNNI, 1 = AVX2, 0 = portable C.
+/// Which implementation this CPU runs: 3 = AMX-INT8 tiles (with AVX512_VNNI for rows past the last
+/// block of 32), when the CPU has them and the OS grants the process their state, 2 = AVX-512 (F, BW,
+/// VL) with AVX512_VNNI, 1 = AVX2, 0 = portable C.
 int sam_q8_implementation(void);
 
 /// Forces an implementation no better than `level` (tests compare them); -1 restores the CPU's own.
 void sam_q8_limit_implementation(int level);
 
-/// Bytes of one quantized activation row of k inputs (k rounded up to a multiple of 4).
+/// Bytes of one quantized activation row of k inputs (k rounded up to a multiple of 64).
 int64_t sam_q8_row_bytes(int64_t k);
 
 /// Bytes `sam_q8_pack_weights` writes for n features of k inputs.
