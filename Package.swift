@@ -81,7 +81,8 @@ let package = Package(
         .target(name: "SAMBLAS",
                 dependencies: [.target(name: "COpenBLAS", condition: .when(platforms: [.linux])), "CCPUFeatures"],
                 ),
-        // The CPU's vector ISA as OpenBLAS's kernel families need it (SAMBLAS's kernel choice).
+        // The CPU's vector ISA as OpenBLAS's kernel families need it (SAMBLAS's kernel choice), and
+        // whether the process may use AMX tiles (CInt8's and CBFloat16's choice).
         .target(name: "CCPUFeatures"),
 
         // Sixteen-lane (AVX-512) versions of the kernels' eight-lane float loops, chosen at run time.
@@ -89,8 +90,10 @@ let package = Package(
         // The CPU's float32 fused multiply-add ceiling, for sambench's achieved-vs-peak figures.
         .target(name: "CFMAPeak"),
         // Linear layers with bfloat16 products (AVX512_BF16), the opt-in lower-precision path.
-        .target(name: "CBFloat16"),
-        .target(name: "CInt8"),
+        // ... and on AMX tiles (AMX-BF16) where the CPU and the OS allow them.
+        .target(name: "CBFloat16", dependencies: ["CCPUFeatures"]),
+        // Linear layers with int8 weights and int8 products (AMX-INT8, AVX512_VNNI, AVX2, portable C).
+        .target(name: "CInt8", dependencies: ["CCPUFeatures"]),
 
         // CPU kernels: GEMM-backed convolutions, depthwise conv, norms, activations, attention.
         .target(name: "SAMKernels", dependencies: ["SAMTensor", "SAMBLAS", "SAMParallel", "CVectorMath", "CBFloat16", "CInt8"]),

@@ -1,6 +1,14 @@
 #include "cpu_features.h"
 
 #if defined(__x86_64__)
+#include <cpuid.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 int sam_cpu_blas_kernel_level(void) {
     // __builtin_cpu_supports also checks that the OS saves the vector state (XGETBV).
     __builtin_cpu_init();
@@ -11,6 +19,49 @@ int sam_cpu_blas_kernel_level(void) {
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
     return 0;
 }
+
+// The grant is asked once; threads racing on the first call ask twice, which the kernel answers the
+// same way.
+static int amx_granted(void) {
+    static _Atomic int granted = -1;
+    int known = atomic_load_explicit(&granted, memory_order_relaxed);
+    if (known >= 0) return known;
+#if defined(__linux__)
+    known = syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) == 0;
+#else
+    known = 0;
+#endif
+    atomic_store_explicit(&granted, known, memory_order_relaxed);
+    return known;
+}
+
+int sam_amx_usable(int kind) {
+    unsigned eax, ebx, ecx, edx;
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return 0;
+    const int tile = edx >> 24 & 1, int8 = edx >> 25 & 1, bf16 = edx >> 22 & 1;
+    const int has = tile && ((kind == SAM_AMX_INT8 && int8) || (kind == SAM_AMX_BF16 && bf16));
+    return has && amx_granted();
+}
+
+#include <immintrin.h>
+
+typedef struct {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t bytes_per_row[16];
+    uint8_t rows[16];
+} __attribute__((packed, aligned(64))) amx_tile_config;
+
+__attribute__((target("amx-tile"))) void sam_amx_configure_tiles(void) {
+    amx_tile_config config = {0};
+    config.palette = 1;
+    for (int t = 0; t < 8; t++) { config.bytes_per_row[t] = 64; config.rows[t] = 16; }
+    _tile_loadconfig(&config);
+}
+
+__attribute__((target("amx-tile"))) void sam_amx_release_tiles(void) { _tile_release(); }
 #else
 int sam_cpu_blas_kernel_level(void) { return 0; }
+int sam_amx_usable(int kind) { (void)kind; return 0; }
+void sam_amx_configure_tiles(void) { __builtin_trap(); }
+void sam_amx_release_tiles(void) { __builtin_trap(); }
 #endif

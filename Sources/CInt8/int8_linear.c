@@ -4,6 +4,7 @@
 // a call stream past them, as the float32 panel product does.
 #include "int8_linear.h"
 
+#include "cpu_features.h"
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -117,41 +118,17 @@ static void linear_portable(const uint8_t *q, const float *xscales, int64_t rows
 }
 
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
-#include <cpuid.h>
 #include <immintrin.h>
-#if defined(__linux__)
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
 
 #define VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
 #define AVX2_TARGET __attribute__((target("avx2,fma")))
 
 #define AMX_TARGET __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512vnni,fma")))
 
-// AMX-INT8 (Intel Sapphire Rapids and later): the CPU has the tile instructions, and the kernel lets
-// this process use their register state (Linux asks for it once per process: arch_prctl
-// ARCH_REQ_XCOMP_PERM for XTILEDATA; without it the first tile instruction faults). Asked once; a
-// race between threads asks twice, which the kernel answers the same way.
-static int amx_usable(void) {
-    static _Atomic int usable = -1;
-    int known = atomic_load_explicit(&usable, memory_order_relaxed);
-    if (known >= 0) return known;
-    unsigned eax, ebx, ecx, edx;
-    int ok = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (edx >> 24 & 1) && (edx >> 25 & 1);
-#if defined(__linux__)
-    ok = ok && syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) == 0;
-#else
-    ok = 0;
-#endif
-    atomic_store_explicit(&usable, ok, memory_order_relaxed);
-    return ok;
-}
-
 static int cpu_level(void) {
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")
-        && __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("fma")) return amx_usable() ? 3 : 2;
+        && __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("fma")) return sam_amx_usable(SAM_AMX_INT8) ? 3 : 2;
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
     return 0;
 }
@@ -320,12 +297,6 @@ VNNI_TARGET static void linear_vnni(const uint8_t *q, const float *xscales, int6
 // with a 256-byte stride (rows and panels are padded to 64 inputs with weights 0). Rows past the
 // last multiple of 32 go to linear_vnni. Integer sums are exact in any order and are finished by
 // store_vnni's expression, so the bits are linear_vnni's.
-typedef struct {
-    uint8_t palette, start_row, reserved[14];
-    uint16_t bytes_per_row[16];
-    uint8_t rows[16];
-} __attribute__((packed, aligned(64))) amx_tile_config;
-
 AMX_TARGET static void block_amx(const uint8_t *q, int64_t kb, const int8_t *panel, int64_t c0, int32_t *acc) {
     _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
     for (int64_t s = 0; s < kb; s += 64) {
@@ -370,10 +341,7 @@ AMX_TARGET static void linear_amx(const uint8_t *q, const float *xscales, int64_
     const int64_t kb = sam_q8_row_bytes(k), blocked = rows / 32 * 32;
     const int64_t panel_bytes = PANEL * kb, count = sam_q8_panel_count(n);
     if (blocked > 0) {
-        amx_tile_config config = {0};
-        config.palette = 1;
-        for (int t = 0; t < 8; t++) { config.bytes_per_row[t] = 64; config.rows[t] = 16; }
-        _tile_loadconfig(&config);
+        sam_amx_configure_tiles();
         int32_t acc[32 * 32] __attribute__((aligned(64)));
         int64_t group = GROUP_BYTES / panel_bytes;
         if (group < 1) group = 1;
@@ -389,7 +357,7 @@ AMX_TARGET static void linear_amx(const uint8_t *q, const float *xscales, int64_
                 }
             }
         }
-        _tile_release();
+        sam_amx_release_tiles();
     }
     if (blocked < rows) {
         linear_vnni(q + blocked * kb, xscales + blocked, rows - blocked, k, panels, sums, wscales, n, bias, accumulate,

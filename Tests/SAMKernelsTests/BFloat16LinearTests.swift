@@ -41,23 +41,38 @@ struct BFloat16LinearTests {
         #expect(worstExcess <= 1, "worst error \(worstExcess) times the float32 summation bound")
     }
 
-    @Test("packed panels times rounded rows accumulate onto the output", arguments: [
+    @Test("packed panels times rounded rows accumulate onto the output, on every implementation", arguments: [
         (rows: 1, n: 1, k: 1), (rows: 5, n: 7, k: 3), (rows: 13, n: 45, k: 37), (rows: 7, n: 50, k: 20), (rows: 6, n: 32, k: 64),
-        (rows: 250, n: 70, k: 1100),  // past one block of rows (120) and of input pairs (256)
+        (rows: 70, n: 45, k: 37),  // two blocks of 32 rows on AMX tiles and six rows beside them
+        (rows: 250, n: 70, k: 1100),  // past one block of rows (128) and of input pairs (256)
     ])
     func accumulate(rows: Int, n: Int, k: Int) {
         let x = Self.values(rows * k, seed: 1), w = Self.values(n * k, seed: 2), seed = Self.values(rows * n, seed: 3)
         var panels = [UInt32](repeating: 0xFFFF_FFFF, count: Int(sam_bf16_panel_count(Int64(n), Int64(k))))
         sam_bf16_pack_weights(w, Int64(n), Int64(k), &panels)
-        var scratch = [UInt32](repeating: 0, count: Int(sam_bf16_scratch_count(Int64(k))))
-        // One float past each row of the output: the kernel must leave it alone.
-        let stride = n + 1
-        var out = [Float](repeating: 42, count: rows * stride)
-        for r in 0..<rows { for j in 0..<n { out[r * stride + j] = seed[r * n + j] } }
-        sam_bf16_linear_accumulate(x, Int64(rows), Int64(k), Int64(k), panels, Int64(n), &out, Int64(stride), &scratch)
-        let product = (0..<rows).flatMap { r in out[(r * stride)..<(r * stride + n)] }
-        Self.expectProduct(Array(product), x: x, w: w, seed: seed, rows: rows, n: n, k: k)
-        #expect((0..<rows).allSatisfy { out[$0 * stride + n] == 42 })
+        defer { sam_bf16_limit_implementation(-1) }
+        for level in stride(from: sam_bf16_implementation(), through: 1, by: -1) {
+            sam_bf16_limit_implementation(level)
+            var scratch = [UInt32](repeating: 0xFFFF_FFFF, count: Int(sam_bf16_scratch_count(Int64(k))))
+            // One float past each row of the output: the kernel must leave it alone.
+            let stride = n + 1
+            var out = [Float](repeating: 42, count: rows * stride)
+            for r in 0..<rows { for j in 0..<n { out[r * stride + j] = seed[r * n + j] } }
+            sam_bf16_linear_accumulate(x, Int64(rows), Int64(k), Int64(k), panels, Int64(n), &out, Int64(stride), &scratch)
+            let product = (0..<rows).flatMap { r in out[(r * stride)..<(r * stride + n)] }
+            Self.expectProduct(Array(product), x: x, w: w, seed: seed, rows: rows, n: n, k: k)
+            #expect((0..<rows).allSatisfy { out[$0 * stride + n] == 42 }, "implementation \(level)")
+        }
+    }
+
+    /// Level 2 needs the CPU's AMX-BF16 and the kernel's grant of the tile state; without the grant
+    /// the path would silently stay on vdpbf16ps.
+    @Test("AMX-BF16 runs where the CPU lists it")
+    func amxWhereListed() throws {
+        guard let cpuinfo = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
+              let flags = cpuinfo.split(separator: "\n").first(where: { $0.hasPrefix("flags") }) else { return }
+        let listed = flags.split(separator: " ").contains("amx_bf16")
+        #expect((sam_bf16_implementation() == 2) == listed, "implementation \(sam_bf16_implementation()), amx_bf16 listed: \(listed)")
     }
 
     @Test("Kernels.linear in bfloat16: bias, epilogue, the tiled and the whole-output paths", arguments: [3, 700])

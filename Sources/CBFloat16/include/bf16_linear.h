@@ -7,7 +7,7 @@
 //
 // Weights are packed once into panels: for each group of 32 output features, for each pair of input
 // features (2p, 2p+1), the 32 features' two weights as one 32-bit (bf16, bf16) pair, zero past the
-// last feature and past the last input. Inputs are rounded to bf16 block by block inside the call.
+// last feature and past the last input, the pairs padded to a multiple of 16 (an AMX tile row). Inputs are rounded to bf16 block by block inside the call.
 // Rounding is round-to-nearest-even (vcvtneps2bf16); like vdpbf16ps it treats subnormals as zero.
 
 #include <stdint.h>
@@ -18,6 +18,14 @@ extern "C" {
 
 /// 1 when this CPU runs the functions below (AVX-512F, BW, VL and AVX512_BF16; x86-64 only), else 0.
 int sam_bf16_supported(void);
+
+/// Which implementation runs: 2 = AMX-BF16 tiles for whole blocks of 32 rows (vdpbf16ps for the rest),
+/// when the CPU has them and the OS grants the process their state; 1 = vdpbf16ps; 0 = none.
+/// Both sum in float32 with exact bfloat16 products, in different orders.
+int sam_bf16_implementation(void);
+
+/// Forces an implementation no better than `level` (tests compare them); -1 restores the CPU's own.
+void sam_bf16_limit_implementation(int level);
 
 /// The number of uint32 pairs `sam_bf16_pack_weights` writes for a [n, k] weight.
 int64_t sam_bf16_panel_count(int64_t n, int64_t k);

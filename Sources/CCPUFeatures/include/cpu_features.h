@@ -5,4 +5,20 @@
 /// (AVX-512 F, CD, BW, DQ, VL), 1 for Haswell's (AVX2 and FMA), 0 for neither (or not x86-64).
 int sam_cpu_blas_kernel_level(void);
 
+/// AMX tile operations `sam_amx_usable` can be asked about.
+enum { SAM_AMX_INT8 = 1, SAM_AMX_BF16 = 2 };
+
+/// 1 when this process may run AMX tile instructions of `kind` (SAM_AMX_INT8 or SAM_AMX_BF16): the
+/// CPU has AMX-TILE and that kind (Intel Sapphire Rapids and later), and the operating system grants
+/// the process the tile register state. Linux grants it on request (arch_prctl ARCH_REQ_XCOMP_PERM for
+/// XTILEDATA), made at the first call; without the grant the first tile instruction faults. Else 0.
+int sam_amx_usable(int kind);
+
+/// Configures this thread's eight AMX tiles as 16 rows of 64 bytes each (palette 1); release them
+/// with `sam_amx_release_tiles` when done. Only after `sam_amx_usable` returned 1.
+void sam_amx_configure_tiles(void);
+
+/// Returns this thread's tiles to their initial state (so the OS need not save them).
+void sam_amx_release_tiles(void);
+
 #endif
