@@ -197,6 +197,8 @@ SIZED_MODEL       ?=
 # ENCODER_SETS: reference-set folders (converters/export_reference.py, e.g. --config vit_b) whose image
 # encoders are also timed alone against onnxruntime, 10 interleaved rounds each.
 ENCODER_SETS      ?=
+# Passed to run_encoder_bench.py (e.g. --rounds 4 --bf16).
+ENCODER_BENCH_ARGS ?=
 bench: setup bench-venv
 	@test -d "$(REFERENCE_SET)" || { echo "bench: reference set folder $(REFERENCE_SET) is missing" >&2; exit 1; }
 	$(SWIFT) build $(RELEASE) $(BENCH_BUILD_FLAGS) --product sambench
@@ -214,7 +216,7 @@ bench-encoders: setup bench-venv
 	$(SWIFT) build $(RELEASE) --product sambench
 	$(SWIFT) build $(RELEASE) --product samconvert
 	$(PYTHON) benchmarks/run_encoder_bench.py --bin "$$($(SWIFT) build $(RELEASE) --show-bin-path)" --threads 2 \
-	    $(foreach set,$(ENCODER_SETS),--encoder-set "$(set)")
+	    $(foreach set,$(ENCODER_SETS),--encoder-set "$(set)") $(ENCODER_BENCH_ARGS)
 
 # The image encoder by weight precision (benchmarks/run_quantized_bench.py) on QUANT_SETS (REFERENCE_SET and
 # ENCODER_SETS unless given: sets with an ImageEncoder.onnx): the set's weights converted with samconvert --dtype

@@ -446,7 +446,7 @@ def main():
         counts = accuracy["task_cases"]
         L += ["", "## bfloat16 linear layers (opt-in)", "",
               "`sambench --bf16` / `samverify --bf16` (`Kernels.setLinearPrecision(.bfloat16)`): every linear layer's weights and "
-              "inputs rounded to bfloat16, float32 sums (AVX512_BF16); convolutions and attention products stay float32. "
+              "inputs rounded to bfloat16, float32 sums (AMX-BF16 tiles where the CPU and OS allow them, else AVX512_BF16); convolutions and attention products stay float32. "
               f"Image encoder {nb['encoder_s'] * 1000:.1f} ms ({ratio(nb['encoder_s'], o['encoder_s']):.2f}x onnxruntime, "
               f"{ratio(nb['encoder_s'], n['encoder_s']):.2f}x the float32 path, {gflops['encoder_bf16']:.1f} GFLOP/s). "
               "Accuracy against PyTorch's float32 references on the full-size set (samverify --bf16, task level: thresholded full-size masks):",

@@ -20,12 +20,15 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--rounds", type=int, default=10, help="interleaved process pairs per set")
     p.add_argument("--json", default="out/bench-encoders.json")
+    p.add_argument("--bf16", action="store_true",
+                   help="also native with bfloat16 linear layers (sambench --bf16; CPUs with AVX512_BF16)")
     a = p.parse_args()
     t = str(a.threads)
     env = dict(os.environ, OMP_NUM_THREADS=t, OPENBLAS_NUM_THREADS=t, SAM_NUM_THREADS=t)
     sambench, samconvert = os.path.join(a.bin, "sambench"), os.path.join(a.bin, "samconvert")
     with tempfile.TemporaryDirectory() as tmp:
-        results = [bench_encoder_set(folder, sambench, samconvert, t, a.rounds, env, tmp) for folder in a.encoder_set]
+        results = [bench_encoder_set(folder, sambench, samconvert, t, a.rounds, env, tmp, bf16=a.bf16)
+                   for folder in a.encoder_set]
     lines = [f"# Image encoders alone, {a.threads} threads", "",
              f"{cpu_model()}, {datetime.date.today().isoformat()}; OPENBLAS_CORETYPE="
              f"{os.environ.get('OPENBLAS_CORETYPE', '(unset)')}."]

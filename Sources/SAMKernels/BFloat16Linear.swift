@@ -5,10 +5,10 @@ import Synchronization
 extension Kernels {
     /// How `linear` multiplies. `.float32` (the default) is the reference path every accuracy
     /// figure of the package is measured on. `.bfloat16` rounds the weights and the layer inputs
-    /// to bfloat16 (8-bit significand) and sums in float32 (CBFloat16, AVX512_BF16's vdpbf16ps):
-    /// about twice the multiply-adds per cycle, at an accuracy the caller must judge at the task
-    /// level (samverify --bf16 reports mask IoU against the references). Only `linear` changes;
-    /// convolutions and attention products stay float32.
+    /// to bfloat16 (8-bit significand) and sums in float32 (CBFloat16: AMX-BF16 tiles where the CPU
+    /// and the OS allow them, else AVX512_BF16's vdpbf16ps), at an accuracy the caller must judge at
+    /// the task level (samverify --bf16 reports mask IoU against the references). Only `linear`
+    /// changes; convolutions and attention products stay float32.
     public enum LinearPrecision: String, Sendable {
         /// float32 products and sums: the default, and the path every accuracy figure is measured on.
         case float32
