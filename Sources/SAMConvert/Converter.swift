@@ -59,9 +59,7 @@ public enum Converter {
         let explicitConfig = try plan.configFile.map { (file) throws(ConversionFailure) in try ExplicitConfiguration(contentsOf: file) }
         var options = ImportOptions()
         options.allowUnmapped = request.allowUnmapped
-        if let efficientViT = explicitConfig?.config.imageEncoder.as(EfficientViTConfig.self) {
-            options.runtimeBatchNormEps = efficientViT.batchNormEps
-        }
+        if let eps = explicitConfig?.config.imageEncoder.runtimeBatchNormEps { options.runtimeBatchNormEps = eps }
         // Weight files hashed beside the import; the files they reference and the config after it.
         let configFiles = plan.configFile.map { [$0] } ?? []
         let provenance = BackgroundProvenance(files: plan.weightFiles, converterVersion: version)

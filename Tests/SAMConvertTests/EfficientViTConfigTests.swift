@@ -1,4 +1,5 @@
 import Foundation
+import SAMConvert
 import SAMFormats
 import SAMModel
 import SAMTestSupport
@@ -66,5 +67,33 @@ struct EfficientViTConfigTests {
                 && got.numMultimaskOutputs == expected.numMultimaskOutputs && got.iouHeadDepth == expected.iouHeadDepth
                 && got.iouHeadHiddenDim == expected.iouHeadHiddenDim)
         #expect(inferred.problems.isEmpty, "\(inferred.problems)")
+    }
+
+    /// The family states the eps its runtime folds the checkpoint's BatchNorms at
+    /// (`ImageEncoderConfiguration.runtimeBatchNormEps`); the converter checks those folds against the
+    /// ONNX export's at that eps, whatever the family.
+    @Test("conversion folds a checkpoint's BatchNorms at the configuration's eps to check them against an export")
+    func mergeCheckUsesConfiguredEps() throws {
+        let folder = try TestPaths.temporaryFolder("efficientvit-merge-eps")
+        let inputs = [Self.set + "/ImageEncoder.onnx", Self.set + "/efficientvit_sam.pt"]
+        var request = ConversionRequest(inputs: inputs, output: folder + "/merged.samw")
+        request.configFile = Self.set + "/config.json"
+        _ = try Converter.run(request)
+
+        var json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: Self.set + "/config.json")))
+            as! [String: Any]
+        var encoder = json["imageEncoder"] as! [String: Any]
+        encoder["batchNormEps"] = 1e-2
+        json["imageEncoder"] = encoder
+        let otherEps = folder + "/config-eps-0.01.json"
+        try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: otherEps))
+        request.configFile = otherEps
+        request.output = folder + "/refused.samw"
+        #expect {
+            _ = try Converter.run(request)
+        } throws: { error in
+            "\(error)".contains("eps 0.01") && "\(error)".contains("efficientvit_sam.pt")
+        }
+        #expect(!FileManager.default.fileExists(atPath: request.output))
     }
 }

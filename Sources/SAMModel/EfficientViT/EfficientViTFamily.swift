@@ -19,6 +19,8 @@ extension EfficientViTConfig: ImageEncoderConfiguration {
     package var embeddingGridSize: Int { neck.upsampleSize }
     /// Prompts and masks are in a frame of their own (1024), not the encoder input's (512 for L*).
     package var promptFrameSize: Int { imagePreprocessing.promptFrameSize }
+    /// The released `.pt` keeps every ConvLayer's BatchNorm, which the model folds at load.
+    package var runtimeBatchNormEps: Double? { batchNormEps }
 
     /// SAM's resize to the encoder input and zero padding after normalising, with the 0-1 statistics
     /// in 0-255 units (equal to 5e-7); the pipeline takes prompts and masks to `promptFrameSize`.

@@ -39,6 +39,7 @@ public struct AnyImageEncoderConfig: Codable, Sendable, Equatable {
     /// `image_embeddings`; SAM 2's `image_embed`, `high_res_feats_0`, `high_res_feats_1`.
     public var featureNames: [String] { base.featureNames }
     package var featureShapes: [[Int]] { base.featureShapes }
+    package var runtimeBatchNormEps: Double? { base.runtimeBatchNormEps }
 
     /// The family this configuration belongs to (nil only for a name no family has, which decoding refuses).
     package var familyType: (any ImageEncoderFamily.Type)? { ImageEncoderFamilies.named(family) }

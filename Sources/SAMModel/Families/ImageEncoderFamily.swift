@@ -52,6 +52,10 @@ package protocol ImageEncoderConfiguration: Codable, Sendable, Equatable {
     var featureShapes: [[Int]] { get }
     /// Adds a line for every size out of the family's bounds (`SAMConfig.problems` checks the shared ones).
     func checkBounds(_ check: inout ConfigProblems)
+    /// The eps of the BatchNorms the family keeps in its state dicts for the runtime to fold at load
+    /// (EfficientViT's ConvLayer), nil for a family that folds none. Conversion folds them at this eps
+    /// to check them against an export that folded them itself (`FoldedBatchNormMerge`).
+    var runtimeBatchNormEps: Double? { get }
 }
 
 extension ImageEncoderConfiguration {
@@ -60,6 +64,7 @@ extension ImageEncoderConfiguration {
 }
 
 extension ImageEncoderConfiguration {
+    package var runtimeBatchNormEps: Double? { nil }
     package var promptFrameSize: Int { imageSize }
     package var featureNames: [String] { ["image_embeddings"] }
     package var featureShapes: [[Int]] { [[1, embeddingDim, embeddingGridSize, embeddingGridSize]] }
