@@ -250,25 +250,32 @@ VNNI_TARGET static void panel_vnni(const uint8_t *q, int64_t kb, int64_t steps, 
 #undef VNNI_STEP
 }
 
+// Sixteen features from j (fewer past n) of `nr` rows, row r's sums at sums_of_rows[r * step]:
+// out = base + (float)(sum - 128 * Σw) * (xscale * wscale), base the bias (or 0), or out itself
+// when accumulating. Every kernel finishes its sums here, so the same sums give the same bits.
+VNNI_TARGET static inline void finish16(const __m512i *sums_of_rows, int64_t step, int nr, int64_t first_row, int64_t j,
+                                        int64_t n, const int32_t *sums, const float *xscales, const float *wscales,
+                                        const float *bias, int accumulate, float *out, int64_t ldo) {
+    const int64_t lanes = n - j < 16 ? n - j : 16;
+    const __mmask16 mask = (__mmask16)(lanes == 16 ? 0xFFFF : ((1u << lanes) - 1));
+    const __m512i sum128 = _mm512_mullo_epi32(_mm512_loadu_si512(sums + j), _mm512_set1_epi32(128));
+    const __m512 ws = _mm512_maskz_loadu_ps(mask, wscales + j);
+    const __m512 b = bias ? _mm512_maskz_loadu_ps(mask, bias + j) : _mm512_setzero_ps();
+    for (int r = 0; r < nr; r++) {
+        float *o = out + (first_row + r) * ldo + j;
+        const __m512 base = accumulate ? _mm512_maskz_loadu_ps(mask, o) : b;
+        const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(xscales[first_row + r]), ws);
+        const __m512i sum = _mm512_loadu_si512(sums_of_rows + r * step);
+        const __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(sum, sum128)), scale, base);
+        _mm512_mask_storeu_ps(o, mask, v);
+    }
+}
+
 VNNI_TARGET static void store_vnni(__m512i acc[ROWS][4], int nr, int64_t first_row, int64_t p, int64_t n,
                                    const int32_t *sums, const float *xscales, const float *wscales, const float *bias,
                                    int accumulate, float *out, int64_t ldo) {
-    const __m512i k128 = _mm512_set1_epi32(128);
-    for (int c = 0; c < 4; c++) {
-        const int64_t j = p * PANEL + c * 16;
-        if (j >= n) break;
-        const int64_t lanes = n - j < 16 ? n - j : 16;
-        const __mmask16 mask = (__mmask16)(lanes == 16 ? 0xFFFF : ((1u << lanes) - 1));
-        const __m512i sum128 = _mm512_mullo_epi32(_mm512_loadu_si512(sums + j), k128);
-        const __m512 ws = _mm512_maskz_loadu_ps(mask, wscales + j);
-        const __m512 b = bias ? _mm512_maskz_loadu_ps(mask, bias + j) : _mm512_setzero_ps();
-        for (int r = 0; r < nr; r++) {
-            float *o = out + (first_row + r) * ldo + j;
-            const __m512 base = accumulate ? _mm512_maskz_loadu_ps(mask, o) : b;
-            const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(xscales[first_row + r]), ws);
-            const __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r][c], sum128)), scale, base);
-            _mm512_mask_storeu_ps(o, mask, v);
-        }
+    for (int c = 0; c < 4 && p * PANEL + c * 16 < n; c++) {
+        finish16(&acc[0][c], 4, nr, first_row, p * PANEL + c * 16, n, sums, xscales, wscales, bias, accumulate, out, ldo);
     }
 }
 
@@ -315,23 +322,9 @@ AMX_TARGET static void block_amx(const uint8_t *q, int64_t kb, const int8_t *pan
 AMX_TARGET static void finish_amx(const int32_t *acc, int64_t c0, int64_t first_row, int64_t p, int64_t n, const int32_t *sums,
                                   const float *xscales, const float *wscales, const float *bias, int accumulate,
                                   float *out, int64_t ldo) {
-    const __m512i k128 = _mm512_set1_epi32(128);
-    for (int half = 0; half < 2; half++) {
-        const int64_t j = p * PANEL + c0 + half * 16;
-        if (j >= n) break;
-        const int64_t lanes = n - j < 16 ? n - j : 16;
-        const __mmask16 mask = (__mmask16)(lanes == 16 ? 0xFFFF : ((1u << lanes) - 1));
-        const __m512i sum128 = _mm512_mullo_epi32(_mm512_loadu_si512(sums + j), k128);
-        const __m512 ws = _mm512_maskz_loadu_ps(mask, wscales + j);
-        const __m512 b = bias ? _mm512_maskz_loadu_ps(mask, bias + j) : _mm512_setzero_ps();
-        for (int r = 0; r < 32; r++) {
-            const __m512i sum = _mm512_load_si512(acc + r * 32 + half * 16);
-            float *o = out + (first_row + r) * ldo + j;
-            const __m512 base = accumulate ? _mm512_maskz_loadu_ps(mask, o) : b;
-            const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(xscales[first_row + r]), ws);
-            const __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(sum, sum128)), scale, base);
-            _mm512_mask_storeu_ps(o, mask, v);
-        }
+    for (int half = 0; half < 2 && p * PANEL + c0 + half * 16 < n; half++) {
+        finish16((const __m512i *)(acc + half * 16), 2, 32, first_row, p * PANEL + c0 + half * 16, n, sums, xscales, wscales,
+                 bias, accumulate, out, ldo);
     }
 }
 
