@@ -56,6 +56,9 @@ struct SamTrack: ParsableCommand {
     var nonOverlappingMasks = false
     @Option(name: .customLong("max-pixels"), help: "Largest frame (width x height) to decode.") var maxPixels: Int = ImageLimits.default.maxPixels
     @Flag(name: .customLong("skip-checksums"), help: "Do not verify the model's weight checksums at load.") var skipChecksums = false
+    @Flag(name: .customLong("bf16"),
+          help: "Run the linear layers in bfloat16 products (the opt-in lower-precision path, CPUs with AVX512_BF16); result.json records it.")
+    var bfloat16 = false
 
     static func main() {
         Kernels.restartWithStrongerBLASKernelsIfNeeded()
@@ -70,6 +73,9 @@ struct SamTrack: ParsableCommand {
         if let startFrame, startFrame < 0 { throw TrackFailure("--start-frame \(startFrame) is negative") }
         if let maxFrames, maxFrames < 0 { throw TrackFailure("--max-frames \(maxFrames) is negative") }
         guard maxPixels >= 1 else { throw TrackFailure("--max-pixels must be at least 1, not \(maxPixels)") }
+        if bfloat16 {
+            do { try Kernels.setLinearPrecision(.bfloat16) } catch { throw TrackFailure("--bf16: \(error)") }
+        }
         let limits = ImageLimits(maxPixels: maxPixels)
         let clipFrames = try TrackFailure.wrap { try ClipFrames(frames, limits: limits) }
         let clip = clipFrames.source
@@ -109,7 +115,7 @@ struct SamTrack: ParsableCommand {
             try outputs.finish(prompts: file, model: loaded.metadata.identity, options: [
                 "reverse": reverse, "start_frame": startFrame.map { $0 as Any } ?? NSNull(), "max_frames": maxFrames.map { $0 as Any } ?? NSNull(),
                 "fill_hole_area": tracking.fillHoleArea, "corrections_as_conditioning": tracking.addCorrectionsAsConditioning,
-                "non_overlapping_masks": tracking.nonOverlappingMasks,
+                "non_overlapping_masks": tracking.nonOverlappingMasks, "linear_precision": Kernels.linearPrecision.rawValue,
             ])
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import SAMConvert
 import SAMFormats
+import SAMKernels
 import SAMTensor
 import SAMTestSupport
 import Testing
@@ -91,6 +92,30 @@ struct SamTrackCommandLineTests {
         let result = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/on/result.json"))) as? [String: Any]
         let options = result?["options"] as? [String: Any]
         #expect(options?["non_overlapping_masks"] as? Bool == true && options?["corrections_as_conditioning"] as? Bool == true, "\(String(describing: options))")
+    }
+
+    @Test("--bf16 runs the linear layers in bfloat16 and result.json says so; refused where the CPU lacks it")
+    func bfloat16() throws {
+        let folder = try TestPaths.temporaryFolder("samtrack-bf16")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let model = try Self.model(in: folder)
+        let (frames, prompts) = try Self.clip(in: folder)
+        let lowered = try samtrackTool.run([model, frames, "--prompts", prompts, "--out", folder + "/bf16", "--bf16", "--max-frames", "2"])
+        guard Kernels.bfloat16Available else {
+            #expect(lowered.status == 2 && lowered.stderr.contains("--bf16"), "\(lowered.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: folder + "/bf16"))
+            return
+        }
+        #expect(lowered.status == 0, "\(lowered.stderr)")
+        let full = try samtrackTool.run([model, frames, "--prompts", prompts, "--out", folder + "/f32", "--max-frames", "2"])
+        #expect(full.status == 0, "\(full.stderr)")
+        func precision(_ out: String) throws -> String? {
+            let result = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/\(out)/result.json"))) as? [String: Any]
+            return (result?["options"] as? [String: Any])?["linear_precision"] as? String
+        }
+        #expect(try precision("bf16") == "bfloat16" && precision("f32") == "float32")
+        let a = try NPY.read(folder + "/bf16/logits/00001.npy").floats(), b = try NPY.read(folder + "/f32/logits/00001.npy").floats()
+        #expect(a.count == b.count && zip(a, b).contains { $0 != $1 }, "--bf16 changed no logit")
     }
 
     /// Runs samtrack with `prompts` written as the prompts file (or the given frames, or FRAMES made

@@ -65,4 +65,25 @@ struct CommandLineTests {
         let plainReport = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/f.json"))) as? [String: Any]
         #expect(plainReport?["linearPrecision"] == nil)
     }
+
+    @Test("on a video set: --bf16 runs and says so; the image sets' options that do not apply are refused")
+    func videoSetOptions() throws {
+        let folder = try temporaryFolder("cli-video")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let set = TestPaths.sam2TinyVideoReferences
+        let model = folder + "/video.samw"
+        let convert = try CommandLineTool("samconvert").run([set + "/checkpoint.pt", "--config", set + "/config.json", "--out", model])
+        #expect(convert.status == 0, "\(convert.stderr)")
+        let refused = try samverifyTool.run([model, "--references", set, "--int8-products"])
+        #expect(refused.status == 2 && refused.stderr.contains("--int8-products do(es) not apply to a video set"), "\(refused.stderr)")
+        let run = try samverifyTool.run([model, "--references", set, "--bf16"])
+        guard Kernels.bfloat16Available else {
+            #expect(run.status == 2 && run.stderr.contains("AVX512_BF16"), "\(run.stderr)")
+            return
+        }
+        // bfloat16's logits are outside float32's tolerance: exit 1, the path named, every frame in the table.
+        #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
+        #expect(run.stdout.contains("linear layers: bfloat16 products (--bf16"))
+        #expect((0..<8).allSatisfy { run.stdout.contains(String(format: "\n%05d ", $0)) }, "\(run.stdout)")
+    }
 }
