@@ -2,6 +2,7 @@
 
 #if defined(__x86_64__)
 #include <cpuid.h>
+#include <immintrin.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #if defined(__linux__)
@@ -42,8 +43,6 @@ int sam_amx_usable(int kind) {
     const int has = tile && ((kind == SAM_AMX_INT8 && int8) || (kind == SAM_AMX_BF16 && bf16));
     return has && amx_granted();
 }
-
-#include <immintrin.h>
 
 typedef struct {
     uint8_t palette, start_row, reserved[14];
