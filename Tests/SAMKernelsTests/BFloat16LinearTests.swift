@@ -24,7 +24,8 @@ struct BFloat16LinearTests {
     }
 
     /// Checks `out` [rows, n] = seed + x [rows, k] · w [n, k]ᵀ within the summation bound.
-    static func expectProduct(_ out: [Float], x: [Float], w: [Float], seed: [Float], rows: Int, n: Int, k: Int) {
+    static func expectProduct(_ out: [Float], x: [Float], w: [Float], seed: [Float], rows: Int, n: Int, k: Int,
+                              implementation: Int32? = nil) {
         var worstExcess = -Double.infinity
         for r in 0..<rows {
             for j in 0..<n {
@@ -38,7 +39,8 @@ struct BFloat16LinearTests {
                 worstExcess = max(worstExcess, abs(Double(out[r * n + j]) - sum) / bound)
             }
         }
-        #expect(worstExcess <= 1, "worst error \(worstExcess) times the float32 summation bound")
+        #expect(worstExcess <= 1, "worst error \(worstExcess) times the float32 summation bound"
+                    + (implementation.map { ", implementation \($0)" } ?? ""))
     }
 
     @Test("packed panels times rounded rows accumulate onto the output, on every implementation", arguments: [
@@ -60,7 +62,7 @@ struct BFloat16LinearTests {
             for r in 0..<rows { for j in 0..<n { out[r * stride + j] = seed[r * n + j] } }
             sam_bf16_linear_accumulate(x, Int64(rows), Int64(k), Int64(k), panels, Int64(n), &out, Int64(stride), &scratch)
             let product = (0..<rows).flatMap { r in out[(r * stride)..<(r * stride + n)] }
-            Self.expectProduct(Array(product), x: x, w: w, seed: seed, rows: rows, n: n, k: k)
+            Self.expectProduct(Array(product), x: x, w: w, seed: seed, rows: rows, n: n, k: k, implementation: level)
             #expect((0..<rows).allSatisfy { out[$0 * stride + n] == 42 }, "implementation \(level)")
         }
     }
