@@ -39,8 +39,8 @@ struct BFloat16LinearTests {
                 worstExcess = max(worstExcess, abs(Double(out[r * n + j]) - sum) / bound)
             }
         }
-        #expect(worstExcess <= 1, "worst error \(worstExcess) times the float32 summation bound"
-                    + (implementation.map { ", implementation \($0)" } ?? ""))
+        let path = implementation.map { ", implementation \($0)" } ?? ""
+        #expect(worstExcess <= 1, "worst error \(worstExcess) times the float32 summation bound\(path)")
     }
 
     @Test("packed panels times rounded rows accumulate onto the output, on every implementation", arguments: [
