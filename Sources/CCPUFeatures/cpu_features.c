@@ -36,13 +36,22 @@ static int amx_granted(void) {
     return known;
 }
 
-int sam_amx_usable(int kind) {
+// The AMX kinds the CPU has (SAM_AMX_INT8 | SAM_AMX_BF16, with AMX-TILE), read once: the kernels ask
+// on every call, and cpuid traps to the hypervisor on a VM (1.1 us here).
+static int amx_kinds(void) {
+    static _Atomic int kinds = -1;
+    int known = atomic_load_explicit(&kinds, memory_order_relaxed);
+    if (known >= 0) return known;
     unsigned eax, ebx, ecx, edx;
-    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return 0;
-    const int tile = edx >> 24 & 1, int8 = edx >> 25 & 1, bf16 = edx >> 22 & 1;
-    const int has = tile && ((kind == SAM_AMX_INT8 && int8) || (kind == SAM_AMX_BF16 && bf16));
-    return has && amx_granted();
+    known = 0;
+    if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (edx >> 24 & 1)) {
+        known = (edx >> 25 & 1 ? SAM_AMX_INT8 : 0) | (edx >> 22 & 1 ? SAM_AMX_BF16 : 0);
+    }
+    atomic_store_explicit(&kinds, known, memory_order_relaxed);
+    return known;
 }
+
+int sam_amx_usable(int kind) { return (amx_kinds() & kind) != 0 && amx_granted(); }
 
 typedef struct {
     uint8_t palette, start_row, reserved[14];
