@@ -9,7 +9,7 @@ import Testing
 /// last suite checks). Products of two bfloat16 values are exact in float32, so the only error
 /// against a float64 sum of the bfloat16-rounded operands is float32 summation: at most
 /// k · 2⁻²⁴ · Σ|x·w| for k terms. Any misplaced weight or input gives errors of the size of the values.
-@Suite("bfloat16 linear layers", .enabled(if: Kernels.bfloat16Available, "this CPU has no AVX512_BF16"))
+@Suite("bfloat16 linear layers", .serialized, .enabled(if: Kernels.bfloat16Available, "this CPU has no AVX512_BF16"))
 struct BFloat16LinearTests {
     /// Round to nearest even, as vcvtneps2bf16 does for normal finite values.
     static func bfloat16(_ value: Float) -> Float {
@@ -52,9 +52,7 @@ struct BFloat16LinearTests {
         let x = Self.values(rows * k, seed: 1), w = Self.values(n * k, seed: 2), seed = Self.values(rows * n, seed: 3)
         var panels = [UInt32](repeating: 0xFFFF_FFFF, count: Int(sam_bf16_panel_count(Int64(n), Int64(k))))
         sam_bf16_pack_weights(w, Int64(n), Int64(k), &panels)
-        defer { sam_bf16_limit_implementation(-1) }
-        for level in stride(from: sam_bf16_implementation(), through: 1, by: -1) {
-            sam_bf16_limit_implementation(level)
+        KernelImplementations.each(from: sam_bf16_implementation(), through: 1, limit: sam_bf16_limit_implementation) { level in
             var scratch = [UInt32](repeating: 0xFFFF_FFFF, count: Int(sam_bf16_scratch_count(Int64(k))))
             // One float past each row of the output: the kernel must leave it alone.
             let stride = n + 1
@@ -71,9 +69,7 @@ struct BFloat16LinearTests {
     /// the path would silently stay on vdpbf16ps.
     @Test("AMX-BF16 runs where the CPU lists it")
     func amxWhereListed() throws {
-        guard let cpuinfo = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
-              let flags = cpuinfo.split(separator: "\n").first(where: { $0.hasPrefix("flags") }) else { return }
-        let listed = flags.split(separator: " ").contains("amx_bf16")
+        guard let listed = KernelImplementations.cpuinfoLists("amx_bf16") else { return }
         #expect((sam_bf16_implementation() == 2) == listed, "implementation \(sam_bf16_implementation()), amx_bf16 listed: \(listed)")
     }
 

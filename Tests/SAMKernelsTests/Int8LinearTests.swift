@@ -51,11 +51,7 @@ struct Int8LinearTests {
 
     /// Every implementation this CPU has, best first, then back to the CPU's own.
     static func eachImplementation(_ body: (Int32) throws -> Void) throws {
-        defer { sam_q8_limit_implementation(-1) }
-        for level in stride(from: sam_q8_implementation(), through: 0, by: -1) {
-            sam_q8_limit_implementation(level)
-            try body(level)
-        }
+        try KernelImplementations.each(from: sam_q8_implementation(), through: 0, limit: sam_q8_limit_implementation, body)
     }
 
     @Test("the documented rule bit for bit, on every implementation and shape edge",
@@ -76,9 +72,7 @@ struct Int8LinearTests {
     /// the feature and a process that did not get the grant would silently fall back to VNNI.
     @Test("AMX-INT8 runs where the CPU lists it")
     func amxWhereListed() throws {
-        guard let cpuinfo = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
-              let flags = cpuinfo.split(separator: "\n").first(where: { $0.hasPrefix("flags") }) else { return }
-        let listed = flags.split(separator: " ").contains("amx_int8")
+        guard let listed = KernelImplementations.cpuinfoLists("amx_int8") else { return }
         #expect((sam_q8_implementation() == 3) == listed, "implementation \(sam_q8_implementation()), amx_int8 listed: \(listed)")
     }
 
