@@ -303,7 +303,7 @@ VNNI_TARGET static void linear_vnni(const uint8_t *q, const float *xscales, int6
 // tile of the panel's sixteen four-input groups for sixteen features, which is the panel layout read
 // with a 256-byte stride (rows and panels are padded to 64 inputs with weights 0). Rows past the
 // last multiple of 32 go to linear_vnni. Integer sums are exact in any order and are finished by
-// store_vnni's expression, so the bits are linear_vnni's.
+// finish16, as linear_vnni's are, so the bits are linear_vnni's.
 AMX_TARGET static void block_amx(const uint8_t *q, int64_t kb, const int8_t *panel, int64_t c0, int32_t *acc) {
     _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
     for (int64_t s = 0; s < kb; s += 64) {

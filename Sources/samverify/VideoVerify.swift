@@ -21,9 +21,6 @@ extension SamVerify {
                 throw VerifyError(.usage, "tolerances must be finite and non-negative, not \(value)")
             }
             if let atol { tolerances.logits = atol }
-            if bfloat16 {
-                do { try Kernels.setLinearPrecision(.bfloat16) } catch { throw VerifyError(.usage, "--bf16: \(error)") }
-            }
             let set = try VideoReferenceSet(folder: references)
             let loaded: LoadedModel
             do { loaded = try ModelFile.load(model) } catch { throw VerifyError(.badModel, "\(error)") }
@@ -31,12 +28,13 @@ extension SamVerify {
                      + "holes \(set.fillHoles ? "filled" : "not filled")"
                      + (set.correctionsAsConditioning ? ", corrections as conditioning" : "")
                      + (set.nonOverlappingMasks ? ", non-overlapping masks" : ""))
-            let result = try VideoVerification.run(loaded, set: set, tolerances: tolerances, progress: progress)
             if bfloat16 {
+                do { try Kernels.setLinearPrecision(.bfloat16) } catch { throw VerifyError(.usage, "--bf16: \(error)") }
                 // The report says which path ran, so that no one reads it as a float32 port that drifted.
                 print("linear layers: bfloat16 products (--bf16, the opt-in lower-precision path): its logits exceed "
                       + "float32's tolerance by design, so judge it by the masks' IoU")
             }
+            let result = try VideoVerification.run(loaded, set: set, tolerances: tolerances, progress: progress)
             print(TerminalText.escaped(result.table, keepingNewlines: true), terminator: "")
             return result.passed ? 0 : 1
         } catch {

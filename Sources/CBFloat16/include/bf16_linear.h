@@ -7,7 +7,8 @@
 //
 // Weights are packed once into panels: for each group of 32 output features, for each pair of input
 // features (2p, 2p+1), the 32 features' two weights as one 32-bit (bf16, bf16) pair, zero past the
-// last feature and past the last input, the pairs padded to a multiple of 16 (an AMX tile row). Inputs are rounded to bf16 block by block inside the call.
+// last feature and past the last input, the pairs padded to a multiple of 16 (an AMX tile row).
+// Inputs are rounded to bf16 block by block inside the call.
 // Rounding is round-to-nearest-even (vcvtneps2bf16); like vdpbf16ps it treats subnormals as zero.
 
 #include <stdint.h>
