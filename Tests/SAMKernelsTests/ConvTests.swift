@@ -62,6 +62,8 @@ struct ConvTests {
     static let cases: [ConvCase] = [
         ConvCase(name: "1x1 pointwise (sgemm path)", input: [2, 5, 7, 9], outChannels: 6, kernel: (1, 1), stride: 1, padding: 0, groups: 1),
         ConvCase(name: "1x1 pointwise without bias", input: [1, 3, 4, 5], outChannels: 2, kernel: (1, 1), stride: 1, padding: 0, groups: 1, hasBias: false),
+        // Large enough for tiles of 208 pixels (the last 144), in parallel, each one sgemm.
+        ConvCase(name: "1x1 C=12 -> 301 on 40x40 (tiles of pixels)", input: [1, 12, 40, 40], outChannels: 301, kernel: (1, 1), stride: 1, padding: 0, groups: 1),
         ConvCase(name: "1x1 stride 2 (im2col path)", input: [1, 4, 7, 9], outChannels: 3, kernel: (1, 1), stride: 2, padding: 0, groups: 1),
         ConvCase(name: "3x3 stride 2 pad 1", input: [2, 3, 7, 9], outChannels: 4, kernel: (3, 3), stride: 2, padding: 1, groups: 1),
         ConvCase(name: "3x3 stride 1 pad 1 no bias", input: [1, 5, 7, 9], outChannels: 3, kernel: (3, 3), stride: 1, padding: 1, groups: 1, hasBias: false),

@@ -7,9 +7,10 @@ import Testing
 struct InvertedResidualTests {
     /// (batch, in channels, expanded, out channels, height, width, stride, residual): MBConv's
     /// shape (stride 1, residual) and PatchMerging's (stride 2, none), odd sizes where a stride-2
-    /// window hangs over the bottom/right padding, and maps of one or two rows.
+    /// window hangs over the bottom/right padding, maps of one or two rows, and rows of 40 pixels.
     static let cases = [(2, 3, 12, 3, 9, 10, 1, true), (1, 4, 8, 6, 9, 7, 2, false), (1, 5, 10, 5, 1, 6, 1, true),
-                        (1, 2, 6, 4, 2, 2, 2, false), (1, 3, 7, 3, 16, 5, 1, true)]
+                        (1, 2, 6, 4, 2, 2, 2, false), (1, 3, 7, 3, 16, 5, 1, true),
+                        (1, 3, 13, 3, 6, 40, 1, true)]
 
     /// The same block as three layers of float64 references: conv2d 1x1 + GELU, depthwise conv2d
     /// 3x3 (pad 1, stride) + GELU, conv2d 1x1 + epilogue.
