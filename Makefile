@@ -254,7 +254,8 @@ bench-sam2: setup bench-venv
 # per-frame medians (the last round's propagation), tracking and process times, peak RSS, and samtrack's
 # peak RSS on a 10-frame and a 200-frame clip of the set's frames (target <= 1.2x). Prints a table, writes
 # out/bench-video.json (benchmarks/run_video_bench.py). Needs the converters' venv (torch, sam2).
-# VIDEO_BENCH_ARGS passes options to the script (e.g. --rounds 1 --max-frames 2 --skip-memory for a quick run).
+# VIDEO_BENCH_ARGS passes options to the script (e.g. --rounds 1 --max-frames 2 --skip-memory for a quick run;
+# --bf16 runs samtrack --bf16).
 VIDEO_SETS       ?= /tmp/video-sets
 VIDEO_SET        ?= $(VIDEO_SETS)/sam21t-seed0
 VIDEO_BENCH_ARGS ?=

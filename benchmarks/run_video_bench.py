@@ -349,6 +349,8 @@ def main():
                         help="frames tracked after the start frame, both sides (default: the set's own setting); "
                              "for short test runs, e.g. 2")
     parser.add_argument("--skip-memory", action="store_true", help="leave out the memory check")
+    parser.add_argument("--bf16", action="store_true",
+                        help="samtrack --bf16: linear layers and memory attention in bfloat16 products (PyTorch stays float32)")
     parser.add_argument("--build-flags", default="", help="the release build's flags, recorded in the JSON")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     a = parser.parse_args()
@@ -403,7 +405,7 @@ def main():
                MKL_NUM_THREADS=threads, TQDM_DISABLE="1")
     native_options = (["--reverse"] if reverse else []) + (["--start-frame", str(start_frame)] if start_frame is not None else []) \
         + (["--max-frames", str(max_frames)] if max_frames is not None else []) + ([] if fill_holes else ["--no-fill-holes"]) \
-        + (["--corrections-as-conditioning"] if corrections else [])
+        + (["--corrections-as-conditioning"] if corrections else []) + (["--bf16"] if a.bf16 else [])
     flags = cpu_flags()
     machine = {"cpu": cpu_model(), "avx512f": "avx512f" in flags, "avx2": "avx2" in flags, "fma": "fma" in flags,
                "avx512_bf16": "avx512_bf16" in flags, "nproc": os.cpu_count(), "kernel": platform.release(),
@@ -489,7 +491,8 @@ def main():
     a.json.write_text(json.dumps(result, indent=1) + "\n")
 
     isa = ", ".join(f for f in ("avx512f", "avx512_bf16", "avx2", "fma") if machine[f]) or "no AVX2"
-    print(f"SAM 2 video tracking, {set_dir.name} ({model_name}), {a.threads} threads, {a.rounds} interleaved rounds of separate "
+    print(f"SAM 2 video tracking, {set_dir.name} ({model_name}){', native in bfloat16 products (--bf16)' if a.bf16 else ''}, "
+          f"{a.threads} threads, {a.rounds} interleaved rounds of separate "
           f"processes per case; {machine['cpu']} ({isa}), {machine['date_utc']}; torch {result['torch']}, sam2 {result['sam2']}; "
           f"load average {machine['loadavg_at_start'][0]:.1f} at start, {machine['loadavg_at_end'][0]:.1f} at end")
     print("| what | native | PyTorch | ratio |\n|---|---|---|---|")

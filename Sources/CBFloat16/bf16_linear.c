@@ -9,6 +9,7 @@
 #include "cpu_features.h"
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { PANEL = 32, ROWS = 6, KC = 256, MC = 128 };
@@ -21,6 +22,8 @@ static int64_t padded_pairs(int64_t k) { return (pairs_of(k) + 15) / 16 * 16; }
 int64_t sam_bf16_panel_count(int64_t n, int64_t k) { return (n + PANEL - 1) / PANEL * PANEL * padded_pairs(k); }
 
 int64_t sam_bf16_scratch_count(int64_t k) { return MC * padded_pairs(k); }
+
+int64_t sam_bf16_scratch_count_rows(int64_t k, int64_t rows) { return (rows < MC ? rows : MC) * padded_pairs(k); }
 
 static _Atomic int limit = -1;
 
@@ -56,17 +59,35 @@ SAM_BF16 static void round_row(const float *x, int64_t k, uint32_t *out) {
 }
 
 SAM_BF16 void sam_bf16_pack_weights(const float *w, int64_t n, int64_t k, uint32_t *panels) {
+    sam_bf16_pack_strided(w, n, k, k, 1, panels);
+}
+
+// Rows are rounded one feature at a time. A weight whose inputs are not adjacent (attention's values,
+// packed by value channel with the keys as inputs) has its group of 32 features gathered first, in one
+// pass over the source: one feature at a time would read the whole source once per feature.
+SAM_BF16 void sam_bf16_pack_strided(const float *w, int64_t n, int64_t k, int64_t feature_stride, int64_t input_stride,
+                                    uint32_t *panels) {
     const int64_t kp = pairs_of(k), padded = padded_pairs(k), groups = (n + PANEL - 1) / PANEL;
-    uint32_t row[kp > 0 ? kp : 1];
+    uint32_t *row = malloc((size_t)(kp > 0 ? kp : 1) * sizeof(uint32_t));
+    float *gathered = input_stride == 1 ? NULL : malloc((size_t)(k > 0 ? k : 1) * PANEL * sizeof(float));
+    if (!row || (input_stride != 1 && !gathered)) __builtin_trap();  // as Swift's allocations do
     for (int64_t g = 0; g < groups; g++) {
         uint32_t *panel = panels + g * padded * PANEL;
+        const int64_t first = g * PANEL, lanes = n - first < PANEL ? n - first : PANEL;
+        if (gathered) {
+            for (int64_t i = 0; i < k; i++) {
+                const float *source = w + first * feature_stride + i * input_stride;
+                for (int64_t c = 0; c < lanes; c++) gathered[c * k + i] = source[c * feature_stride];
+            }
+        }
         for (int64_t c = 0; c < PANEL; c++) {
-            const int64_t feature = g * PANEL + c;
-            if (feature < n) round_row(w + feature * k, k, row);
-            for (int64_t p = 0; p < kp; p++) panel[p * PANEL + c] = feature < n ? row[p] : 0;
+            if (c < lanes) round_row(gathered ? gathered + c * k : w + (first + c) * feature_stride, k, row);
+            for (int64_t p = 0; p < kp; p++) panel[p * PANEL + c] = c < lanes ? row[p] : 0;
         }
         memset(panel + kp * PANEL, 0, (size_t)((padded - kp) * PANEL) * sizeof(uint32_t));
     }
+    free(gathered);
+    free(row);
 }
 
 // c rows [0, mr) x features [0, 32) masked by m0, m1 += a rows x panel over `depth` pairs.
@@ -159,6 +180,12 @@ int sam_bf16_implementation(void) { return 0; }
 
 void sam_bf16_pack_weights(const float *w, int64_t n, int64_t k, uint32_t *panels) {
     (void)w; (void)n; (void)k; (void)panels;
+    __builtin_trap();
+}
+
+void sam_bf16_pack_strided(const float *w, int64_t n, int64_t k, int64_t feature_stride, int64_t input_stride,
+                           uint32_t *panels) {
+    (void)w; (void)n; (void)k; (void)feature_stride; (void)input_stride; (void)panels;
     __builtin_trap();
 }
 

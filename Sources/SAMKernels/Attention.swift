@@ -12,8 +12,11 @@ extension Kernels {
     /// Heads are read and written in place, so no head split/merge copies are made. Work is
     /// split into (batch, head, query-row block) tasks run in parallel, each with its own scores
     /// buffer. `kernel` picks the implementation (`.automatic`: by shape, see `AttentionKernel`).
+    /// `precision` `.bfloat16` runs both products in bfloat16 where the CPU can (`attentionBFloat16`),
+    /// whatever `kernel` says; elsewhere it is float32.
     package static func attention(q: FloatTensor, k: FloatTensor, v: FloatTensor, heads: Int, scale: Float,
-                                 bias: FloatTensor?, kernel: AttentionKernel = .automatic) -> FloatTensor {
+                                 bias: FloatTensor?, kernel: AttentionKernel = .automatic,
+                                 precision: LinearPrecision = .float32) -> FloatTensor {
         precondition(q.shape.count == 3 && k.shape.count == 3 && v.shape.count == 3,
                      "attention: q, k, v must be [B, L, H*D], got \(q.shape), \(k.shape), \(v.shape)")
         let batch = q.shape[0], queryLength = q.shape[1], keyWidth = q.shape[2]
@@ -44,6 +47,13 @@ extension Kernels {
                 // An empty array may still have a base address, so decide by `bias` itself.
                 let shape = AttentionShape(batch: batch, queryLength: queryLength, keyLength: keyLength, heads: heads,
                                            headDim: headDim, valueHeadDim: valueHeadDim)
+                if bfloat16AttentionRuns(precision) {
+                    attentionBFloat16(shape, q: qBuffer.baseAddress!, qRowStride: keyWidth, k: kBuffer.baseAddress!,
+                                      kRowStride: keyWidth, v: vBuffer.baseAddress!, vRowStride: valueWidth, scale: scale,
+                                      bias: bias == nil ? nil : biasBuffer.baseAddress, biasPerBatch: biasPerBatch,
+                                      into: outBuffer.baseAddress!)
+                    return
+                }
                 attention(shape, kernel: kernel, q: qBuffer.baseAddress!, qRowStride: keyWidth, k: kBuffer.baseAddress!,
                           kRowStride: keyWidth, v: vBuffer.baseAddress!, vRowStride: valueWidth, scale: scale,
                           bias: bias == nil ? nil : biasBuffer.baseAddress, biasPerBatch: biasPerBatch,

@@ -7,8 +7,9 @@ extension Kernels {
     /// figure of the package is measured on. `.bfloat16` rounds the weights and the layer inputs
     /// to bfloat16 (8-bit significand) and sums in float32 (CBFloat16: AMX-BF16 tiles where the CPU
     /// and the OS allow them, else AVX512_BF16's vdpbf16ps), at an accuracy the caller must judge at
-    /// the task level (samverify --bf16 reports mask IoU against the references). Only `linear`
-    /// changes; convolutions and attention products stay float32.
+    /// the task level (samverify --bf16 reports mask IoU against the references). `linear` changes,
+    /// and SAM 2's memory attention runs its attention products at this precision too (most of a
+    /// tracked frame); convolutions and every other attention stay float32.
     public enum LinearPrecision: String, Sendable {
         /// float32 products and sums: the default, and the path every accuracy figure is measured on.
         case float32

@@ -8,7 +8,7 @@
 //   sambench profile-decoder MODEL.samw DROP_DIR [--runs N] [--depth D]
 //   sambench profile-encoder MODEL.samw DROP_DIR [--runs N] [--depth D]
 //   sambench decode MODEL.samw DROP_DIR CASE [--runs N]
-//   sambench attention [--runs N] [--case TEXT] [--kernel blas|small-heads|panels]
+//   sambench attention [--runs N] [--case TEXT] [--kernel blas|small-heads|panels|bfloat16]
 //   sambench conv [--runs N] [--case TEXT]
 //   (model modes take --untuned: without Kernels.tuneProcessForInference, as an app that did not opt in,
 //   and --bf16: linear layers in bfloat16 products)
@@ -216,13 +216,15 @@ case "attention":
                  ("SAM 2 memory cross-attention, 7 memories", 1, 4096, 28736, 1, 256)]
     let caseFilter = args.firstIndex(of: "--case").flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil }
     let kernelFilter = args.firstIndex(of: "--kernel").flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil }
-    let kernels = ([("blas_ms", "blas", Kernels.AttentionKernel.blas), ("small_heads_ms", "small-heads", .smallHeads)]
-        + (Kernels.panelKernelAvailable ? [("panels_ms", "panels", .panels)] : []))
+    // bfloat16: both products in bfloat16 (`precision: .bfloat16`, as SAM 2's memory attention runs under --bf16).
+    typealias AttentionChoice = (kernel: Kernels.AttentionKernel, precision: Kernels.LinearPrecision)
+    let kernels = ([("blas_ms", "blas", AttentionChoice(.blas, .float32)), ("small_heads_ms", "small-heads", AttentionChoice(.smallHeads, .float32))]
+        + (Kernels.panelKernelAvailable ? [("panels_ms", "panels", AttentionChoice(.panels, .float32))] : [])
+        + (Kernels.bfloat16Available ? [("bfloat16_ms", "bfloat16", AttentionChoice(.automatic, .bfloat16))] : []))
         .filter { kernelFilter == nil || $0.1 == kernelFilter }
     // One case: `call` with each kernel in turn, `runs` times after a warm-up, so drifts in the
     // machine's speed hit every kernel alike; the median ms per kernel's label.
-    func alternating(_ name: String, _ kernels: [(String, String, Kernels.AttentionKernel)],
-                     _ call: (Kernels.AttentionKernel) -> Void) -> [String: Any] {
+    func alternating<Choice>(_ name: String, _ kernels: [(String, String, Choice)], _ call: (Choice) -> Void) -> [String: Any] {
         var times: [String: [Double]] = [:]
         for run in 0...runs {
             for (label, _, kernel) in kernels {
@@ -238,8 +240,8 @@ case "attention":
     var results: [[String: Any]] = []
     for (name, batch, lq, lk, heads, dim) in cases where caseFilter.map({ name.contains($0) }) ?? true {
         let q = random([batch, lq, heads * dim]), k = random([batch, lk, heads * dim]), v = random([batch, lk, heads * dim])
-        results.append(alternating(name, kernels) { kernel in
-            _ = Kernels.attention(q: q, k: k, v: v, heads: heads, scale: 0.25, bias: nil, kernel: kernel)
+        results.append(alternating(name, kernels) { choice in
+            _ = Kernels.attention(q: q, k: k, v: v, heads: heads, scale: 0.25, bias: nil, kernel: choice.kernel, precision: choice.precision)
         })
     }
     // Windowed attention on the token grid (Kernels.windowAttention, TinyViT's and Hiera's unpooled

@@ -65,6 +65,27 @@ struct BFloat16LinearTests {
         }
     }
 
+    /// A strided pack (attention's keys inside wider rows, its values packed by channel) equals the
+    /// plain pack of the same matrix laid out densely, padding included.
+    @Test("strided packing equals packing the dense matrix", arguments: [(n: 5, k: 7), (n: 64, k: 1030), (n: 33, k: 40)])
+    func stridedPacking(n: Int, k: Int) {
+        let dense = Self.values(n * k, seed: 9)
+        var expected = [UInt32](repeating: 0xFFFF_FFFF, count: Int(sam_bf16_panel_count(Int64(n), Int64(k))))
+        sam_bf16_pack_weights(dense, Int64(n), Int64(k), &expected)
+        // Element (j, i) as a transposed matrix [k, n + 3] (three floats of padding per row) ...
+        var transposed = [Float](repeating: .nan, count: k * (n + 3))
+        for j in 0..<n { for i in 0..<k { transposed[i * (n + 3) + j] = dense[j * k + i] } }
+        var packed = [UInt32](repeating: 0xFFFF_FFFF, count: expected.count)
+        sam_bf16_pack_strided(transposed, Int64(n), Int64(k), 1, Int64(n + 3), &packed)
+        #expect(packed == expected, "transposed, n \(n) k \(k)")
+        // ... and as rows of a wider matrix [n, k + 5].
+        var wide = [Float](repeating: .nan, count: n * (k + 5))
+        for j in 0..<n { for i in 0..<k { wide[j * (k + 5) + i] = dense[j * k + i] } }
+        packed = [UInt32](repeating: 0xFFFF_FFFF, count: expected.count)
+        sam_bf16_pack_strided(wide, Int64(n), Int64(k), Int64(k + 5), 1, &packed)
+        #expect(packed == expected, "wide rows, n \(n) k \(k)")
+    }
+
     /// Level 2 needs the CPU's AMX-BF16 and the kernel's grant of the tile state; without the grant
     /// the path would silently stay on vdpbf16ps.
     @Test("AMX-BF16 runs where the CPU lists it")

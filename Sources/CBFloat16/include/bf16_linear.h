@@ -35,8 +35,16 @@ int64_t sam_bf16_panel_count(int64_t n, int64_t k);
 /// (sam_bf16_panel_count(n, k) pairs). Only call when sam_bf16_supported() is 1.
 void sam_bf16_pack_weights(const float *w, int64_t n, int64_t k, uint32_t *panels);
 
+/// sam_bf16_pack_weights for a weight whose element (feature j, input i) is w[j * feature_stride + i * input_stride]:
+/// attention's keys (rows of a wider tensor) and values (packed by value channel, the keys as inputs).
+void sam_bf16_pack_strided(const float *w, int64_t n, int64_t k, int64_t feature_stride, int64_t input_stride,
+                           uint32_t *panels);
+
 /// The number of uint32 pairs of scratch `sam_bf16_linear_accumulate` needs for k inputs.
 int64_t sam_bf16_scratch_count(int64_t k);
+
+/// The scratch a call on at most `rows` rows needs (no more than sam_bf16_scratch_count(k)).
+int64_t sam_bf16_scratch_count_rows(int64_t k, int64_t rows);
 
 /// c[r, j] += Σ_i bf16(x[r, i]) * bf16(w[j, i]) for r < rows, j < n, i < k, with float32 sums:
 /// x rows ldx floats apart, c rows ldc floats apart, w packed by sam_bf16_pack_weights, `scratch`

@@ -45,18 +45,21 @@ package struct RoPEAttention: Sendable {
         rope.rotate(&q, tokens: queryLength, heads: heads)
         rope.rotate(&k, tokens: keyLength - excludedKeys, heads: heads)
         let scale = 1 / Float(headDim).squareRoot()
+        // The memory attention's products follow the linear layers' precision (`--bf16`): they are most of a frame.
+        let precision = Kernels.linearPrecision
         let q3 = FloatTensor(shape: [1, queryLength, width], data: q), k3 = FloatTensor(shape: [1, keyLength, width], data: k)
         let attended: FloatTensor
         if heads == 1 && keyValueDim < width {
             // The values carry no rotation: softmax(q kᵀ) (x W_vᵀ + b_v) = (softmax(q kᵀ) x) W_vᵀ + b_v, as each
             // row of weights sums to one. Attending over the memories' 64 channels instead of the projected 256
             // takes a third of cross-attention's products off; the sums associate differently (rounding only).
-            let mixed = Kernels.attention(q: q3, k: k3, v: values.reshaped([1, keyLength, keyValueDim]), heads: 1, scale: scale, bias: nil)
+            let mixed = Kernels.attention(q: q3, k: k3, v: values.reshaped([1, keyLength, keyValueDim]), heads: 1, scale: scale, bias: nil,
+                                          precision: precision)
             attended = vProj(mixed)
         } else {
             // ref: F.scaled_dot_product_attention (scale 1 / sqrt(head dim))
             attended = Kernels.attention(q: q3, k: k3, v: vProj(values).reshaped([1, keyLength, width]), heads: heads, scale: scale,
-                                         bias: nil)
+                                         bias: nil, precision: precision)
         }
         let y = outProj(attended.reshaped([queryLength, width]))
         observer?(path, y)

@@ -1,0 +1,85 @@
+import CBFloat16
+import Foundation
+import SAMKernels
+import SAMTensor
+import SAMTestSupport
+import Testing
+
+/// `Kernels.attention` at `.bfloat16`: both products on CBFloat16. Against a float64 attention of the
+/// bfloat16-rounded operands (the scaled queries, keys, values), the softmax's weights are the one
+/// operand rounded inside: each weight p moves by at most 2⁻⁹ p, so an output moves by at most
+/// 2⁻⁹ Σ p |v| plus the float32 summation of scores and sums. The bound below is 2⁻⁸ Σ p |v| + 1e-6;
+/// a misplaced key, value or head gives errors of the size of the values.
+@Suite("bfloat16 attention", .serialized, .enabled(if: Kernels.bfloat16Available, "this CPU has no AVX512_BF16"))
+struct BFloat16AttentionTests {
+    /// (queries, keys, head dim, value head dim, heads, bias): one pair-padded head dim (13), keys past
+    /// a 32-key panel and 1024 keys, two heads side by side, a bias [H, Lq, Lk].
+    static let cases = [(5, 7, 8, 4, 1, false), (37, 1030, 256, 64, 1, false), (20, 50, 13, 5, 2, true), (130, 70, 16, 16, 1, false)]
+
+    @Test("softmax(q kᵀ) v with bfloat16 products, on every implementation", arguments: cases)
+    func matchesRoundedReference(_ c: (Int, Int, Int, Int, Int, Bool)) throws {
+        let (queryLength, keyLength, headDim, valueDim, heads, hasBias) = c
+        let scale = 1 / Float(headDim).squareRoot()
+        let q = FloatTensor(shape: [1, queryLength, heads * headDim], data: BFloat16LinearTests.values(queryLength * heads * headDim, seed: 11))
+        let k = FloatTensor(shape: [1, keyLength, heads * headDim], data: BFloat16LinearTests.values(keyLength * heads * headDim, seed: 12))
+        let v = FloatTensor(shape: [1, keyLength, heads * valueDim], data: BFloat16LinearTests.values(keyLength * heads * valueDim, seed: 13))
+        let bias = hasBias ? FloatTensor(shape: [heads, queryLength, keyLength],
+                                         data: BFloat16LinearTests.values(heads * queryLength * keyLength, seed: 14)) : nil
+        let round = BFloat16LinearTests.bfloat16
+        var expected = [Double](), magnitudes = [Double]()
+        for h in 0..<heads {
+            for r in 0..<queryLength {
+                let scores = (0..<keyLength).map { j -> Double in
+                    var sum = 0.0
+                    for d in 0..<headDim {
+                        sum += Double(round(scale * q.data[r * heads * headDim + h * headDim + d]))
+                            * Double(round(k.data[j * heads * headDim + h * headDim + d]))
+                    }
+                    return sum + Double(bias.map { $0.data[(h * queryLength + r) * keyLength + j] } ?? 0)
+                }
+                let largest = scores.max()!
+                let weights = scores.map { exp($0 - largest) }, total = weights.reduce(0, +)
+                for e in 0..<valueDim {
+                    var sum = 0.0, magnitude = 0.0
+                    for j in 0..<keyLength {
+                        let value = Double(round(v.data[j * heads * valueDim + h * valueDim + e]))
+                        sum += weights[j] / total * value
+                        magnitude += weights[j] / total * abs(value)
+                    }
+                    expected.append(sum)
+                    magnitudes.append(magnitude)
+                }
+            }
+        }
+        // Output element (r, h, e) is expected[(h * Lq + r) * Dv + e].
+        try KernelImplementations.each(from: sam_bf16_implementation(), through: 1, limit: sam_bf16_limit_implementation) { level in
+            let out = try Kernels.withLinearPrecision(.bfloat16) {
+                Kernels.attention(q: q, k: k, v: v, heads: heads, scale: scale, bias: bias, precision: Kernels.linearPrecision)
+            }
+            var worstExcess = -Double.infinity
+            for h in 0..<heads {
+                for r in 0..<queryLength {
+                    for e in 0..<valueDim {
+                        let index = (h * queryLength + r) * valueDim + e
+                        let error = abs(Double(out.data[r * heads * valueDim + h * valueDim + e]) - expected[index])
+                        worstExcess = max(worstExcess, error / (0x1p-8 * magnitudes[index] + 1e-6))
+                    }
+                }
+            }
+            #expect(worstExcess <= 1, "worst error \(worstExcess) times the bound, \(c), implementation \(level)")
+        }
+    }
+
+    @Test("float32 unless asked: the default precision is the float32 attention")
+    func float32ByDefault() throws {
+        let q = FloatTensor(shape: [1, 40, 32], data: BFloat16LinearTests.values(40 * 32, seed: 21))
+        let k = FloatTensor(shape: [1, 1100, 32], data: BFloat16LinearTests.values(1100 * 32, seed: 22))
+        let v = FloatTensor(shape: [1, 1100, 96], data: BFloat16LinearTests.values(1100 * 96, seed: 23))
+        let reference = Kernels.attention(q: q, k: k, v: v, heads: 1, scale: 0.25, bias: nil)
+        let unasked = try Kernels.withLinearPrecision(.bfloat16) { Kernels.attention(q: q, k: k, v: v, heads: 1, scale: 0.25, bias: nil) }
+        #expect(unasked.data == reference.data)
+        let reduced = Kernels.attention(q: q, k: k, v: v, heads: 1, scale: 0.25, bias: nil, precision: .bfloat16)
+        let largest = zip(reference.data, reduced.data).map { abs($0 - $1) }.max() ?? 0
+        #expect(largest > 1e-5 && largest < 0.05, "bfloat16 vs float32 attention: \(largest)")
+    }
+}
