@@ -6,10 +6,7 @@ extension NPY {
     /// Reads the `.npy` file at a file URL, as `read(_:)` reads a path. A URL that is not a file URL
     /// (https://...) throws `FormatError` (`.unreadable`) naming it; nothing is fetched.
     public static func read(contentsOf url: URL) throws(FormatError) -> Tensor {
-        guard url.isFileURL else {
-            throw FormatError(.unreadable, file: url.absoluteString, "not a file URL: a .npy file is read from a local file only")
-        }
-        return try read(url.path)
+        try read(FormatError.localPath(of: url, reading: "a .npy file"))
     }
 
     /// Writes `tensor` at a file URL, atomically, as `write(_:to:policy:)` writes to a path. A URL
