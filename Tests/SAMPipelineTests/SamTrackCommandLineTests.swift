@@ -21,6 +21,20 @@ struct SamTrackCommandLineTests {
         return request.output
     }
 
+    /// A scratch folder named after `name` holding the converted model and a copy of the clip
+    /// (`clip(in:)`); the caller removes `folder`. Removed here when making it fails.
+    static func workspace(_ name: String) throws -> (folder: String, model: String, frames: String, prompts: String) {
+        let folder = try TestPaths.temporaryFolder(name)
+        do {
+            let model = try model(in: folder)
+            let (frames, prompts) = try clip(in: folder)
+            return (folder, model, frames, prompts)
+        } catch {
+            try? FileManager.default.removeItem(atPath: folder)
+            throw error
+        }
+    }
+
     /// The set's frames and masks copied into `folder` (so a test can change them), and its prompts.
     static func clip(in folder: String) throws -> (frames: String, prompts: String) {
         let manager = FileManager.default
@@ -32,10 +46,8 @@ struct SamTrackCommandLineTests {
 
     @Test("a run writes masks, logits, overlays and result.json for every frame; logits are upstream's")
     func outputs() throws {
-        let folder = try TestPaths.temporaryFolder("samtrack")
+        let (folder, model, frames, prompts) = try Self.workspace("samtrack")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let model = try Self.model(in: folder)
-        let (frames, prompts) = try Self.clip(in: folder)
         let run = try samtrackTool.run([model, frames, "--prompts", prompts, "--out", folder + "/out"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stderr.contains("frame 00007 (8 of 8)"))
@@ -96,10 +108,8 @@ struct SamTrackCommandLineTests {
 
     @Test("--bf16 runs the linear layers in bfloat16 and result.json says so; refused where the CPU lacks it")
     func bfloat16() throws {
-        let folder = try TestPaths.temporaryFolder("samtrack-bf16")
+        let (folder, model, frames, prompts) = try Self.workspace("samtrack-bf16")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let model = try Self.model(in: folder)
-        let (frames, prompts) = try Self.clip(in: folder)
         let lowered = try samtrackTool.run([model, frames, "--prompts", prompts, "--out", folder + "/bf16", "--bf16", "--max-frames", "2"])
         guard Kernels.bfloat16Available else {
             #expect(lowered.status == 2 && lowered.stderr.contains("--bf16"), "\(lowered.stderr)")
@@ -122,10 +132,8 @@ struct SamTrackCommandLineTests {
     /// in the test's folder by `frames`); it must exit 2 with `message` in its error and write nothing.
     static func refuses(_ promptsJSON: String?, message: String, changeFrames: ((String) throws -> Void)? = nil,
                         frames makeFrames: ((String) throws -> String)? = nil) throws {
-        let folder = try TestPaths.temporaryFolder("samtrack-bad")
+        let (folder, model, frames, prompts) = try workspace("samtrack-bad")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let model = try model(in: folder)
-        let (frames, prompts) = try clip(in: folder)
         if let promptsJSON { try promptsJSON.write(toFile: prompts, atomically: true, encoding: .utf8) }
         try changeFrames?(frames)
         let input = try makeFrames?(folder) ?? frames

@@ -12,10 +12,8 @@ struct SamTrackVideoFileTests {
 
     @Test("an MP4 and a folder of its decoded frames give identical masks, logits, overlays and results")
     func videoEqualsFolder() throws {
-        let folder = try TestPaths.temporaryFolder("samtrack-video")
+        let (folder, model, _, prompts) = try SamTrackCommandLineTests.workspace("samtrack-video")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let model = try SamTrackCommandLineTests.model(in: folder)
-        let (_, prompts) = try SamTrackCommandLineTests.clip(in: folder)
         let fromVideo = try samtrackTool.run([model, Self.video, "--prompts", prompts, "--out", folder + "/video"])
         #expect(fromVideo.status == 0, "\(fromVideo.stderr)")
         #expect(fromVideo.stderr.contains("frame 00007 (8 of 8)"))
