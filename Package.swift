@@ -103,7 +103,7 @@ let package = Package(
         .target(name: "SAMArchitecture"),
 
         // The native model: image-encoder families, prompt encoder, mask decoder, weight loading.
-        .target(name: "SAMModel", dependencies: ["SAMTensor", "SAMKernels", "SAMArchitecture"]),
+        .target(name: "SAMModel", dependencies: ["SAMTensor", "SAMKernels", "SAMArchitecture", "SAMImage"]),
         .target(name: "SAMImport", dependencies: ["SAMFiles", "SAMFormats", "SAMTensor", "SAMArchitecture"]),
         // Pixels in memory: resizing and normalising for the encoder, masks back to the image's size.
         .target(name: "SAMImage", dependencies: ["SAMTensor", "SAMParallel", "CVectorMath"]),

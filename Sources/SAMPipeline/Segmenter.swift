@@ -251,17 +251,7 @@ public struct Segmenter: Sendable {
 
     /// The predictor transform of an image-encoder configuration's family.
     package static func transform(for encoder: AnyImageEncoderConfig) -> InputTransform {
-        let side = encoder.imageSize, preprocessing = encoder.preprocessing
-        switch preprocessing.resize {
-        case .longestSide:
-            let preprocessor = SamPreprocessor(pixelMean: preprocessing.pixelMean.map(Float.init),
-                                               pixelStd: preprocessing.pixelStd.map(Float.init), imageSize: side)
-            // EfficientViT-SAM L*: a 512 input, prompts and masks in the 1024 frame.
-            return encoder.promptFrameSize == side ? .longestSide(preprocessor) : .twoFrames(preprocessor, promptFrame: encoder.promptFrameSize)
-        case .square:
-            return .square(SquarePreprocessor(side: side, pixelMean: preprocessing.pixelMean.map(Float.init),
-                                              pixelStd: preprocessing.pixelStd.map(Float.init)))
-        }
+        encoder.inputTransform
     }
 
     /// Throws `.nonFinite` naming `stage` when `tensor` holds NaN or infinity.

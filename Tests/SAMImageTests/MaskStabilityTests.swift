@@ -20,7 +20,7 @@ struct MaskStabilityTests {
                                                                       threshold: threshold, offset: offset)
             var postprocessor = MaskPostprocessor(imageSize: 64, maskThreshold: Float(threshold))
             let size: ImageSize
-            if case .square = transform {
+            if transform.base is SquarePreprocessor {
                 postprocessor.imageSize = 16
                 size = ImageSize(height: 16, width: 16)
             } else {

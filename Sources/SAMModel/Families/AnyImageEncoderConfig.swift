@@ -1,4 +1,5 @@
 import Foundation
+import SAMImage
 import SAMTensor
 
 /// An image encoder's configuration of any family, with the family's name. Encoded as the
@@ -25,6 +26,8 @@ public struct AnyImageEncoderConfig: Codable, Sendable, Equatable {
         set { base.imageSize = newValue }
     }
     package var promptFrameSize: Int { base.promptFrameSize }
+    /// How the family's predictor maps photos, prompts and masks (`ImageEncoderConfiguration.inputTransform`).
+    package var inputTransform: InputTransform { base.inputTransform }
     /// Channels of the image embedding (the neck's output).
     public var embeddingDim: Int { base.embeddingDim }
     /// Side of the image embedding grid: the embedding is [1, `embeddingDim`, g, g].

@@ -1,3 +1,4 @@
+import SAMImage
 import SAMTensor
 
 /// One family of image encoders the runtime ports (MobileSAM's TinyViT, SAM's ViT-B/L/H ...): its
@@ -42,6 +43,9 @@ package protocol ImageEncoderConfiguration: Codable, Sendable, Equatable {
     var embeddingGridSize: Int { get }
     /// How a photo becomes the model input.
     var preprocessing: ImagePreprocessing { get set }
+    /// The predictor's geometry: photo to input, prompts to the prompt frame, masks back. By default
+    /// the one `preprocessing` describes; a family whose predictor differs returns its own.
+    var inputTransform: InputTransform { get }
     /// One line for listings ("TinyViT 1024x1024, dims [64, 128, 160, 320] ...").
     var summary: String { get }
     /// The names of the encoder's outputs, embedding first (`ImageFeatures.maps` order), as
@@ -66,6 +70,7 @@ extension ImageEncoderConfiguration {
 extension ImageEncoderConfiguration {
     package var runtimeBatchNormEps: Double? { nil }
     package var promptFrameSize: Int { imageSize }
+    package var inputTransform: InputTransform { preprocessing.inputTransform(side: imageSize) }
     package var featureNames: [String] { ["image_embeddings"] }
     package var featureShapes: [[Int]] { [[1, embeddingDim, embeddingGridSize, embeddingGridSize]] }
 }
