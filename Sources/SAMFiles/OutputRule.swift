@@ -161,9 +161,7 @@ package enum OutputRule {
         guard !base.isEmpty, let directory = opendir(folder.isEmpty ? "/" : folder) else { return }
         var stale: [String] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            let name = entryName(entry)
             guard name.hasPrefix(base + ".tmp-") else { continue }
             let parts = name.dropFirst(base.count + 5).split(separator: "-", omittingEmptySubsequences: false)
             guard parts.count == 2, let pid = Int32(parts[0]), pid > 0, UInt64(parts[1], radix: 16) != nil,
@@ -172,6 +170,14 @@ package enum OutputRule {
         }
         closedir(directory)
         for temporary in stale { removeTemporary(temporary) }
+    }
+
+    /// A directory entry's name, read in place up to its NUL. Not through `entry.pointee.d_name`: that
+    /// copies the whole 256-byte array, and glibc sizes each entry to its name (`d_reclen`), so the
+    /// copy reads past the last entry of readdir's buffer.
+    private static func entryName(_ entry: UnsafeMutablePointer<dirent>) -> String {
+        let name = UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \.d_name)!
+        return String(cString: name.assumingMemoryBound(to: CChar.self))
     }
 
     /// Unlinks a regular file, or empties (of regular files) and removes a folder; leaves anything else.
@@ -184,9 +190,7 @@ package enum OutputRule {
             guard let directory = opendir(path) else { return }
             var names: [String] = []
             while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-                }
+                let name = entryName(entry)
                 if name != "." && name != ".." { names.append(name) }
             }
             closedir(directory)
