@@ -6,11 +6,7 @@ public enum HuggingFaceStoredNames {
     /// transformers checkpoint and one rule gives it. Names a rule could also give through a count of
     /// other keys (an MLP head's hidden and last layers, a downsampler's convs) are ambiguous: nil.
     public static func storedName(ofCanonical canonical: String, in imported: ImportedWeights) -> String? {
-        let layouts: [(ImportRule, HuggingFaceLayout)] = [(.huggingFaceName, .sam), (.huggingFaceSam2Name, .sam2),
-                                                          (.huggingFaceSam2VideoName, .sam2)]
-        guard let layout = layouts.first(where: { entry in imported.tensors.values.contains { $0.origin.rule == entry.0 } })?.1 else {
-            return nil
-        }
+        guard let layout = HuggingFaceLayout.of(imported) else { return nil }
         let found = layout.rules.compactMap { $0.storedName(forCanonical: canonical) }
         guard !found.contains(.counted) else { return nil }
         let keys = Set(found.compactMap { if case .key(let key) = $0 { key } else { nil } })

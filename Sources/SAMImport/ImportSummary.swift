@@ -14,10 +14,10 @@ extension ImportedWeights {
             var byRule: [ImportRule: Int] = [:]
             for tensor in produced { byRule[tensor.origin.rule, default: 0] += 1 }
             if let dense = denseImagePE, dense.origin.file == file { byRule[dense.origin.rule, default: 0] += 1 }
-            for rule in ImportRule.allCases where byRule[rule] != nil { lines.append("    \(byRule[rule]!)  \(rule)") }
+            for (rule, count) in Self.largestFirst(byRule) { lines.append("    \(count)  \(rule)") }
             var droppedByRule: [ImportRule: Int] = [:]
             for entry in (dropped + ignored) where entry.file == file { droppedByRule[entry.rule, default: 0] += 1 }
-            for rule in ImportRule.allCases where droppedByRule[rule] != nil { lines.append("    \(droppedByRule[rule]!)  left out: \(rule)") }
+            for (rule, count) in Self.largestFirst(droppedByRule) { lines.append("    \(count)  left out: \(rule)") }
             for entry in unmapped where entry.file == file { lines.append("    UNMAPPED \(entry)") }
         }
         let perComponent = SAMComponent.allCases.map { component in
@@ -34,5 +34,11 @@ extension ImportedWeights {
             if let worst = worstAgreement, !worst.bitExact { lines.append("largest difference: \(worst)") }
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// Rules by how many tensors they decided, most first, then by description: a stable order.
+    private static func largestFirst(_ counts: [ImportRule: Int]) -> [(rule: ImportRule, count: Int)] {
+        counts.map { (rule: $0.key, count: $0.value) }
+            .sorted { $0.count != $1.count ? $0.count > $1.count : $0.rule.description < $1.rule.description }
     }
 }
