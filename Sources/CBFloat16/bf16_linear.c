@@ -139,8 +139,10 @@ AMX_BF16 static void block_amx(const uint32_t *a, int64_t lda, const uint32_t *p
     }
 }
 
-SAM_BF16 void sam_bf16_linear_accumulate(const float *x, int64_t rows, int64_t k, int64_t ldx,
-                                         const uint32_t *panels, int64_t n, float *c, int64_t ldc, uint32_t *scratch) {
+// The product over k inputs of panels whose groups of 32 features are `group_pairs` pairs apart
+// (the inputs may be a slice of longer packed ones, starting at a multiple of sixteen pairs).
+SAM_BF16 static void linear_accumulate(const float *x, int64_t rows, int64_t k, int64_t ldx, const uint32_t *panels,
+                                       int64_t group_pairs, int64_t n, float *c, int64_t ldc, uint32_t *scratch) {
     const int64_t kp = pairs_of(k), padded = padded_pairs(k), groups = (n + PANEL - 1) / PANEL;
     const int tiles = sam_bf16_implementation() == 2 && rows >= 32;
     if (tiles) sam_amx_configure_tiles();
@@ -156,7 +158,7 @@ SAM_BF16 void sam_bf16_linear_accumulate(const float *x, int64_t rows, int64_t k
                 const int64_t left = n - g * PANEL;
                 const __mmask16 m0 = left >= 16 ? 0xFFFF : (__mmask16)((1u << left) - 1);
                 const __mmask16 m1 = left >= 32 ? 0xFFFF : left <= 16 ? 0 : (__mmask16)((1u << (left - 16)) - 1);
-                const uint32_t *slice = panels + (g * padded + p0) * PANEL;
+                const uint32_t *slice = panels + (g * group_pairs + p0) * PANEL;
                 // The tiles run over whole sixteens of pairs: the padding's zeros add nothing.
                 for (int64_t r = 0; r < blocked; r += 32) {
                     block_amx(scratch + r * padded + p0, padded, slice, (depth + 15) / 16 * 16,
@@ -170,6 +172,20 @@ SAM_BF16 void sam_bf16_linear_accumulate(const float *x, int64_t rows, int64_t k
         }
     }
     if (tiles) sam_amx_release_tiles();
+}
+
+SAM_BF16 void sam_bf16_linear_accumulate(const float *x, int64_t rows, int64_t k, int64_t ldx,
+                                         const uint32_t *panels, int64_t n, float *c, int64_t ldc, uint32_t *scratch) {
+    linear_accumulate(x, rows, k, ldx, panels, padded_pairs(k), n, c, ldc, scratch);
+}
+
+SAM_BF16 void sam_bf16_linear_accumulate_inputs(const float *x, int64_t rows, int64_t first, int64_t k, int64_t ldx,
+                                                const uint32_t *panels, int64_t packed_k, int64_t n, float *c, int64_t ldc,
+                                                uint32_t *scratch) {
+    // Whole sixteens of pairs unless the slice ends the inputs: the tiles (and an odd k's last pair)
+    // would read the next inputs' weights against the rounded rows' zero padding.
+    if (first % 32 != 0 || first < 0 || k < 0 || first + k > packed_k || (first + k < packed_k && k % 32 != 0)) __builtin_trap();
+    linear_accumulate(x, rows, k, ldx, panels + first / 2 * PANEL, padded_pairs(packed_k), n, c, ldc, scratch);
 }
 
 #else
@@ -192,6 +208,14 @@ void sam_bf16_pack_strided(const float *w, int64_t n, int64_t k, int64_t feature
 void sam_bf16_linear_accumulate(const float *x, int64_t rows, int64_t k, int64_t ldx,
                                 const uint32_t *panels, int64_t n, float *c, int64_t ldc, uint32_t *scratch) {
     (void)x; (void)rows; (void)k; (void)ldx; (void)panels; (void)n; (void)c; (void)ldc; (void)scratch;
+    __builtin_trap();
+}
+
+void sam_bf16_linear_accumulate_inputs(const float *x, int64_t rows, int64_t first, int64_t k, int64_t ldx,
+                                       const uint32_t *panels, int64_t packed_k, int64_t n, float *c, int64_t ldc,
+                                       uint32_t *scratch) {
+    (void)x; (void)rows; (void)first; (void)k; (void)ldx; (void)panels; (void)packed_k; (void)n; (void)c; (void)ldc;
+    (void)scratch;
     __builtin_trap();
 }
 

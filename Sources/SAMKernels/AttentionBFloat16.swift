@@ -1,4 +1,9 @@
 import CBFloat16
+#if canImport(Darwin)
+import Darwin
+#else
+import Glibc
+#endif
 
 extension Kernels {
     /// Whether `attention` at `precision` runs `attentionBFloat16` on this CPU.
@@ -6,24 +11,35 @@ extension Kernels {
         precision == .bfloat16 && bfloat16Available
     }
 
+    /// Keys per step of `attentionBFloat16`'s running softmax: a block of rows' scores, their rounded
+    /// weights and outputs stay in L2 (96 rows: 200 KB of scores), where whole rows of 28,736 scores
+    /// (11 MB a block) went through memory five times.
+    static let bfloat16AttentionKeyBlock = 512
+
     /// The panel path's attention with both products in bfloat16 (CBFloat16: queries, keys, the softmax's
     /// weights and values rounded to bfloat16, sums in float32; softmax in float32): each (batch, head)'s
-    /// keys and values packed once, then blocks of query rows in parallel. The queries are scaled before
-    /// they are rounded (exact for a power-of-two scale, as 1/√256 is). SAM 2's memory attention spends
-    /// most of a tracked frame in these two products (4,096 queries over up to 28,736 keys), which
-    /// AVX512_BF16 and AMX-BF16 run at about twice float32's rate. Same layout contract as `attentionPanels`.
+    /// keys and values packed once, then blocks of query rows in parallel, each over blocks of keys with a
+    /// running softmax (the flash-attention order): per key block, scores = q kᵀ, the row's running max
+    /// raised where the block exceeds it (earlier weights and the output scaled by exp(old - new)),
+    /// weights exp(score - max) added to the row's sum and weights·v to the output; the output divided
+    /// by the sum at the end. The queries are scaled before they are rounded (exact for a power-of-two
+    /// scale, as 1/√256 is). SAM 2's memory attention spends most of a tracked frame in these two
+    /// products (4,096 queries over up to 28,736 keys), which AVX512_BF16 and AMX-BF16 run at about
+    /// twice float32's rate. Same layout contract as `attentionPanels`.
     static func attentionBFloat16(_ s: AttentionShape, q: UnsafePointer<Float>, qRowStride: Int,
                                   k: UnsafePointer<Float>, kRowStride: Int, v: UnsafePointer<Float>, vRowStride: Int,
                                   scale: Float, bias: UnsafePointer<Float>?, biasPerBatch: Bool,
                                   into out: UnsafeMutablePointer<Float>) {
         let (queryLength, keyLength, heads, headDim, valueDim) = (s.queryLength, s.keyLength, s.heads, s.headDim, s.valueHeadDim)
         let valueWidth = heads * valueDim
+        let keyBlock = min(keyLength, bfloat16AttentionKeyBlock)
         // At most 128 rows (CBFloat16's row block), so a block's rounded rows fit `rows * pairs` of scratch.
-        let preferredRows = min(96, attentionBlockRows(keyLength: keyLength, headDim: headDim))
-        let scoreStride = strideOffFourKilobytes(keyLength)
-        let pairsPerRow = Int(max(sam_bf16_scratch_count_rows(Int64(keyLength), 1), sam_bf16_scratch_count_rows(Int64(headDim), 1)))
-        // Per row: its scores, its rounded inputs (uint32 pairs, the size of a float), its scaled query.
-        let scratchPerRow = scoreStride + pairsPerRow + headDim
+        let preferredRows = min(96, attentionBlockRows(keyLength: keyBlock, headDim: headDim))
+        let scoreStride = strideOffFourKilobytes(keyBlock)
+        let pairsPerRow = Int(max(sam_bf16_scratch_count_rows(Int64(keyBlock), 1), sam_bf16_scratch_count_rows(Int64(headDim), 1)))
+        // Per row: its scores, its rounded inputs (uint32 pairs, the size of a float), its scaled query,
+        // its running max and sum.
+        let scratchPerRow = scoreStride + pairsPerRow + headDim + 2
         for b in 0..<s.batch {
             for h in 0..<heads {
                 let keys = bfloat16Panels(k + b * keyLength * kRowStride + h * s.kHeadStep, features: keyLength, inputs: headDim,
@@ -36,25 +52,40 @@ extension Kernels {
                     let scores = scratch
                     let rounded = UnsafeMutableRawPointer(scratch + rows * scoreStride).assumingMemoryBound(to: UInt32.self)
                     let scaledQueries = scratch + rows * (scoreStride + pairsPerRow)
+                    let runningMax = scaledQueries + rows * headDim, sums = runningMax + rows
                     let queries = q + (b * queryLength + firstRow) * qRowStride + h * s.qHeadStep
+                    let output = out + (b * queryLength + firstRow) * valueWidth + h * valueDim
                     for r in 0..<rows {
                         for d in 0..<headDim { scaledQueries[r * headDim + d] = scale * queries[r * qRowStride + d] }
-                        (scores + r * scoreStride).initialize(repeating: 0, count: keyLength)
+                        (output + r * valueWidth).initialize(repeating: 0, count: valueDim)
+                        runningMax[r] = -.infinity
+                        sums[r] = 0
                     }
-                    keys.withUnsafeBufferPointer { panels in
-                        sam_bf16_linear_accumulate(scaledQueries, Int64(rows), Int64(headDim), Int64(headDim), panels.baseAddress!,
-                                                   Int64(keyLength), scores, Int64(scoreStride), rounded)
+                    for first in stride(from: 0, to: keyLength, by: keyBlock) {
+                        let count = min(keyBlock, keyLength - first)
+                        for r in 0..<rows { (scores + r * scoreStride).initialize(repeating: 0, count: count) }
+                        keys.withUnsafeBufferPointer { panels in
+                            let block = panels.baseAddress! + Int(sam_bf16_panel_count(Int64(first), Int64(headDim)))
+                            sam_bf16_linear_accumulate(scaledQueries, Int64(rows), Int64(headDim), Int64(headDim), block,
+                                                       Int64(count), scores, Int64(scoreStride), rounded)
+                        }
+                        for r in 0..<rows {
+                            let row = scores + r * scoreStride
+                            if let bias { addInPlace(row, bias + (biasHead * queryLength + firstRow + r) * keyLength + first, count: count) }
+                            let raised = max(runningMax[r], maxOfRow(UnsafePointer(row), count: count))
+                            // exp(-inf) = 0 before the first block: the sum and output are still zero.
+                            let factor = expf(runningMax[r] - raised)
+                            if factor != 1 { scaleRow(output + r * valueWidth, count: valueDim, by: factor) }
+                            sums[r] = sums[r] * factor + exponentiateRow(row, count: count, minus: raised)
+                            runningMax[r] = raised
+                        }
+                        values.withUnsafeBufferPointer { panels in
+                            sam_bf16_linear_accumulate_inputs(scores, Int64(rows), Int64(first), Int64(count), Int64(scoreStride),
+                                                              panels.baseAddress!, Int64(keyLength), Int64(valueDim), output,
+                                                              Int64(valueWidth), rounded)
+                        }
                     }
-                    for r in 0..<rows {
-                        let biasRow = bias.map { $0 + (biasHead * queryLength + firstRow + r) * keyLength }
-                        softmaxRow(scores + r * scoreStride, count: keyLength, adding: biasRow)
-                    }
-                    let output = out + (b * queryLength + firstRow) * valueWidth + h * valueDim
-                    for r in 0..<rows { (output + r * valueWidth).initialize(repeating: 0, count: valueDim) }
-                    values.withUnsafeBufferPointer { panels in
-                        sam_bf16_linear_accumulate(scores, Int64(rows), Int64(keyLength), Int64(scoreStride), panels.baseAddress!,
-                                                   Int64(valueDim), output, Int64(valueWidth), rounded)
-                    }
+                    for r in 0..<rows { scaleRow(output + r * valueWidth, count: valueDim, by: 1 / sums[r]) }
                 }
             }
         }

@@ -19,14 +19,40 @@ extension Kernels {
     /// given: max, then exp and sum, then scale, eight lanes at a time.
     @inline(__always)
     static func softmaxRow(_ row: UnsafeMutablePointer<Float>, count: Int, adding bias: UnsafePointer<Float>? = nil) {
-        let vectorEnd = count & ~7
         if let bias { addInPlace(row, bias, count: count) }
-        var rowMax = maxOfVectors(UnsafePointer(row), count: vectorEnd)
-        for j in vectorEnd..<count { rowMax = max(rowMax, row[j]) }
+        let rowMax = maxOfRow(UnsafePointer(row), count: count)
+        scaleRow(row, count: count, by: 1 / exponentiateRow(row, count: count, minus: rowMax))
+    }
 
+    /// row[j] *= factor for j < count.
+    @inline(__always)
+    static func scaleRow(_ row: UnsafeMutablePointer<Float>, count: Int, by factor: Float) {
+        let vectorEnd = count & ~7
+        var j = 0
+        if vectorEnd >= 16 && wideVectorsAvailable {
+            sam_scale_avx512(row, Int64(vectorEnd), factor)
+            j = vectorEnd
+        }
+        while j < vectorEnd { row.store8(row.load8(at: j) * factor, at: j); j += 8 }
+        while j < count { row[j] *= factor; j += 1 }
+    }
+
+    /// The largest of row[0..<count] (-inf for none).
+    @inline(__always)
+    static func maxOfRow(_ row: UnsafePointer<Float>, count: Int) -> Float {
+        let vectorEnd = count & ~7
+        var rowMax = maxOfVectors(row, count: vectorEnd)
+        for j in vectorEnd..<count { rowMax = max(rowMax, row[j]) }
+        return rowMax
+    }
+
+    /// row[j] = exp(row[j] - shift) in place for j < count; returns their sum.
+    @inline(__always)
+    static func exponentiateRow(_ row: UnsafeMutablePointer<Float>, count: Int, minus shift: Float) -> Float {
+        let vectorEnd = count & ~7
         // The tail is padded into one more vector so every element goes through exp8.
-        var sums = exponentiateVectors(row, count: vectorEnd, minus: rowMax)
-        var j = vectorEnd
+        var sums = exponentiateVectors(row, count: vectorEnd, minus: shift)
+        let j = vectorEnd
         if j < count {
             // Lanes past the row end hold -inf, whose exp is set to 0. (Copies through memory:
             // per-lane SIMD subscripts compile to slow code.)
@@ -36,21 +62,14 @@ extension Kernels {
                 let lanes = bytes.baseAddress!.assumingMemoryBound(to: Float.self)
                 for lane in 0..<tailCount { lanes[lane] = row[j + lane] }
             }
-            var e = exp8(tail - rowMax).replacing(with: 0, where: tail .== -.infinity)
+            var e = exp8(tail - shift).replacing(with: 0, where: tail .== -.infinity)
             withUnsafeBytes(of: &e) { bytes in
                 let lanes = bytes.baseAddress!.assumingMemoryBound(to: Float.self)
                 for lane in 0..<tailCount { row[j + lane] = lanes[lane] }
             }
             sums += e
         }
-        let inverseSum = 1 / horizontalSum(sums)
-        j = 0
-        if vectorEnd >= 16 && wideVectorsAvailable {
-            sam_scale_avx512(row, Int64(vectorEnd), inverseSum)
-            j = vectorEnd
-        }
-        while j < vectorEnd { row.store8(row.load8(at: j) * inverseSum, at: j); j += 8 }
-        while j < count { row[j] *= inverseSum; j += 1 }
+        return horizontalSum(sums)
     }
 
     /// The largest of row[0..<count], count a multiple of 8 (-inf for none).

@@ -13,8 +13,10 @@ import Testing
 @Suite("bfloat16 attention", .serialized, .enabled(if: Kernels.bfloat16Available, "this CPU has no AVX512_BF16"))
 struct BFloat16AttentionTests {
     /// (queries, keys, head dim, value head dim, heads, bias): one pair-padded head dim (13), keys past
-    /// a 32-key panel and 1024 keys, two heads side by side, a bias [H, Lq, Lk].
-    static let cases = [(5, 7, 8, 4, 1, false), (37, 1030, 256, 64, 1, false), (20, 50, 13, 5, 2, true), (130, 70, 16, 16, 1, false)]
+    /// a 32-key panel and 1024 keys (three blocks of the running softmax, the last of 6), two heads side
+    /// by side, a bias [H, Lq, Lk], over one key block and over three.
+    static let cases = [(5, 7, 8, 4, 1, false), (37, 1030, 256, 64, 1, false), (20, 50, 13, 5, 2, true), (130, 70, 16, 16, 1, false),
+                        (33, 1100, 24, 8, 2, true)]
 
     @Test("softmax(q kᵀ) v with bfloat16 products, on every implementation", arguments: cases)
     func matchesRoundedReference(_ c: (Int, Int, Int, Int, Int, Bool)) throws {

@@ -52,6 +52,13 @@ int64_t sam_bf16_scratch_count_rows(int64_t k, int64_t rows);
 void sam_bf16_linear_accumulate(const float *x, int64_t rows, int64_t k, int64_t ldx,
                                 const uint32_t *panels, int64_t n, float *c, int64_t ldc, uint32_t *scratch);
 
+/// sam_bf16_linear_accumulate over inputs [first, first + k) of a weight packed with `packed_k` inputs
+/// (x holds those k inputs; `first` a multiple of 32, and k too unless the slice ends the inputs):
+/// attention's values over one block of keys.
+void sam_bf16_linear_accumulate_inputs(const float *x, int64_t rows, int64_t first, int64_t k, int64_t ldx,
+                                       const uint32_t *panels, int64_t packed_k, int64_t n, float *c, int64_t ldc,
+                                       uint32_t *scratch);
+
 #ifdef __cplusplus
 }
 #endif
