@@ -99,8 +99,4 @@ enum HuggingFaceSam2Names {
 
     /// Key prefixes only transformers' SAM 2 layout has.
     static let layoutMarkers = ["vision_encoder.backbone.", "no_memory_embedding"]
-
-    static func isLayout(_ keys: some Collection<String>) -> Bool {
-        keys.contains { key in layoutMarkers.contains { key.hasPrefix($0) } }
-    }
 }
