@@ -14,7 +14,7 @@ extension Kernels {
     /// Keys per step of `attentionBFloat16`'s running softmax: a block of rows' scores, their rounded
     /// weights and outputs stay in L2 (96 rows: 200 KB of scores), where whole rows of 28,736 scores
     /// (11 MB a block) went through memory five times.
-    static let bfloat16AttentionKeyBlock = 512
+    package static let bfloat16AttentionKeyBlock = 512
 
     /// The panel path's attention with both products in bfloat16 (CBFloat16: queries, keys, the softmax's
     /// weights and values rounded to bfloat16, sums in float32; softmax in float32): each (batch, head)'s
@@ -73,6 +73,11 @@ extension Kernels {
                             let row = scores + r * scoreStride
                             if let bias { addInPlace(row, bias + (biasHead * queryLength + firstRow + r) * keyLength + first, count: count) }
                             let raised = max(runningMax[r], maxOfRow(UnsafePointer(row), count: count))
+                            guard raised > -.infinity else {
+                                // Every score so far is -inf (a masking bias): weights 0, as the whole row's softmax gives them.
+                                row.update(repeating: 0, count: count)
+                                continue
+                            }
                             // exp(-inf) = 0 before the first block: the sum and output are still zero.
                             let factor = expf(runningMax[r] - raised)
                             if factor != 1 { scaleRow(output + r * valueWidth, count: valueDim, by: factor) }

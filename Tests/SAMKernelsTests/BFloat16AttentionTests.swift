@@ -18,6 +18,26 @@ struct BFloat16AttentionTests {
     static let cases = [(5, 7, 8, 4, 1, false), (37, 1030, 256, 64, 1, false), (20, 50, 13, 5, 2, true), (130, 70, 16, 16, 1, false),
                         (33, 1100, 24, 8, 2, true)]
 
+    /// A bias of -inf over the first key block (a mask) leaves its keys out, as the whole row's softmax
+    /// does: the same output as attention over the other keys alone, whose key blocks are the same.
+    @Test("a bias of -inf over a whole key block leaves those keys out")
+    func maskedKeyBlock() throws {
+        let (queryLength, keyLength, masked, headDim, valueDim) = (9, 1100, Kernels.bfloat16AttentionKeyBlock, 16, 8)
+        let q = FloatTensor(shape: [1, queryLength, headDim], data: BFloat16LinearTests.values(queryLength * headDim, seed: 21))
+        let k = FloatTensor(shape: [1, keyLength, headDim], data: BFloat16LinearTests.values(keyLength * headDim, seed: 22))
+        let v = FloatTensor(shape: [1, keyLength, valueDim], data: BFloat16LinearTests.values(keyLength * valueDim, seed: 23))
+        var bias = FloatTensor(shape: [1, queryLength, keyLength], data: [Float](repeating: 0, count: queryLength * keyLength))
+        for r in 0..<queryLength { for j in 0..<masked { bias.data[r * keyLength + j] = -.infinity } }
+        let kept = keyLength - masked
+        let keptK = FloatTensor(shape: [1, kept, headDim], data: Array(k.data[(masked * headDim)...]))
+        let keptV = FloatTensor(shape: [1, kept, valueDim], data: Array(v.data[(masked * valueDim)...]))
+        let out = Kernels.attention(q: q, k: k, v: v, heads: 1, scale: 0.25, bias: bias, precision: .bfloat16)
+        let expected = Kernels.attention(q: q, k: keptK, v: keptV, heads: 1, scale: 0.25, bias: nil, precision: .bfloat16)
+        #expect(out.data.allSatisfy { $0.isFinite })
+        let difference = zip(out.data, expected.data).map { abs($0 - $1) }.max() ?? .infinity
+        #expect(difference <= 1e-6, "largest difference \(difference)")
+    }
+
     @Test("softmax(q kᵀ) v with bfloat16 products, on every implementation", arguments: cases)
     func matchesRoundedReference(_ c: (Int, Int, Int, Int, Int, Bool)) throws {
         let (queryLength, keyLength, headDim, valueDim, heads, hasBias) = c
