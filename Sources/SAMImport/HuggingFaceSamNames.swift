@@ -105,17 +105,6 @@ enum HuggingFaceSamNames {
     static let layoutMarkers = ["vision_encoder.", "shared_image_embedding.", "prompt_encoder.shared_embedding.",
                                 "prompt_encoder.point_embed.", "prompt_encoder.mask_embed.", "mask_decoder.upscale_"]
 
-    static func isHuggingFaceLayout(_ keys: some Collection<String>) -> Bool {
-        keys.contains { key in layoutMarkers.contains { key.hasPrefix($0) } }
-    }
-
-    /// The canonical name of every key a rule maps, or nil when the keys are not transformers'
-    /// layout (then the state-dict rules name them). Keys missing from the result are unmapped.
-    static func canonicalNames(for keys: some Collection<String>) -> [String: String]? {
-        guard isHuggingFaceLayout(keys) else { return nil }
-        return canonicalNames(for: keys, rules: rules + familyRules.joined())
-    }
-
     /// The canonical name each key gets from the first of `rules` that matches it.
     static func canonicalNames(for keys: some Collection<String>, rules: [Rule]) -> [String: String] {
         var names: [String: String] = [:]

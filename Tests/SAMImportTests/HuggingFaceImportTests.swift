@@ -50,7 +50,8 @@ struct HuggingFaceImportTests {
     func mlpShift() {
         let keys = ["mask_decoder.iou_prediction_head.proj_in.weight", "mask_decoder.iou_prediction_head.layers.0.weight",
                     "mask_decoder.iou_prediction_head.layers.1.weight", "mask_decoder.iou_prediction_head.proj_out.bias"]
-        let names = HuggingFaceSamNames.canonicalNames(for: keys + ["vision_encoder.pos_embed"])
+        let stored = keys + ["vision_encoder.pos_embed"]
+        let names = HuggingFaceLayout(keys: stored)?.canonicalNames(for: stored)
         #expect(names?[keys[0]] == "mask_decoder.iou_prediction_head.layers.0.weight")
         #expect(names?[keys[1]] == "mask_decoder.iou_prediction_head.layers.1.weight")
         #expect(names?[keys[2]] == "mask_decoder.iou_prediction_head.layers.2.weight")
@@ -61,8 +62,8 @@ struct HuggingFaceImportTests {
     @Test("upstream-named state dicts are not taken for transformers ones")
     func upstreamLayoutUntouched() throws {
         let keys = try HDF5File(path: Self.h5).readAll().keys
-        #expect(!HuggingFaceSamNames.isHuggingFaceLayout(keys))
-        #expect(HuggingFaceSamNames.canonicalNames(for: keys) == nil)
+        #expect(HuggingFaceLayout(keys: keys) == nil)
+        #expect(!HuggingFaceLayout.sam.matches(keys))
     }
 
     @Test("a transformers key no rule maps is an unmapped-tensor error naming the file and the key")
