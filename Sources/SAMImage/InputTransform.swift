@@ -12,11 +12,6 @@ public struct InputTransform: Sendable, Equatable {
         self.base = base
     }
 
-    /// ResizeLongestSide(side), normalise in 0-255 units, zero-pad to side x side.
-    package static func longestSide(_ preprocessor: SamPreprocessor) -> InputTransform { InputTransform(preprocessor) }
-    /// SAM2Transforms(side): stretch to side x side, normalise in 0-1 units.
-    package static func square(_ preprocessor: SquarePreprocessor) -> InputTransform { InputTransform(preprocessor) }
-
     /// Whether both are the same family's transform with the same sizes and statistics.
     public static func == (lhs: InputTransform, rhs: InputTransform) -> Bool {
         lhs.base.isEqual(to: rhs.base)

@@ -64,11 +64,6 @@ public final class SegmentAnything {
         self.segmenter = segmenter
     }
 
-    /// The predictor transform of an image-encoder configuration's family (`Segmenter.transform(for:)`).
-    package static func transform(for encoder: AnyImageEncoderConfig) -> InputTransform {
-        Segmenter.transform(for: encoder)
-    }
-
     /// Resizes, normalises and pads `image`, and runs the image encoder.
     /// ref: mobile_sam/predictor.py SamPredictor.set_image; sam2/sam2_image_predictor.py SAM2ImagePredictor.set_image
     public func setImage(_ image: RGBImage) throws(PipelineError) {

@@ -31,7 +31,7 @@ public struct Segmenter: Sendable {
     public init(model: LoadedModel) {
         self.model = model
         modelIdentity = model.metadata.identity
-        transform = Self.transform(for: model.metadata.config.imageEncoder)
+        transform = model.metadata.config.imageEncoder.inputTransform
     }
 
     /// Loads the `.samw` model at `modelPath`; `verifyingChecksums: false` skips the CRC-32 check of
@@ -248,11 +248,6 @@ public struct Segmenter: Sendable {
     }
 
     // MARK: - Shared steps
-
-    /// The predictor transform of an image-encoder configuration's family.
-    package static func transform(for encoder: AnyImageEncoderConfig) -> InputTransform {
-        encoder.inputTransform
-    }
 
     /// Throws `.nonFinite` naming `stage` when `tensor` holds NaN or infinity.
     static func requireFinite(_ tensor: FloatTensor, stage: String) throws(PipelineError) {

