@@ -54,6 +54,7 @@ struct HoleFillingFlipsTests {
         #expect(frame.check().unexplained == nil)
         frame.native[3 * 8 + 3] = 0.002  // foreground beyond rounding: a real difference
         #expect(frame.check().unexplained?.contains("foreground") == true)
+        #expect(frame.check().involvesHoleFilling)
     }
 
     @Test("a logit differing away from the filled pixel's footprint is not explained")
@@ -91,6 +92,7 @@ struct HoleFillingFlipsTests {
         var frame = Frame.flippedHole()
         frame.reference[5 * 8 + 5] = 1.5
         #expect(frame.check().unexplained?.contains("not a hole filled on one side") == true)
+        #expect(!frame.check().involvesHoleFilling)
         frame = Frame.flippedHole()
         frame.native[3 * 8 + 3] = .nan
         #expect(frame.check().unexplained != nil)

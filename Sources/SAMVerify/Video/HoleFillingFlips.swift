@@ -31,6 +31,9 @@ struct HoleFillingFlips {
     var disagreements = 0
     /// Why the frame's excess is not explained; nil when it is.
     var unexplained: String?
+    /// Whether the excess involves a hole filled on one side (otherwise the logits simply differ, and
+    /// hole filling has nothing to say about it).
+    var involvesHoleFilling = true
 
     /// Compares `native` with `reference` low-res logits ([objects, 1, s, s], holes filled) and the
     /// full-resolution `nativeLogits` with `referenceLogits` ([objects, 1, H, W]).
@@ -51,6 +54,7 @@ struct HoleFillingFlips {
                                            width: side.width, maxArea: maxArea, tolerance: tolerance)
             if let problem = found.problem {
                 unexplained = "object index \(object): \(problem)"
+                involvesHoleFilling = found.involvesHoleFilling
                 return
             }
             for (offset, flag) in found.mask.enumerated() where flag { disagreeing[range.lowerBound + offset] = true }
@@ -62,7 +66,7 @@ struct HoleFillingFlips {
 
     /// One object's disagreements as a mask, or why they are not hole filling's.
     private static func disagreements(native: ArraySlice<Float>, reference: ArraySlice<Float>, width: Int, maxArea: Int,
-                                      tolerance: Double) -> (mask: [Bool], problem: String?) {
+                                      tolerance: Double) -> (mask: [Bool], problem: String?, involvesHoleFilling: Bool) {
         let n = Array(native), r = Array(reference)
         let height = n.count / width
         let filled = MaskHoles.filledScore
@@ -77,11 +81,11 @@ struct HoleFillingFlips {
                 continue
             }
             guard (a == filled) != (b == filled) else {
-                return (mask, "low-res pixel (\(i % width), \(i / width)) differs (\(a) against \(b)) and is not a hole filled on one side")
+                return (mask, "low-res pixel (\(i % width), \(i / width)) differs (\(a) against \(b)) and is not a hole filled on one side", false)
             }
             let unfilled = a == filled ? b : a
             guard Double(unfilled) <= tolerance else {
-                return (mask, "low-res pixel (\(i % width), \(i / width)) is filled on one side and foreground (\(unfilled)) on the other")
+                return (mask, "low-res pixel (\(i % width), \(i / width)) is filled on one side and foreground (\(unfilled)) on the other", true)
             }
             mask[i] = true
             if unfilled > 0 { flip[i] = true }
@@ -108,13 +112,13 @@ struct HoleFillingFlips {
                 }
             }
             if group.count > maxArea {
-                return (mask, "\(group.count) neighbouring low-res pixels from (\(start % width), \(start / width)) differ, more than a hole of \(maxArea)")
+                return (mask, "\(group.count) neighbouring low-res pixels from (\(start % width), \(start / width)) differ, more than a hole of \(maxArea)", true)
             }
             if !touchesFlip {
-                return (mask, "low-res pixels from (\(start % width), \(start / width)) were filled on one side only, with no logit within rounding of 0 beside them")
+                return (mask, "low-res pixels from (\(start % width), \(start / width)) were filled on one side only, with no logit within rounding of 0 beside them", true)
             }
         }
-        return (mask, nil)
+        return (mask, nil, true)
     }
 
     /// nil when every full-resolution logit beyond the tolerance is upscaled from a disagreement.

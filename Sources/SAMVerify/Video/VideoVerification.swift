@@ -31,7 +31,8 @@ public struct VideoVerification {
         /// within rounding of 0 (see `HoleFillingFlips`); the logits they upscale to are not held to
         /// the tolerance. 0 when the logits are within it everywhere.
         public var holeFillingFlips: Int = 0
-        /// Why logits beyond the tolerance were not put down to hole filling, when they were not.
+        /// Why logits beyond the tolerance were not put down to hole filling, when some pixel was filled on
+        /// one side only (nil when the logits simply differ).
         public var notHoleFilling: String?
         public var passed: Bool
     }
@@ -146,7 +147,7 @@ public struct VideoVerification {
                                              referenceLogits: logits, maxArea: set.fillHoleArea, tolerance: tolerances.logits,
                                              objectsCoupled: set.nonOverlappingMasks)
             if let reason = explained.unexplained {
-                notHoleFilling = reason
+                if explained.involvesHoleFilling { notHoleFilling = reason }
             } else {
                 logitsHold = true
                 flips = explained.disagreements
