@@ -70,10 +70,10 @@ extension Kernels {
     /// `attention` on q, k and v packed in one tensor, as a single projection makes them:
     /// qkv [B, L, H*(2*D + Dv)], laid out as `layout` says (by default all heads' queries, then
     /// keys, then values, on each row). Returns [B, L, H*Dv], heads side by side. Saves the three
-    /// separate projections' passes over the input.
+    /// separate projections' passes over the input. `precision` as for `attention(q:k:v:...)`.
     package static func attention(packedQKV qkv: FloatTensor, heads: Int, keyDim: Int, valueDim: Int, scale: Float,
                                  bias: FloatTensor?, layout: PackedQKVLayout = .groupedByPart,
-                                 kernel: AttentionKernel = .automatic) -> FloatTensor {
+                                 kernel: AttentionKernel = .automatic, precision: LinearPrecision = .float32) -> FloatTensor {
         precondition(qkv.shape.count == 3 && heads >= 1 && qkv.shape[2] == heads * (2 * keyDim + valueDim),
                      "attention: packed qkv \(qkv.shape) is not [B, L, \(heads)*(2*\(keyDim)+\(valueDim))]")
         let batch = qkv.shape[0], length = qkv.shape[1], rowWidth = qkv.shape[2]
@@ -90,6 +90,13 @@ extension Kernels {
                 let shape = AttentionShape(batch: batch, queryLength: length, keyLength: length, heads: heads,
                                            headDim: keyDim, valueHeadDim: valueDim, qHeadStep: columns.q.step,
                                            kHeadStep: columns.k.step, vHeadStep: columns.v.step)
+                if bfloat16AttentionRuns(precision) {
+                    attentionBFloat16(shape, q: base + columns.q.first, qRowStride: rowWidth, k: base + columns.k.first,
+                                      kRowStride: rowWidth, v: base + columns.v.first, vRowStride: rowWidth, scale: scale,
+                                      bias: bias == nil ? nil : biasBuffer.baseAddress, biasPerBatch: false,
+                                      into: outBuffer.baseAddress!)
+                    return
+                }
                 attention(shape, kernel: kernel, q: base + columns.q.first, qRowStride: rowWidth, k: base + columns.k.first,
                           kRowStride: rowWidth, v: base + columns.v.first, vRowStride: rowWidth, scale: scale,
                           bias: bias == nil ? nil : biasBuffer.baseAddress, biasPerBatch: false,

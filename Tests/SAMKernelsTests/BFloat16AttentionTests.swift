@@ -92,6 +92,25 @@ struct BFloat16AttentionTests {
         }
     }
 
+    /// Hiera's global attention: one projection's q|k|v, heads grouped by part, read in place.
+    @Test("packed q|k|v at bfloat16 is the attention of the three parts, bit for bit")
+    func packedMatchesSeparate() {
+        let (length, heads, headDim) = (600, 2, 24), width = heads * headDim
+        let packed = FloatTensor(shape: [1, length, 3 * width], data: BFloat16LinearTests.values(length * 3 * width, seed: 31))
+        func part(_ index: Int) -> FloatTensor {
+            var data = [Float]()
+            for row in 0..<length { data += packed.data[(row * 3 + index) * width..<(row * 3 + index + 1) * width] }
+            return FloatTensor(shape: [1, length, width], data: data)
+        }
+        let scale = 1 / Float(headDim).squareRoot()
+        let together = Kernels.attention(packedQKV: packed, heads: heads, keyDim: headDim, valueDim: headDim, scale: scale, bias: nil,
+                                         precision: .bfloat16)
+        let apart = Kernels.attention(q: part(0), k: part(1), v: part(2), heads: heads, scale: scale, bias: nil, precision: .bfloat16)
+        #expect(together.shape == apart.shape && together.data == apart.data)
+        let float32 = Kernels.attention(packedQKV: packed, heads: heads, keyDim: headDim, valueDim: headDim, scale: scale, bias: nil)
+        #expect(float32.data != together.data, "the packed attention at bfloat16 ran in float32")
+    }
+
     @Test("float32 unless asked: the default precision is the float32 attention")
     func float32ByDefault() throws {
         let q = FloatTensor(shape: [1, 40, 32], data: BFloat16LinearTests.values(40 * 32, seed: 21))

@@ -41,9 +41,11 @@ package struct HieraAttention: Sendable {
     /// stride when the queries are pooled. `then` is applied to the projection's output (a fused
     /// residual add) unless an observer wants it first.
     /// ref: hieradet.py MultiScaleAttention.forward
+    /// `precision` is the attention products' (`Kernels.attention`): the global blocks follow the linear
+    /// layers' (`--bf16`), a quarter of SAM 2.1 tiny's encoder FLOPs; windows stay float32.
     package func callAsFunction(_ x: FloatTensor, grid: GridSize, then epilogue: Kernels.Epilogue = .none,
-                               observer: ModuleObserver? = nil) -> FloatTensor {
-        attend(packed: qkv(x, observer: nil), grid: grid, then: epilogue, observer: observer)
+                               precision: Kernels.LinearPrecision = .float32, observer: ModuleObserver? = nil) -> FloatTensor {
+        attend(packed: qkv(x, observer: nil), grid: grid, then: epilogue, precision: precision, observer: observer)
     }
 
     /// residual + the attention of the tokens x [B, H*W, dim] on `grid` in windows of `window`
@@ -69,7 +71,7 @@ package struct HieraAttention: Sendable {
 
     /// The attention after qkv: packed [N, h*w, 3 * dimOut] -> [N, h'*w', dimOut].
     private func attend(packed: FloatTensor, grid: GridSize, then epilogue: Kernels.Epilogue = .none,
-                        observer: ModuleObserver?) -> FloatTensor {
+                        precision: Kernels.LinearPrecision = .float32, observer: ModuleObserver?) -> FloatTensor {
         let windows = packed.shape[0], width = dimOut
         observer?(qkv.path, packed.reshaped([windows, grid.height, grid.width, 3 * width]))
         let attended: FloatTensor
@@ -83,7 +85,8 @@ package struct HieraAttention: Sendable {
             // ref: forward — F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
             attended = Kernels.attention(q: q, keysAndValuesOf: packed, heads: heads, scale: scale)
         } else {
-            attended = Kernels.attention(packedQKV: packed, heads: heads, keyDim: headDim, valueDim: headDim, scale: scale, bias: nil)
+            attended = Kernels.attention(packedQKV: packed, heads: heads, keyDim: headDim, valueDim: headDim, scale: scale, bias: nil,
+                                         precision: precision)
         }
         let outGrid = queryStride.map { GridSize(height: grid.height / $0, width: grid.width / $0) } ?? grid
         guard let observer else { return proj(attended, then: epilogue) }

@@ -85,7 +85,8 @@ package struct HieraBlock: Sendable {
             // ref: forward — x = shortcut + self.drop_path(x) (drop_path is the identity in eval)
             y = merge.merge(attended, batch: batch, plusResidual: shortcut)
         } else {
-            y = attn(normed, grid: grid, then: Kernels.Epilogue(residual: shortcut), observer: observer)
+            // Global attention: its products follow the linear layers' precision.
+            y = attn(normed, grid: grid, then: Kernels.Epilogue(residual: shortcut), precision: Kernels.linearPrecision, observer: observer)
         }
         // ref: forward — x = x + self.drop_path(self.mlp(self.norm2(x)))
         let normed2 = norm2.normalized(y, observer: nil)
