@@ -34,7 +34,8 @@ struct ConversionSummary {
         if metadata.components.contains("mask_decoder") {
             let decoder = config.maskDecoder
             emit("  mask decoder: dim \(decoder.transformerDim), depth \(decoder.depth), heads \(decoder.numHeads), mlp \(decoder.mlpDim), "
-                        + "\(decoder.numMultimaskOutputs + 1) masks" + (decoder.sam2.map(sam2Summary) ?? ""))
+                        + "\(decoder.numMultimaskOutputs + 1) masks"
+                        + decoder.familyOptions.summaries(weightNames: Array(tensors.keys)).map { "; " + $0 }.joined())
         }
         if let video = config.videoMode, metadata.components.contains(Sam.videoKey) {
             emit("  video: memory attention \(video.memoryAttentionLayers) layers, memory width \(video.memoryDim), "
@@ -69,13 +70,4 @@ struct ConversionSummary {
 
     /// Names from the inputs appear in these lines: printed escaped (`TerminalText`).
     private func emit(_ line: String) { Swift.print(TerminalText.escaped(line)) }
-
-    /// SAM 2's decoder additions, and whether the weights had the object-score head.
-    func sam2Summary(_ options: SAM2DecoderOptions) -> String {
-        let head = options.objectScoreHead == .none ? "none"
-            : tensors.keys.contains { $0.hasPrefix("mask_decoder.pred_obj_score_head.") } ? options.objectScoreHead.rawValue
-            : "not in the weights (the export dropped it): no object scores"
-        return "; SAM 2: object-score head \(head), high-res features \(options.highResolutionFeatures ? "on" : "off"), "
-            + "single mask via stability \(options.dynamicMultimaskViaStability ? "on" : "off")"
-    }
 }

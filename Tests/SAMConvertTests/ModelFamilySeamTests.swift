@@ -99,6 +99,30 @@ struct ModelFamilySeamTests {
                 "\(mismatched.problems)")
     }
 
+    /// SAM 2's decoder options belong to its family: stored under the key "sam2" as before, read back
+    /// through the family's type, and compared as part of the configuration.
+    @Test("a family's decoder options: same JSON as before, equal only when their values are")
+    func familyDecoderOptions() throws {
+        let config = try SAMConfig(contentsOf: TestPaths.sam2TinyReferences + "/config.json")
+        let options = try #require(config.maskDecoder.familyOptions[SAM2DecoderOptions.self])
+        #expect(options == SAM2DecoderOptions() && ModelFamilies.named("sam2")?.maskDecoderOptions.first?.key == "sam2")
+        // The decoder's JSON: the shared keys and the family's object, as the file has them.
+        let written = try JSONSerialization.jsonObject(with: config.jsonData()) as? [String: Any]
+        let original = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: TestPaths.sam2TinyReferences + "/config.json"))) as? [String: Any]
+        let writtenDecoder = try #require(written?["maskDecoder"] as? NSDictionary), originalDecoder = try #require(original?["maskDecoder"] as? NSDictionary)
+        #expect(writtenDecoder == originalDecoder)
+        #expect(try JSONDecoder().decode(SAMConfig.self, from: config.jsonData()) == config)
+
+        var changed = config
+        changed.maskDecoder.familyOptions[SAM2DecoderOptions.self]?.objectScoreHead = .linear
+        #expect(changed != config)
+        changed.maskDecoder.familyOptions[SAM2DecoderOptions.self] = nil
+        #expect(changed != config && changed.maskDecoder.familyOptions.isEmpty)
+        #expect(!String(decoding: changed.jsonData(), as: UTF8.self).contains("\"sam2\":{"))
+        // SAM's decoder has none, and its JSON has no family key.
+        #expect(SAMConfig.sam(.vitB).maskDecoder.familyOptions.isEmpty)
+    }
+
     @Test("a model file whose metadata and configuration name different model families is refused")
     func modelFileFamily() throws {
         let folder = try TestPaths.temporaryFolder("family-seam")

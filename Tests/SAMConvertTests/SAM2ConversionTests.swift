@@ -197,7 +197,7 @@ struct SAM2ConversionTests {
         let hiera = try #require(alone.imageEncoder.as(HieraConfig.self))
         #expect(hiera.stages == [1, 2, 3, 2] && hiera.embedDim == 8 && hiera.neckDim == 16 && hiera.positionEmbeddingSize == [5, 5])
         #expect(hiera.windowSpec[0] == 8)
-        #expect(alone.maskDecoder.mlpDim == 32 && alone.maskDecoder.sam2?.objectScoreHead == .mlp)
+        #expect(alone.maskDecoder.mlpDim == 32 && alone.maskDecoder.familyOptions[SAM2DecoderOptions.self]?.objectScoreHead == .mlp)
         #expect(alone.promptEncoder.imageEmbeddingSize == 6 && alone.promptEncoder.embedDim == 16)
     }
 

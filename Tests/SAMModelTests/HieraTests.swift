@@ -90,7 +90,7 @@ struct HieraInferenceTests {
         for base in [SAMConfig.mobileSAM, .sam2(.tiny), .sam2(.large)] {
             let inferred = try SAMConfig.inferred(fromShapes: Self.shapes(expected), base: base)
             #expect(inferred.imageEncoder.as(HieraConfig.self) == expected, "base \(base.imageEncoder.summary)")
-            #expect(inferred.promptEncoder.imageEmbeddingSize == 64 && inferred.maskDecoder.sam2 != nil)
+            #expect(inferred.promptEncoder.imageEmbeddingSize == 64 && inferred.maskDecoder.familyOptions[SAM2DecoderOptions.self] != nil)
         }
     }
 
@@ -98,11 +98,11 @@ struct HieraInferenceTests {
     func objectScoreHeadDropped() throws {
         var shapes = Self.shapes(.tiny)
         shapes["mask_decoder.iou_token.weight"] = [1, 256]
-        #expect(try SAMConfig.inferred(fromShapes: shapes).maskDecoder.sam2?.objectScoreHead == SAM2DecoderOptions.ObjectScoreHead.none)
+        #expect(try SAMConfig.inferred(fromShapes: shapes).maskDecoder.familyOptions[SAM2DecoderOptions.self]?.objectScoreHead == SAM2DecoderOptions.ObjectScoreHead.none)
         shapes["mask_decoder.obj_score_token.weight"] = [1, 256]
-        #expect(try SAMConfig.inferred(fromShapes: shapes).maskDecoder.sam2?.objectScoreHead == .mlp)
+        #expect(try SAMConfig.inferred(fromShapes: shapes).maskDecoder.familyOptions[SAM2DecoderOptions.self]?.objectScoreHead == .mlp)
         shapes["mask_decoder.pred_obj_score_head.weight"] = [1, 256]
-        #expect(try SAMConfig.inferred(fromShapes: shapes).maskDecoder.sam2?.objectScoreHead == .linear)
+        #expect(try SAMConfig.inferred(fromShapes: shapes).maskDecoder.familyOptions[SAM2DecoderOptions.self]?.objectScoreHead == .linear)
     }
 }
 

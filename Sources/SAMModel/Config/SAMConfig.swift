@@ -76,7 +76,7 @@ public struct SAMConfig: Codable, Sendable, Equatable {
         config.promptEncoder.inputImageSize = hiera.imageSize
         config.promptEncoder.imageEmbeddingSize = hiera.embeddingGridSize
         config.maskDecoder.transformerDim = hiera.neckDim
-        config.maskDecoder.sam2 = SAM2DecoderOptions(highResolutionFeatures: hiera.highResolutionFeatures)
+        config.maskDecoder.familyOptions[SAM2DecoderOptions.self] = SAM2DecoderOptions(highResolutionFeatures: hiera.highResolutionFeatures)
         return config
     }
 }
@@ -121,7 +121,7 @@ package struct PromptEncoderConfig: Codable, Sendable, Equatable {
     package static let mobileSAM = PromptEncoderConfig(embedDim: 256, imageEmbeddingSize: 64, inputImageSize: 1024, maskInChannels: 16)
 }
 
-package struct MaskDecoderConfig: Codable, Sendable, Equatable {
+package struct MaskDecoderConfig: Sendable, Equatable {
     package var transformerDim: Int
     package var depth: Int
     package var numHeads: Int
@@ -131,8 +131,9 @@ package struct MaskDecoderConfig: Codable, Sendable, Equatable {
     package var numMultimaskOutputs: Int
     package var iouHeadDepth: Int
     package var iouHeadHiddenDim: Int
-    /// SAM 2's additions to the decoder; nil for SAM's.
-    package var sam2: SAM2DecoderOptions? = nil
+    /// What the model family adds to the decoder (`ModelFamily.maskDecoderOptions`: SAM 2's
+    /// `SAM2DecoderOptions`), each under its own JSON key; empty for SAM's.
+    package var familyOptions = FamilyDecoderOptions()
     /// eps of the transformer's nn.LayerNorms when not PyTorch's 1e-5 (EfficientViT-SAM's zoo sets
     /// 1e-6); nil, and absent from JSON, for SAM's, so other files keep their bytes.
     package var transformerLayerNormEps: Double? = nil
@@ -145,36 +146,3 @@ package struct MaskDecoderConfig: Codable, Sendable, Equatable {
                                                     iouHeadDepth: 3, iouHeadHiddenDim: 256)
 }
 
-/// What SAM 2's mask decoder adds to SAM's (sam2/modeling/sam/mask_decoder.py MaskDecoder.__init__
-/// arguments as SAM2Base and build_sam2 pass them); defaults are every published SAM 2 / 2.1 model's.
-package struct SAM2DecoderOptions: Codable, Sendable, Equatable {
-    package enum ObjectScoreHead: String, Codable, Sendable {
-        /// pred_obj_scores=False: no object-score token (the logit is a constant 10).
-        case none
-        /// pred_obj_scores=True: Linear(d, 1).
-        case linear
-        /// pred_obj_scores_mlp=True: MLP(d, d, 1, 3).
-        case mlp
-    }
-
-    /// use_high_res_features: conv_s0/conv_s1 maps added while upscaling.
-    package var highResolutionFeatures: Bool
-    /// iou_prediction_use_sigmoid.
-    package var iouSigmoid: Bool
-    package var objectScoreHead: ObjectScoreHead
-    /// Single-mask output falls back to the best multimask output when mask 0 is unstable
-    /// (build_sam2's post-processing overrides: delta 0.05, threshold 0.98).
-    package var dynamicMultimaskViaStability: Bool
-    package var stabilityDelta: Double
-    package var stabilityThreshold: Double
-
-    package init(highResolutionFeatures: Bool = true, iouSigmoid: Bool = true, objectScoreHead: ObjectScoreHead = .mlp,
-                dynamicMultimaskViaStability: Bool = true, stabilityDelta: Double = 0.05, stabilityThreshold: Double = 0.98) {
-        self.highResolutionFeatures = highResolutionFeatures
-        self.iouSigmoid = iouSigmoid
-        self.objectScoreHead = objectScoreHead
-        self.dynamicMultimaskViaStability = dynamicMultimaskViaStability
-        self.stabilityDelta = stabilityDelta
-        self.stabilityThreshold = stabilityThreshold
-    }
-}

@@ -66,11 +66,12 @@ extension TransformersSam2Config {
             transformerDim: decoder?.hiddenSize ?? 256, depth: decoder?.numHiddenLayers ?? 2, numHeads: decoder?.numAttentionHeads ?? 8,
             mlpDim: decoder?.mlpDim ?? 2048, attentionDownsampleRate: decoder?.attentionDownsampleRate ?? 2,
             numMultimaskOutputs: decoder?.numMultimaskOutputs ?? 3, iouHeadDepth: decoder?.iouHeadDepth ?? 3,
-            iouHeadHiddenDim: decoder?.iouHeadHiddenDim ?? 256,
-            sam2: SAM2DecoderOptions(highResolutionFeatures: true, iouSigmoid: true, objectScoreHead: .mlp,
-                                     dynamicMultimaskViaStability: decoder?.dynamicMultimaskViaStability ?? true,
-                                     stabilityDelta: decoder?.dynamicMultimaskStabilityDelta ?? 0.05,
-                                     stabilityThreshold: decoder?.dynamicMultimaskStabilityThresh ?? 0.98))
+            iouHeadHiddenDim: decoder?.iouHeadHiddenDim ?? 256)
+        config.maskDecoder.familyOptions[SAM2DecoderOptions.self] = SAM2DecoderOptions(
+            highResolutionFeatures: true, iouSigmoid: true, objectScoreHead: .mlp,
+            dynamicMultimaskViaStability: decoder?.dynamicMultimaskViaStability ?? true,
+            stabilityDelta: decoder?.dynamicMultimaskStabilityDelta ?? 0.05,
+            stabilityThreshold: decoder?.dynamicMultimaskStabilityThresh ?? 0.98)
 
         if isVideo {
             let videoSide = square(imageSize, default: 1024, "image_size", &refused)

@@ -16,6 +16,9 @@ package protocol ModelFamily: SendableMetatype {
     /// its weights are told from another family's on the same encoder. Empty for a family that adds
     /// nothing to its encoder family's plain model.
     static var distinguishingKeys: [String] { get }
+    /// What the family adds to the mask decoder's configuration, each type under its own JSON key
+    /// (`MaskDecoderConfig.familyOptions`); empty for a family that adds nothing.
+    static var maskDecoderOptions: [any MaskDecoderOptions.Type] { get }
 
     /// The image encoder built strictly from the weights under `prefix`.
     static func makeImageEncoder(weights: WeightStore, prefix: String, config: SAMConfig) throws(WeightError) -> any ImageEncoder
@@ -31,6 +34,7 @@ package protocol ModelFamily: SendableMetatype {
 
 extension ModelFamily {
     package static var distinguishingKeys: [String] { [] }
+    package static var maskDecoderOptions: [any MaskDecoderOptions.Type] { [] }
 
     /// The configured encoder family's encoder.
     package static func makeImageEncoder(weights: WeightStore, prefix: String, config: SAMConfig) throws(WeightError) -> any ImageEncoder {

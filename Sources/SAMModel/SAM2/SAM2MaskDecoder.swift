@@ -38,7 +38,7 @@ package struct SAM2MaskDecoder: PromptMaskDecoder {
     /// ref: mask_decoder.py MaskDecoder.__init__ (SAM2Base._build_sam_heads' arguments)
     package init(weights: WeightStore, prefix: String, config: SAMConfig) throws(WeightError) {
         let configured = config.maskDecoder
-        let options = configured.sam2 ?? SAM2DecoderOptions()
+        let options = configured.familyOptions[SAM2DecoderOptions.self] ?? SAM2DecoderOptions()
         path = prefix
         self.options = options
         (iouToken, maskTokens) = try MaskDecoder.tokens(weights: weights, prefix: prefix, config: configured)

@@ -4,6 +4,7 @@ package enum SAM2ModelFamily: ModelFamily {
     package static let name = "sam2"
     package static let imageEncoderFamilies: [any ImageEncoderFamily.Type] = [HieraFamily.self]
     package static let maskDecoderFamily: any MaskDecoderFamily.Type = SAM2MaskDecoderFamily.self
+    package static let maskDecoderOptions: [any MaskDecoderOptions.Type] = [SAM2DecoderOptions.self]
 
     /// The decoder's transformer MLP width under SAM 2's naming and its object-score head.
     package static func refine(_ config: inout SAMConfig, fromShapes shapes: [String: [Int]]) {

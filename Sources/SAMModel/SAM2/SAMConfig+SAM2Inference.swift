@@ -27,7 +27,7 @@ extension SAMConfig {
         guard imageEncoder.family == HieraFamily.name else { return }
         let decoder = "mask_decoder"
         if let hidden = shapes["\(decoder).transformer.layers.0.mlp.layers.0.weight"] { maskDecoder.mlpDim = hidden[0] }
-        var options = maskDecoder.sam2 ?? SAM2DecoderOptions()
+        var options = maskDecoder.familyOptions[SAM2DecoderOptions.self] ?? SAM2DecoderOptions()
         if shapes["\(decoder).pred_obj_score_head.layers.0.weight"] != nil {
             options.objectScoreHead = .mlp
         } else if shapes["\(decoder).pred_obj_score_head.weight"] != nil {
@@ -40,6 +40,6 @@ extension SAMConfig {
             options.objectScoreHead = .none
         }
         if let hiera = imageEncoder.as(HieraConfig.self) { options.highResolutionFeatures = hiera.highResolutionFeatures }
-        maskDecoder.sam2 = options
+        maskDecoder.familyOptions[SAM2DecoderOptions.self] = options
     }
 }
