@@ -64,7 +64,7 @@ struct SamRun: ParsableCommand {
     var skipChecksums = false
     @Flag(help: "Time the image encoder per module (from the model's module observer); prints a table and adds \"profile\" to result.json.")
     var profile = false
-    @Flag(name: .customLong("bf16"), help: "Run the linear layers in bfloat16 products (the opt-in lower-precision path, CPUs with AVX512_BF16); result.json records it.")
+    @Flag(name: .customLong("bf16"), help: "Run the linear layers (and SAM 2's global attention) in bfloat16 products (the opt-in lower-precision path, CPUs with AVX512_BF16); result.json records it.")
     var bfloat16 = false
 
     @Flag(name: .customLong("int8-products"), help: "With a model converted --dtype int8, multiply its int8 weights in int8 products (inputs rounded to int8 per row: faster, less accurate; docs/quantization.md); result.json records it.")

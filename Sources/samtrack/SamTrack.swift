@@ -57,7 +57,7 @@ struct SamTrack: ParsableCommand {
     @Option(name: .customLong("max-pixels"), help: "Largest frame (width x height) to decode.") var maxPixels: Int = ImageLimits.default.maxPixels
     @Flag(name: .customLong("skip-checksums"), help: "Do not verify the model's weight checksums at load.") var skipChecksums = false
     @Flag(name: .customLong("bf16"),
-          help: "Run the linear layers and the memory attention's products in bfloat16 (the opt-in lower-precision path, CPUs with AVX512_BF16); result.json records it.")
+          help: "Run the linear layers and the attention products of the memory attention and the image encoder's global blocks in bfloat16 (the opt-in lower-precision path, CPUs with AVX512_BF16); result.json records it.")
     var bfloat16 = false
 
     static func main() {

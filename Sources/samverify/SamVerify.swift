@@ -45,7 +45,7 @@ struct SamVerify: ParsableCommand {
         --margin times over it (rounded up to 1, 2 or 5 x 10^k) as a manifest that --tolerances FILE reads.
         --report DIR draws per case the prompt, the reference and native masks side by side with their difference, \
         and a heat map of the logit error, with an index.html.
-        --bf16 (CPUs with AVX512_BF16) runs the linear layers (and SAM 2's memory attention) in bfloat16 products, the opt-in lower-precision path: \
+        --bf16 (CPUs with AVX512_BF16) runs the linear layers (and the attention of SAM 2's memory attention and Hiera's global blocks) in bfloat16 products, the opt-in lower-precision path: \
         the table and the JSON say so, its tensors fail float32's tolerances by design, and its task-level figures \
         are the measure of whether it serves the model.
 

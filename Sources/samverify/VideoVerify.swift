@@ -31,7 +31,7 @@ extension SamVerify {
             if bfloat16 {
                 do { try Kernels.setLinearPrecision(.bfloat16) } catch { throw VerifyError(.usage, "--bf16: \(error)") }
                 // The report says which path ran, so that no one reads it as a float32 port that drifted.
-                print("linear layers and memory attention: bfloat16 products (--bf16, the opt-in lower-precision path): its logits exceed "
+                print("linear layers, memory attention and global attention: bfloat16 products (--bf16, the opt-in lower-precision path): its logits exceed "
                       + "float32's tolerance by design, so judge it by the masks' IoU")
             }
             let result = try VideoVerification.run(loaded, set: set, tolerances: tolerances, progress: progress)

@@ -83,7 +83,7 @@ struct CommandLineTests {
         }
         // bfloat16's logits are outside float32's tolerance: exit 1, the path named, every frame in the table.
         #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
-        #expect(run.stdout.contains("linear layers and memory attention: bfloat16 products (--bf16"))
+        #expect(run.stdout.contains("linear layers, memory attention and global attention: bfloat16 products (--bf16"))
         #expect((0..<8).allSatisfy { run.stdout.contains(String(format: "\n%05d ", $0)) }, "\(run.stdout)")
     }
 }
