@@ -180,7 +180,9 @@ public struct VideoVerification {
         if passed {
             lines.append("PASS")
         } else if let frame = frames.first(where: { !$0.passed }) {
-            let module = modules.first { $0.stem == frame.stem && !$0.passed } ?? modules.first { !$0.passed }
+            // A preflight memory may differ without consequence (above): named only when nothing else differs.
+            let diverging = modules.filter { !$0.passed && !$0.name.hasPrefix("preflight_") }
+            let module = diverging.first { $0.stem == frame.stem } ?? diverging.first ?? modules.first { !$0.passed }
             lines.append("FAIL: first diverging frame \(frame.stem)" + (module.map { ", first diverging module \($0.name) (object \($0.object), frame \($0.stem))" } ?? ""))
         } else {
             lines.append("FAIL")
