@@ -123,6 +123,21 @@ struct ModelFamilySeamTests {
         #expect(SAMConfig.sam(.vitB).maskDecoder.familyOptions.isEmpty)
     }
 
+    /// A decoder-only export has no encoder to tell its family by: the family's own keys start
+    /// inference from its configuration, not MobileSAM's.
+    @Test("weights with a family's own keys and no encoder start from that family's configuration")
+    func inferenceBaseByKeys() throws {
+        let sam2Decoder: [String: [Int]] = ["mask_decoder.obj_score_token.weight": [1, 256], "mask_decoder.iou_token.weight": [1, 256],
+                                            "mask_decoder.mask_tokens.weight": [4, 256]]
+        var base = SAMConfig.mobileSAM
+        base.maxPoints = 7
+        let inferred = try SAMConfig.inferred(fromShapes: sam2Decoder, base: base)
+        #expect(inferred.imageEncoder.family == "hiera" && inferred.modelFamily == "sam2" && inferred.maxPoints == 7)
+        #expect(inferred.maskDecoder.familyOptions[SAM2DecoderOptions.self]?.objectScoreHead == .mlp)
+        let samDecoder = sam2Decoder.filter { $0.key != "mask_decoder.obj_score_token.weight" }
+        #expect(try SAMConfig.inferred(fromShapes: samDecoder, base: base).imageEncoder.family == "tiny_vit")
+    }
+
     @Test("a model file whose metadata and configuration name different model families is refused")
     func modelFileFamily() throws {
         let folder = try TestPaths.temporaryFolder("family-seam")

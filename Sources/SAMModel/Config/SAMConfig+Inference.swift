@@ -8,7 +8,7 @@
 extension SAMConfig {
     package static func inferred(fromShapes shapes: [String: [Int]], imageSize: Int? = nil, mergeStrides: [Int]? = nil,
                                 imageEmbeddingSize: Int? = nil, base: SAMConfig = .mobileSAM) throws(FamilyChoiceError) -> SAMConfig {
-        let base = inferenceBase(base, shapes: shapes)
+        let base = ModelFamilies.inferenceBase(base, shapes: shapes)
         var config = base
         func shape(_ key: String, rank: Int) -> [Int]? { ShapeQueries.shape(key, rank: rank, in: shapes) }
         func count(_ prefix: String) -> Int { ShapeQueries.childCount(prefix, in: shapes) }

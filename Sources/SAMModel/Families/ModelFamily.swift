@@ -30,6 +30,10 @@ package protocol ModelFamily: SendableMetatype {
     /// The configuration's sizes read from the weights' shapes beyond what the encoder family and
     /// SAM's prompt encoder and decoder read (SAM 2's decoder options); `config` is the rest, inferred.
     static func refine(_ config: inout SAMConfig, fromShapes shapes: [String: [Int]])
+    /// The configuration inference starts from when weights that come without a config are
+    /// recognisably this family's by their keys alone (so a decoder-only export is not read with
+    /// another family's sizes); nil when they are not, or when the family has no such keys.
+    static func inferenceBase(fromShapes shapes: [String: [Int]]) -> SAMConfig?
 }
 
 extension ModelFamily {
@@ -44,6 +48,7 @@ extension ModelFamily {
     package static func featureNames(_ config: SAMConfig) -> [String] { config.imageEncoder.featureNames }
     package static func featureShapes(_ config: SAMConfig) -> [[Int]] { config.imageEncoder.featureShapes }
     package static func refine(_ config: inout SAMConfig, fromShapes shapes: [String: [Int]]) {}
+    package static func inferenceBase(fromShapes shapes: [String: [Int]]) -> SAMConfig? { nil }
 
     /// Whether `key` is one of `distinguishingKeys`.
     static func distinguishes(_ key: String) -> Bool {
@@ -72,6 +77,18 @@ package enum ModelFamilies {
     }
 
     package static var names: [String] { all.map { $0.name } }
+
+    /// `base`, or the base of the first family whose keys the weights have when `base`'s encoder is
+    /// not one of that family's (`ModelFamily.inferenceBase`), keeping `base`'s point range.
+    package static func inferenceBase(_ base: SAMConfig, shapes: [String: [Int]]) -> SAMConfig {
+        for family in all where !family.imageEncoderFamilies.contains(where: { $0.name == base.imageEncoder.family }) {
+            guard var config = family.inferenceBase(fromShapes: shapes) else { continue }
+            config.minPoints = base.minPoints
+            config.maxPoints = base.maxPoints
+            return config
+        }
+        return base
+    }
 
     /// The family of a plain model with an encoder of `encoderFamily` (MobileSAM for TinyViT): the
     /// first listed that takes that encoder and adds nothing to it. Files written before model

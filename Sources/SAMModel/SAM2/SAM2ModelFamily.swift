@@ -6,6 +6,11 @@ package enum SAM2ModelFamily: ModelFamily {
     package static let maskDecoderFamily: any MaskDecoderFamily.Type = SAM2MaskDecoderFamily.self
     package static let maskDecoderOptions: [any MaskDecoderOptions.Type] = [SAM2DecoderOptions.self]
 
+    /// SAM 2.1 tiny's configuration for weights only SAM 2 has (a decoder-only SAM 2 export included).
+    package static func inferenceBase(fromShapes shapes: [String: [Int]]) -> SAMConfig? {
+        SAMConfig.looksLikeSAM2(shapes) ? SAMConfig.sam2(.tiny) : nil
+    }
+
     /// The decoder's transformer MLP width under SAM 2's naming and its object-score head.
     package static func refine(_ config: inout SAMConfig, fromShapes shapes: [String: [Int]]) {
         config.inferSAM2Decoder(fromShapes: shapes)

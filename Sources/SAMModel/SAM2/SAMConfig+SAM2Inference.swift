@@ -10,14 +10,6 @@ extension SAMConfig {
             || shapes.keys.contains { $0.hasPrefix("image_encoder.trunk.") }
     }
 
-    /// `base`, or SAM 2.1 tiny's configuration when `base` is not SAM 2's and the weights are.
-    static func inferenceBase(_ base: SAMConfig, shapes: [String: [Int]]) -> SAMConfig {
-        guard base.imageEncoder.family != HieraFamily.name, looksLikeSAM2(shapes) else { return base }
-        var config = SAMConfig.sam2(.tiny)
-        config.minPoints = base.minPoints
-        config.maxPoints = base.maxPoints
-        return config
-    }
 
     /// SAM 2's decoder sizes and options from the shapes: the transformer MLP's width under its
     /// SAM 2 name and which object-score head the weights have. The sigmoid IoU head and the
