@@ -47,15 +47,8 @@ extension Kernels {
                 // An empty array may still have a base address, so decide by `bias` itself.
                 let shape = AttentionShape(batch: batch, queryLength: queryLength, keyLength: keyLength, heads: heads,
                                            headDim: headDim, valueHeadDim: valueHeadDim)
-                if bfloat16AttentionRuns(precision) {
-                    attentionBFloat16(shape, q: qBuffer.baseAddress!, qRowStride: keyWidth, k: kBuffer.baseAddress!,
-                                      kRowStride: keyWidth, v: vBuffer.baseAddress!, vRowStride: valueWidth, scale: scale,
-                                      bias: bias == nil ? nil : biasBuffer.baseAddress, biasPerBatch: biasPerBatch,
-                                      into: outBuffer.baseAddress!)
-                    return
-                }
-                attention(shape, kernel: kernel, q: qBuffer.baseAddress!, qRowStride: keyWidth, k: kBuffer.baseAddress!,
-                          kRowStride: keyWidth, v: vBuffer.baseAddress!, vRowStride: valueWidth, scale: scale,
+                attention(shape, kernel: kernel, precision: precision, q: qBuffer.baseAddress!, qRowStride: keyWidth,
+                          k: kBuffer.baseAddress!, kRowStride: keyWidth, v: vBuffer.baseAddress!, vRowStride: valueWidth, scale: scale,
                           bias: bias == nil ? nil : biasBuffer.baseAddress, biasPerBatch: biasPerBatch,
                           into: outBuffer.baseAddress!)
             }
@@ -90,15 +83,8 @@ extension Kernels {
                 let shape = AttentionShape(batch: batch, queryLength: length, keyLength: length, heads: heads,
                                            headDim: keyDim, valueHeadDim: valueDim, qHeadStep: columns.q.step,
                                            kHeadStep: columns.k.step, vHeadStep: columns.v.step)
-                if bfloat16AttentionRuns(precision) {
-                    attentionBFloat16(shape, q: base + columns.q.first, qRowStride: rowWidth, k: base + columns.k.first,
-                                      kRowStride: rowWidth, v: base + columns.v.first, vRowStride: rowWidth, scale: scale,
-                                      bias: bias == nil ? nil : biasBuffer.baseAddress, biasPerBatch: false,
-                                      into: outBuffer.baseAddress!)
-                    return
-                }
-                attention(shape, kernel: kernel, q: base + columns.q.first, qRowStride: rowWidth, k: base + columns.k.first,
-                          kRowStride: rowWidth, v: base + columns.v.first, vRowStride: rowWidth, scale: scale,
+                attention(shape, kernel: kernel, precision: precision, q: base + columns.q.first, qRowStride: rowWidth,
+                          k: base + columns.k.first, kRowStride: rowWidth, v: base + columns.v.first, vRowStride: rowWidth, scale: scale,
                           bias: bias == nil ? nil : biasBuffer.baseAddress, biasPerBatch: false,
                           into: outBuffer.baseAddress!)
             }
@@ -129,8 +115,8 @@ extension Kernels {
                 let columns = PackedQKVLayout.groupedByPart.columns(heads: heads, keyDim: headDim, valueDim: valueHeadDim)
                 let shape = AttentionShape(batch: batch, queryLength: queryLength, keyLength: keyLength, heads: heads,
                                            headDim: headDim, valueHeadDim: valueHeadDim)
-                attention(shape, kernel: kernel, q: qBuffer.baseAddress!, qRowStride: keyWidth, k: base + columns.k.first,
-                          kRowStride: rowWidth, v: base + columns.v.first, vRowStride: rowWidth, scale: scale,
+                attention(shape, kernel: kernel, precision: .float32, q: qBuffer.baseAddress!, qRowStride: keyWidth,
+                          k: base + columns.k.first, kRowStride: rowWidth, v: base + columns.v.first, vRowStride: rowWidth, scale: scale,
                           bias: nil, biasPerBatch: false, into: outBuffer.baseAddress!)
             }
             }
@@ -204,10 +190,16 @@ extension Kernels {
         case panels
     }
 
-    private static func attention(_ s: AttentionShape, kernel: AttentionKernel, q: UnsafePointer<Float>, qRowStride: Int,
-                                  k: UnsafePointer<Float>, kRowStride: Int, v: UnsafePointer<Float>, vRowStride: Int,
+    private static func attention(_ s: AttentionShape, kernel: AttentionKernel, precision: LinearPrecision, q: UnsafePointer<Float>,
+                                  qRowStride: Int, k: UnsafePointer<Float>, kRowStride: Int, v: UnsafePointer<Float>, vRowStride: Int,
                                   scale: Float, bias: UnsafePointer<Float>?, biasPerBatch: Bool,
                                   into out: UnsafeMutablePointer<Float>) {
+        // `.bfloat16` where the CPU can, whatever `kernel` says.
+        if bfloat16AttentionRuns(precision) {
+            attentionBFloat16(s, q: q, qRowStride: qRowStride, k: k, kRowStride: kRowStride, v: v, vRowStride: vRowStride,
+                              scale: scale, bias: bias, biasPerBatch: biasPerBatch, into: out)
+            return
+        }
         let useSmallHeads = switch kernel {
         case .automatic:
             s.headDim <= 64 && s.valueHeadDim <= 64
