@@ -280,7 +280,7 @@ public struct BinaryMasks: Sendable, Equatable {
 ///   index as one fused multiply-add) but not for 2-D resizes, where about half of the logits
 ///   differ from torch's in the last bit or two (see PostprocessTests). Only original images
 ///   with H + W <= 128 pixels take this path (the 256 -> 1024 stage never does).
-enum TorchBilinear {
+package enum TorchBilinear {
     /// `a * b + c` with one rounding, as the FMA instruction torch's kernel uses.
     /// Swift's `addingProduct` is a libm call on baseline x86-64 (no FMA in the target), which
     /// would dominate this kernel. In double, `a * b` is exact and the sum rounds once; rounding
@@ -308,11 +308,11 @@ enum TorchBilinear {
     }
 
     /// The two taps and weights of each output index along one axis.
-    struct Axis {
-        let index0: [Int]
-        let index1: [Int]
-        let weight0: [Float]
-        let weight1: [Float]
+    package struct Axis {
+        package let index0: [Int]
+        package let index1: [Int]
+        package let weight0: [Float]
+        package let weight1: [Float]
 
         /// `fusedSourceIndex`: the source index as one fused multiply-add (torch's small-output
         /// kernel) rather than a multiply and a subtract (its generic kernel).
@@ -341,6 +341,15 @@ enum TorchBilinear {
         }
     }
 
+    /// The row and column taps of an (inRows, inCols) -> (outRows, outCols) resize, as torch picks
+    /// its kernel by the output's size.
+    package static func axes(inRows: Int, inCols: Int, outRows: Int, outCols: Int) -> (rows: Axis, cols: Axis) {
+        // ref: UpSampleKernel.cpp _use_vectorized_kernel_cond_2d: (output H + output W) <= 128
+        let smallOutput = outRows + outCols <= 128
+        return (Axis(inSize: inRows, outSize: outRows, fusedSourceIndex: smallOutput),
+                Axis(inSize: inCols, outSize: outCols, fusedSourceIndex: smallOutput))
+    }
+
     /// One 2-D resize, producing only output rows `0..<keepRows` and columns `0..<keepCols`
     /// of an (outRows, outCols) result: a crop of the full resize, with identical values.
     struct Plan2D {
@@ -356,10 +365,7 @@ enum TorchBilinear {
         init(inRows: Int, inCols: Int, outRows: Int, outCols: Int, keepRows: Int, keepCols: Int) {
             self.keepRows = keepRows
             self.keepCols = keepCols
-            // ref: UpSampleKernel.cpp _use_vectorized_kernel_cond_2d: (output H + output W) <= 128
-            let smallOutput = outRows + outCols <= 128
-            rows = Axis(inSize: inRows, outSize: outRows, fusedSourceIndex: smallOutput)
-            cols = Axis(inSize: inCols, outSize: outCols, fusedSourceIndex: smallOutput)
+            (rows, cols) = TorchBilinear.axes(inRows: inRows, inCols: inCols, outRows: outRows, outCols: outCols)
             let cols = cols
             adjacentCols = (0..<keepCols).first { cols.index1[$0] != cols.index0[$0] + 1 } ?? keepCols
             widthBlocks = WidthBlocks(cols, inSize: inCols, keepCols: keepCols)

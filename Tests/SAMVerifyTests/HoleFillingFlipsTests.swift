@@ -1,3 +1,4 @@
+import SAMImage
 import SAMTensor
 import Testing
 @testable import SAMVerify
@@ -110,13 +111,17 @@ struct HoleFillingFlipsTests {
         #expect(frame.check(objects: 2, coupled: false).unexplained?.contains("object index 1") == true)
     }
 
+    /// The rule reads the upscaling's own taps (`TorchBilinear.axes`); the footprint above relies on these.
     @Test("bilinear sources as torch computes them without aligned corners")
     func sources() {
-        #expect(HoleFillingFlips.bilinearSources(0, output: 16, input: 8) == (0, 1))  // the second at weight 0
-        #expect(HoleFillingFlips.bilinearSources(5, output: 16, input: 8) == (2, 3))
-        #expect(HoleFillingFlips.bilinearSources(8, output: 16, input: 8) == (3, 4))
-        #expect(HoleFillingFlips.bilinearSources(15, output: 16, input: 8) == (7, 7))
+        let (rows, _) = TorchBilinear.axes(inRows: 8, inCols: 8, outRows: 16, outCols: 16)
+        func taps(_ axis: TorchBilinear.Axis, _ i: Int) -> [Int] { [axis.index0[i], axis.index1[i]] }
+        #expect(taps(rows, 0) == [0, 1])  // the second at weight 0
+        #expect(taps(rows, 5) == [2, 3])
+        #expect(taps(rows, 8) == [3, 4])
+        #expect(taps(rows, 15) == [7, 7])
         // 480 rows from 256: row 479 sits at 255.23, the last source twice.
-        #expect(HoleFillingFlips.bilinearSources(479, output: 480, input: 256) == (255, 255))
+        let (video, _) = TorchBilinear.axes(inRows: 256, inCols: 256, outRows: 480, outCols: 640)
+        #expect(taps(video, 479) == [255, 255])
     }
 }

@@ -130,8 +130,8 @@ struct HoleFillingFlips {
         // Any object's disagreement, for objects coupled by the non-overlap constraint.
         var anyObject = [Bool](repeating: false, count: lowPlane)
         for (i, flag) in disagreeing.enumerated() where flag { anyObject[i % lowPlane] = true }
-        let rows = (0..<height).map { bilinearSources($0, output: height, input: lowRes.height) }
-        let columns = (0..<width).map { bilinearSources($0, output: width, input: lowRes.width) }
+        // The taps the upscaling itself reads (`TorchBilinear`, as torch's upsample_bilinear2d).
+        let (rows, columns) = TorchBilinear.axes(inRows: lowRes.height, inCols: lowRes.width, outRows: height, outCols: width)
         for object in 0..<objects {
             for y in 0..<height {
                 for x in 0..<width {
@@ -139,8 +139,8 @@ struct HoleFillingFlips {
                     let error = Double(abs(native.data[i] - reference.data[i]))
                     guard !(error <= tolerance) else { continue }
                     var sourced = false
-                    for sy in [rows[y].0, rows[y].1] {
-                        for sx in [columns[x].0, columns[x].1] {
+                    for sy in [rows.index0[y], rows.index1[y]] {
+                        for sx in [columns.index0[x], columns.index1[x]] {
                             let low = sy * lowRes.width + sx
                             if objectsCoupled ? anyObject[low] : disagreeing[object * lowPlane + low] { sourced = true }
                         }
@@ -152,13 +152,5 @@ struct HoleFillingFlips {
             }
         }
         return nil
-    }
-
-    /// The two input indices output index `index` interpolates between (align_corners=False).
-    /// ref: torch upsample_bilinear2d, area_pixel_compute_source_index (negative sources clamp to 0)
-    static func bilinearSources(_ index: Int, output: Int, input: Int) -> (Int, Int) {
-        let source = max(0, (Double(index) + 0.5) * Double(input) / Double(output) - 0.5)
-        let low = min(Int(source), input - 1)
-        return (low, min(low + 1, input - 1))
     }
 }
