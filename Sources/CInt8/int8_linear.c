@@ -202,16 +202,17 @@ VNNI_TARGET static void quantize_rows_avx512(const float *x, int64_t rows, int64
 }
 
 // Rows r0..r0+nr-1 (nr <= 6) of one panel, all 64 features: 6 x 4 accumulators of 16 features.
+// A full block starts its sums in registers: zeroing `acc` first compiled to a memset of its 1.5 KB on
+// every call, 3% of MobileSAM's encoder in int8 products (Zen 4).
 VNNI_TARGET static void panel_vnni(const uint8_t *q, int64_t kb, int64_t steps, int nr, const int8_t *panel,
                                    __m512i acc[ROWS][4]) {
-    for (int r = 0; r < ROWS; r++) for (int c = 0; c < 4; c++) acc[r][c] = _mm512_setzero_si512();
 #define VNNI_STEP(R) do { \
         const __m512i x = _mm512_set1_epi32(*(const int32_t *)(q + (R) * kb + s * 4)); \
         acc[R][0] = _mm512_dpbusd_epi32(acc[R][0], x, w0); acc[R][1] = _mm512_dpbusd_epi32(acc[R][1], x, w1); \
         acc[R][2] = _mm512_dpbusd_epi32(acc[R][2], x, w2); acc[R][3] = _mm512_dpbusd_epi32(acc[R][3], x, w3); \
     } while (0)
     if (nr == ROWS) {
-        __m512i a00 = acc[0][0], a01 = acc[0][1], a02 = acc[0][2], a03 = acc[0][3];
+        __m512i a00 = _mm512_setzero_si512(), a01 = a00, a02 = a00, a03 = a00;
         __m512i a10 = a00, a11 = a00, a12 = a00, a13 = a00, a20 = a00, a21 = a00, a22 = a00, a23 = a00;
         __m512i a30 = a00, a31 = a00, a32 = a00, a33 = a00, a40 = a00, a41 = a00, a42 = a00, a43 = a00;
         __m512i a50 = a00, a51 = a00, a52 = a00, a53 = a00;
@@ -241,6 +242,7 @@ VNNI_TARGET static void panel_vnni(const uint8_t *q, int64_t kb, int64_t steps, 
         acc[5][0] = a50; acc[5][1] = a51; acc[5][2] = a52; acc[5][3] = a53;
         return;
     }
+    for (int r = 0; r < ROWS; r++) for (int c = 0; c < 4; c++) acc[r][c] = _mm512_setzero_si512();
     for (int64_t s = 0; s < steps; s++) {
         const int8_t *block = panel + s * PANEL * 4;
         const __m512i w0 = _mm512_loadu_si512(block), w1 = _mm512_loadu_si512(block + 64);
