@@ -12,11 +12,17 @@ public enum BatchNormFold {
         let perChannel = weightCount / channels
         var folded = [Double](repeating: 0, count: weightCount)
         var bias = [Double](repeating: 0, count: channels)
+        let scales = scales(gamma: gamma, variance: variance, channels: channels, eps: eps)
         for channel in 0..<channels {
-            let scale = gamma(channel) / (variance(channel) + eps).squareRoot()
+            let scale = scales[channel]
             for index in (channel * perChannel)..<((channel + 1) * perChannel) { folded[index] = weight(index) * scale }
             bias[channel] = beta(channel) + ((convBias?(channel) ?? 0) - mean(channel)) * scale
         }
         return (folded, bias)
+    }
+
+    /// Each channel's factor gamma / sqrt(variance + eps): what folding multiplies its weights by.
+    public static func scales(gamma: (Int) -> Double, variance: (Int) -> Double, channels: Int, eps: Double) -> [Double] {
+        (0..<channels).map { gamma($0) / (variance($0) + eps).squareRoot() }
     }
 }

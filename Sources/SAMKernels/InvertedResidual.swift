@@ -12,14 +12,22 @@ extension Kernels {
         /// [O, E] or [O, E, 1, 1], and [O]
         package let projectWeight: FloatTensor, projectBias: FloatTensor
 
+        /// The expansion's and the projection's codes ([E, C], [O, E], their weights' values) when they are
+        /// stored int8: with int8 products on, when both have codes, the block runs on them
+        /// (`int8InvertedResidual`).
+        package let expandInt8: QuantizedWeight?, projectInt8: QuantizedWeight?
+
         package init(expandWeight: FloatTensor, expandBias: FloatTensor, depthwiseWeight: FloatTensor,
-                    depthwiseBias: FloatTensor, projectWeight: FloatTensor, projectBias: FloatTensor) {
+                    depthwiseBias: FloatTensor, projectWeight: FloatTensor, projectBias: FloatTensor,
+                    expandInt8: QuantizedWeight? = nil, projectInt8: QuantizedWeight? = nil) {
             self.expandWeight = expandWeight
             self.expandBias = expandBias
             self.depthwiseWeight = depthwiseWeight
             self.depthwiseBias = depthwiseBias
             self.projectWeight = projectWeight
             self.projectBias = projectBias
+            self.expandInt8 = expandInt8
+            self.projectInt8 = projectInt8
         }
 
         var expanded: Int { expandWeight.shape[0] }
@@ -53,6 +61,12 @@ extension Kernels {
         epilogue.check(outputShape: outShape, "inverted residual")
         guard batch > 0 else { return FloatTensor(zeros: outShape) }
         let geometry = RowGeometry(inChannels: inChannels, expanded: expanded, height: height, width: width, stride: stride, outHeight: outHeight, outWidth: outWidth)
+        // Both 1x1 convolutions in int8 products, when stored int8 and on (read here: the choice is task-local).
+        if let expand = int8Panels(w.expandInt8, shape: [expanded, inChannels]),
+           let project = int8Panels(w.projectInt8, shape: [outChannels, expanded]) {
+            return int8InvertedResidual(x, weights: w, expand: expand, project: project, stride: stride, activation: activation,
+                                        epilogue: epilogue, outShape: outShape)
+        }
         let bandsPerImage = min(outHeight, 2 * workerCount)
         let data = [Float](unsafeUninitializedCapacity: batch * outChannels * outHeight * outWidth) { outBuffer, initializedCount in
             withWeightPointers(w) { p in
@@ -147,6 +161,13 @@ extension Kernels {
         }
 
         func deallocate() { base.deallocate() }
+    }
+
+    /// The int8 products' panels of a 1x1 convolution's codes ([out, in]), when int8 products are on and
+    /// it has codes: packed once per call, as `linear` packs a weight for an image's rows.
+    private static func int8Panels(_ codes: QuantizedWeight?, shape: [Int]) -> Int8Panels? {
+        guard let codes, int8Products, codes.scheme == .int8, codes.shape == shape, shape[1] <= int8MaximumInputs else { return nil }
+        return Int8Panels(codes)
     }
 
     /// act(bias + expandWeight * x[:, row, :]) [E, W] into the slot's inner columns.

@@ -12,6 +12,9 @@ extension TinyViT {
         package let weight: FloatTensor
         /// [out]: the BatchNorm shift (beta - mean * scale).
         package let bias: FloatTensor
+        /// A pointwise convolution stored int8 (`samconvert --dtype int8`): its codes as an [out, in]
+        /// matrix, the BatchNorm scale folded into the row scales, for int8 products.
+        package let int8Weight: QuantizedWeight?
         package let stride: Int
         package let padding: Int
         package let groups: Int
@@ -29,7 +32,7 @@ extension TinyViT {
             let out = grouping == .depthwise ? inChannels : (outChannels ?? shape.first ?? 0)
             let k = kernelSize ?? (shape.count == 4 ? shape[2] : 0)
             let expected = [out, grouping == .depthwise ? 1 : inChannels, k, k]
-            (weight, bias) = try weights.takeConvBN(path, weightShape: expected)
+            (weight, bias, int8Weight) = try weights.takeConvBN(path, weightShape: expected)
             self.path = path
             self.stride = stride
             self.padding = padding ?? k / 2
@@ -57,6 +60,15 @@ extension TinyViT {
         /// convolution unless an observer wants the output before it.
         package func callAsFunction(_ x: FloatTensor, then epilogue: Kernels.Epilogue = .none,
                                    observer: ModuleObserver? = nil) -> FloatTensor {
+            // int8 products on its codes (when on and stored int8), the same bits as the fused block's.
+            if let int8Weight, stride == 1, padding == 0, groups == 1, let y = Kernels.int8PointwiseConv(x, weight: int8Weight, bias: bias,
+                                                                  epilogue: observer == nil ? epilogue : .none) {
+                guard let observer else { return y }
+                observer(path, y)
+                var finished = y
+                Kernels.applyEpilogue(epilogue, to: &finished)
+                return finished
+            }
             guard let observer else {
                 return Kernels.conv2d(x, weight: weight, bias: bias, stride: stride, padding: padding, groups: groups,
                                       epilogue: epilogue)
@@ -80,6 +92,7 @@ extension TinyViT.Conv2dBN {
               project.weight.shape[1] == expand.outChannels else { return nil }
         return Kernels.InvertedResidualWeights(expandWeight: expand.weight, expandBias: expand.bias,
                                                depthwiseWeight: depthwise.weight, depthwiseBias: depthwise.bias,
-                                               projectWeight: project.weight, projectBias: project.bias)
+                                               projectWeight: project.weight, projectBias: project.bias,
+                                               expandInt8: expand.int8Weight, projectInt8: project.int8Weight)
     }
 }

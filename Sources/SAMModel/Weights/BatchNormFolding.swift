@@ -6,21 +6,34 @@ extension WeightStore {
     /// returned as one convolution. Accepts the unfused state dict (`c.weight`, `bn.weight/bias/running_mean/running_var`)
     /// or an already folded pair (`c.weight`, `c.bias`, as ONNX exports and .samw files hold it).
     /// ref: mobile_sam/modeling/tiny_vit_sam.py Conv2d_BN.fuse — w * gamma / sqrt(var + eps), beta - mean * gamma / sqrt(var + eps)
-    package func takeConvBN(_ prefix: String, weightShape: [Int]? = nil, eps: Double = 1e-5) throws(WeightError) -> (weight: FloatTensor, bias: FloatTensor) {
-        let weight = try take("\(prefix).c.weight", shape: weightShape)
+    ///
+    /// A pointwise convolution (1x1, more than one input channel) is a matrix the model multiplies by
+    /// (`matrixKeys`: `samconvert --dtype int8|q4` quantizes it); when it is stored int8, `int8` holds its
+    /// codes as an [out, in] matrix with the BatchNorm folded into the row scales, for int8 products.
+    package func takeConvBN(_ prefix: String, weightShape: [Int]? = nil, eps: Double = 1e-5) throws(WeightError)
+        -> (weight: FloatTensor, bias: FloatTensor, int8: QuantizedWeight?) {
+        let key = "\(prefix).c.weight"
+        let weight = try take(key, shape: weightShape)
+        let isPointwise = weight.shape.count == 4 && weight.shape[1] > 1 && weight.shape[2] == 1 && weight.shape[3] == 1
+        if isPointwise { noteMatrix(key) }
+        let codes = isPointwise ? int8Codes(key) : nil
         let outChannels = weight.shape[0]
         let bnPrefix = "\(prefix).bn"
         if !contains("\(bnPrefix).running_var") {
             let bias = try take("\(prefix).c.bias", shape: [outChannels])
-            return (weight, bias)
+            return (weight, bias, codes?.int8Matrix(rowScaleFactors: nil))
         }
         let convBias = try takeIfPresent("\(prefix).c.bias", shape: [outChannels])
         let gamma = try take("\(bnPrefix).weight", shape: [outChannels])
         let beta = try take("\(bnPrefix).bias", shape: [outChannels])
         let mean = try take("\(bnPrefix).running_mean", shape: [outChannels])
         let variance = try take("\(bnPrefix).running_var", shape: [outChannels])
-        return Self.foldBatchNorm(weight: weight, convBias: convBias, gamma: gamma, beta: beta,
-                                  mean: mean, variance: variance, eps: eps)
+        let folded = Self.foldBatchNorm(weight: weight, convBias: convBias, gamma: gamma, beta: beta,
+                                        mean: mean, variance: variance, eps: eps)
+        let factors = codes == nil ? nil : BatchNormFold.scales(gamma: { Double(gamma.data[$0]) },
+                                                               variance: { Double(variance.data[$0]) },
+                                                               channels: outChannels, eps: eps)
+        return (folded.weight, folded.bias, codes?.int8Matrix(rowScaleFactors: factors))
     }
 
     /// Folds BatchNorm statistics into the preceding convolution or linear layer (weight [out, ...]).

@@ -74,9 +74,20 @@ package final class WeightStore: Sendable {
         return weight
     }
 
-    /// The keys taken by `takeWeight`: the matrices the model multiplies by (linear layers), which
-    /// `samconvert --dtype int8|q4` quantizes.
+    /// The keys taken by `takeWeight` or named by `noteMatrix`: the matrices the model multiplies by
+    /// (linear layers, pointwise convolutions), which `samconvert --dtype int8|q4` quantizes.
     package var matrixKeys: Set<String> { matrices.withLock { $0 } }
+
+    /// Records `key` (taken with `take`) as a matrix the model multiplies by, for `matrixKeys`.
+    package func noteMatrix(_ key: String) {
+        _ = matrices.withLock { $0.insert(key) }
+    }
+
+    /// The int8 codes and scales stored at `key` (`samconvert --dtype int8`), nil when the weight is
+    /// stored otherwise. Marks nothing: the caller takes the weight with `take` too.
+    package func int8Codes(_ key: String) -> QuantizedWeight? {
+        quantized[key].flatMap { $0.scheme == .int8 ? $0 : nil }
+    }
 
     /// Like `take`, but returns nil when the key is absent (optional biases).
     package func takeIfPresent(_ key: String, shape expected: [Int]? = nil) throws(WeightError) -> FloatTensor? {

@@ -1,0 +1,162 @@
+import CInt8
+import SAMTensor
+
+extension Kernels {
+    /// `invertedResidual` when both 1x1 convolutions are stored int8 and int8 products are on: the same
+    /// bands of output rows and ring of three expanded rows, but channels-last inside. A pixel's channels
+    /// are the row an int8 product quantizes, so the expansion writes its [W, E] rows straight into the
+    /// ring, the depthwise convolution runs across channels, and the projection quantizes its rows where
+    /// they are; only the narrow input and output maps (C and O channels) are transposed. Run channel-major
+    /// (`int8ChannelProduct` per row), the E-channel maps were transposed twice per row.
+    ///
+    /// The products are `linear`'s int8 products on the pixels as tokens, bit for bit; the depthwise sums
+    /// are float32 in its own order (so not the bits of the float32 block's depthwise row).
+    static func int8InvertedResidual(_ x: FloatTensor, weights w: InvertedResidualWeights, expand: Int8Panels,
+                                     project: Int8Panels, stride: Int, activation: Epilogue.Activation,
+                                     epilogue: Epilogue, outShape: [Int]) -> FloatTensor {
+        let (batch, inChannels, height, width) = (x.shape[0], x.shape[1], x.shape[2], x.shape[3])
+        let (expanded, outChannels, outHeight, outWidth) = (w.expanded, w.outChannels, outShape[2], outShape[3])
+        // Tap-major filters, taps[t * E + c] = depthwise[c, t], so eight channels of a tap are one load.
+        let taps = (0..<(9 * expanded)).map { w.depthwiseWeight.data[($0 % expanded) * 9 + $0 / expanded] }
+        let bandsPerImage = min(outHeight, 2 * workerCount)
+        let data = [Float](unsafeUninitializedCapacity: batch * outChannels * outHeight * outWidth) { outBuffer, initialized in
+            x.data.withUnsafeBufferPointer { xBuffer in
+            taps.withUnsafeBufferPointer { tapBuffer in
+            w.expandBias.data.withUnsafeBufferPointer { expandBias in
+            w.depthwiseBias.data.withUnsafeBufferPointer { depthwiseBias in
+            w.projectBias.data.withUnsafeBufferPointer { projectBias in
+            withResidual(epilogue) { residual in
+                let out = outBuffer.baseAddress!
+                let filters = DepthwiseFilters(taps: tapBuffer.baseAddress!, bias: depthwiseBias.baseAddress!, channels: expanded)
+                parallelFor(batch * bandsPerImage) { task in
+                    let image = task / bandsPerImage, band = task % bandsPerImage
+                    let rows = (band * outHeight / bandsPerImage)..<((band + 1) * outHeight / bandsPerImage)
+                    let scratch = Int8ChannelScratch()
+                    scratch.reserve(pixels: width, inputs: max(inChannels, expanded), outputs: outChannels)
+                    var ring = TokenRing(channels: expanded, width: width)
+                    defer { ring.deallocate() }
+                    let depthwiseRow = UnsafeMutablePointer<Float>.allocate(capacity: outWidth * expanded)
+                    defer { depthwiseRow.deallocate() }
+                    let input = xBuffer.baseAddress! + image * inChannels * height * width
+                    for oy in rows {
+                        for row in max(0, oy * stride - 1)...min(height - 1, oy * stride + 1) where !ring.holds(row) {
+                            // x[:, row, :] as W rows of C channels, expanded into the ring's [W, E] row.
+                            transpose(input + row * width, stride: height * width, rows: inChannels, columns: width,
+                                      into: scratch.pixelRows, stride: inChannels)
+                            sam_q8_quantize_rows(scratch.pixelRows, Int64(width), Int64(inChannels), Int64(inChannels),
+                                                 scratch.codes, scratch.scales)
+                            let slot = ring.slot(for: row)
+                            expand.product(codes: scratch.codes, scales: scratch.scales, rows: width, bias: expandBias.baseAddress!,
+                                           into: slot + expanded)
+                            applyEpilogue(activation, slot + expanded, count: width * expanded, residual: nil)
+                        }
+                        filters.outputRow(oy, ring: ring, stride: stride, outWidth: outWidth, height: height, into: depthwiseRow)
+                        applyEpilogue(activation, depthwiseRow, count: outWidth * expanded, residual: nil)
+                        sam_q8_quantize_rows(depthwiseRow, Int64(outWidth), Int64(expanded), Int64(expanded),
+                                             scratch.codes, scratch.scales)
+                        project.product(codes: scratch.codes, scales: scratch.scales, rows: outWidth,
+                                        bias: projectBias.baseAddress!, into: scratch.products)
+                        // output[:, oy, :] = epilogue(the [W', O] products, transposed)
+                        let plane = outHeight * outWidth, offset = image * outChannels * plane + oy * outWidth
+                        transpose(scratch.products, stride: outChannels, rows: outWidth, columns: outChannels,
+                                  into: out + offset, stride: plane)
+                        guard epilogue.activation != .none || residual != nil else { continue }
+                        for channel in 0..<outChannels {
+                            applyEpilogue(epilogue.activation, out + offset + channel * plane, count: outWidth,
+                                          residual: residual.map { $0 + offset + channel * plane })
+                        }
+                    }
+                }
+            }
+            }
+            }
+            }
+            }
+            }
+            initialized = outBuffer.count
+        }
+        return FloatTensor(shape: outShape, data: data)
+    }
+
+    /// Three expanded rows channels-last, [1 + W + 1, E] each (a zero pixel either side, the depthwise
+    /// padding), row r in slot r % 3, plus a zero row for the padding above and below the map.
+    private struct TokenRing {
+        let channels: Int, width: Int
+        let base: UnsafeMutablePointer<Float>
+        /// The map row each slot holds (-1: none yet).
+        var rows = [-1, -1, -1]
+
+        var slotSize: Int { (width + 2) * channels }
+
+        init(channels: Int, width: Int) {
+            self.channels = channels
+            self.width = width
+            base = .allocate(capacity: 4 * (width + 2) * channels)
+            // Pad pixels and the zero slot stay zero; the expansion writes only the inner pixels.
+            base.initialize(repeating: 0, count: 4 * (width + 2) * channels)
+        }
+
+        func holds(_ row: Int) -> Bool { rows[row % 3] == row }
+
+        /// The slot for `row` from its left pad pixel, now marked as holding it (the caller fills it).
+        mutating func slot(for row: Int) -> UnsafeMutablePointer<Float> {
+            rows[row % 3] = row
+            return base + (row % 3) * slotSize
+        }
+
+        /// `row` from its left pad pixel, or the zero row when `row` lies outside the map.
+        func paddedRow(_ row: Int, height: Int) -> UnsafePointer<Float> {
+            let slot = row >= 0 && row < height ? row % 3 : 3
+            precondition(slot == 3 || rows[slot] == row, "int8 inverted residual: row \(row) not expanded")
+            return UnsafePointer(base + slot * slotSize)
+        }
+
+        func deallocate() { base.deallocate() }
+    }
+
+    /// A 3x3 depthwise convolution (padding 1) across channels: eight channels of a pixel at a time.
+    private struct DepthwiseFilters {
+        let taps: UnsafePointer<Float>, bias: UnsafePointer<Float>, channels: Int
+
+        /// Output row `oy` [W', E] from the ring (whose zero pixels and zero row stand for the padding).
+        func outputRow(_ oy: Int, ring: TokenRing, stride: Int, outWidth: Int, height: Int, into out: UnsafeMutablePointer<Float>) {
+            let top = oy * stride - 1
+            let rows = (ring.paddedRow(top, height: height), ring.paddedRow(top + 1, height: height),
+                        ring.paddedRow(top + 2, height: height))
+            let e = channels
+            var c = 0
+            while c + 8 <= e {
+                let (k0, k1, k2) = (load8(taps + c), load8(taps + e + c), load8(taps + 2 * e + c))
+                let (k3, k4, k5) = (load8(taps + 3 * e + c), load8(taps + 4 * e + c), load8(taps + 5 * e + c))
+                let (k6, k7, k8) = (load8(taps + 6 * e + c), load8(taps + 7 * e + c), load8(taps + 8 * e + c))
+                let b = load8(bias + c)
+                for ox in 0..<outWidth {
+                    // The ring's pixel ox * stride + j is input column ox * stride - 1 + j.
+                    let at = ox * stride * e + c
+                    let (r0, r1, r2) = (rows.0 + at, rows.1 + at, rows.2 + at)
+                    var sum = b
+                    sum += k0 * load8(r0) + k1 * load8(r0 + e) + k2 * load8(r0 + 2 * e)
+                    sum += k3 * load8(r1) + k4 * load8(r1 + e) + k5 * load8(r1 + 2 * e)
+                    sum += k6 * load8(r2) + k7 * load8(r2 + e) + k8 * load8(r2 + 2 * e)
+                    UnsafeMutableRawPointer(out + ox * e + c).storeBytes(of: sum, as: SIMD8<Float>.self)
+                }
+                c += 8
+            }
+            for channel in c..<e {
+                for ox in 0..<outWidth {
+                    let at = ox * stride * e + channel
+                    var sum = bias[channel]
+                    for (ky, row) in [rows.0, rows.1, rows.2].enumerated() {
+                        let k = taps + 3 * ky * e + channel
+                        sum += k[0] * row[at] + k[e] * row[at + e] + k[2 * e] * row[at + 2 * e]
+                    }
+                    out[ox * e + channel] = sum
+                }
+            }
+        }
+
+        @inline(__always) private func load8(_ p: UnsafePointer<Float>) -> SIMD8<Float> {
+            UnsafeRawPointer(p).loadUnaligned(as: SIMD8<Float>.self)
+        }
+    }
+}
