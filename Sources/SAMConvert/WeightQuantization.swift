@@ -2,7 +2,8 @@ import SAMModel
 import SAMTensor
 
 /// `--dtype int8|q4`: the image encoder's matrices (the weights its linear layers and its pointwise
-/// Conv2d_BN convolutions multiply by, as the model built from them reports: `WeightStore.matrixKeys`)
+/// convolutions with a folded BatchNorm multiply by: TinyViT's Conv2d_BN, EfficientViT's ConvLayer, as
+/// the model built from them reports: `WeightStore.matrixKeys`)
 /// quantized, the other components' matrices (prompt encoder, mask decoder, video modules) stored
 /// float16; norms, biases, embeddings, other convolution filters and tables stay float32. The image encoder is nearly all of a large model
 /// (ViT-H: 2.5 GB of 2.56); the decoder runs a few rows per prompt, where int8 saves no time, and

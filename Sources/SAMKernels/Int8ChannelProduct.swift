@@ -61,12 +61,12 @@ extension Kernels {
     /// A pointwise convolution on NCHW x [B, C, H, W] whose weight is stored int8 ([O, C] codes and row
     /// scales), in int8 products, then `epilogue`: `int8ChannelProduct` on tiles of pixels, in parallel.
     /// Nil when int8 products are off or the weight's rows are too long for exact sums, as `linear`'s.
-    package static func int8PointwiseConv(_ x: FloatTensor, weight: QuantizedWeight, bias: FloatTensor,
+    package static func int8PointwiseConv(_ x: FloatTensor, weight: QuantizedWeight, bias: FloatTensor?,
                                           epilogue: Epilogue = .none) -> FloatTensor? {
         guard int8Products, weight.scheme == .int8, weight.shape.count == 2, weight.shape[1] <= int8MaximumInputs else { return nil }
         let (outChannels, inChannels) = (weight.shape[0], weight.shape[1])
-        precondition(x.shape.count == 4 && x.shape[1] == inChannels && bias.count == outChannels,
-                     "int8 pointwise convolution: input \(x.shape), weight \(weight.shape), bias \(bias.shape)")
+        precondition(x.shape.count == 4 && x.shape[1] == inChannels && (bias?.count ?? outChannels) == outChannels,
+                     "int8 pointwise convolution: input \(x.shape), weight \(weight.shape), bias \(bias?.shape ?? [])")
         let (batch, pixels) = (x.shape[0], x.shape[2] * x.shape[3])
         let outShape = [batch, outChannels, x.shape[2], x.shape[3]]
         epilogue.check(outputShape: outShape, "int8 pointwise convolution")
@@ -76,7 +76,7 @@ extension Kernels {
         let tilesPerImage = (pixels + tilePixels - 1) / tilePixels
         let data = [Float](unsafeUninitializedCapacity: batch * outChannels * pixels) { outBuffer, initialized in
             x.data.withUnsafeBufferPointer { xBuffer in
-                bias.data.withUnsafeBufferPointer { biasBuffer in
+                (bias?.data ?? []).withUnsafeBufferPointer { biasBuffer in
                     withResidual(epilogue) { residual in
                         let out = outBuffer.baseAddress!
                         parallelForChunks(batch * tilesPerImage) { tiles in
@@ -84,7 +84,7 @@ extension Kernels {
                             for tile in tiles {
                                 let image = tile / tilesPerImage, first = tile % tilesPerImage * tilePixels
                                 let offset = image * outChannels * pixels + first
-                                int8ChannelProduct(panels, bias: biasBuffer.baseAddress!,
+                                int8ChannelProduct(panels, bias: bias == nil ? nil : biasBuffer.baseAddress,
                                                    x: xBuffer.baseAddress! + image * inChannels * pixels + first, xStride: pixels,
                                                    pixels: min(tilePixels, pixels - first), into: out + offset, outStride: pixels,
                                                    activation: epilogue.activation, residual: residual.map { $0 + offset },

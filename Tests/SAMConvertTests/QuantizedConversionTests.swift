@@ -79,6 +79,39 @@ struct QuantizedConversionTests {
     }
 }
 
+/// EfficientViT-SAM's pointwise convolutions (ConvLayer 1x1) are matrices too: `--dtype int8` stores them
+/// int8, MBConv runs them in int8 products when those are on, the other pointwise layers (the neck's,
+/// LiteMLA's qkv and proj) through `Kernels.int8PointwiseConv`.
+@Suite("Conversion: EfficientViT-SAM's pointwise convolutions in int8")
+struct EfficientViTInt8ConversionTests {
+    static let set = TestPaths.efficientViTSAMTinyReferences
+
+    @Test("stored int8, run near PyTorch widened or in int8 products")
+    func pointwiseConvolutions() throws {
+        var request = ConversionRequest(inputs: [Self.set + "/efficientvit_sam.h5"], output: try temporaryFolder() + "/model.samw")
+        request.configFile = Self.set + "/config.json"
+        request.precision = .int8
+        let result = try Converter.run(request)
+        let pointwise = result.quantizedWeights.filter { $0.value.shape.count == 4 }
+        // Every quantized matrix of this encoder is a pointwise convolution (it has no linear layer).
+        #expect(pointwise.count == result.quantizedWeights.count && pointwise.count == 20)
+        #expect(pointwise.values.allSatisfy { $0.shape[2...] == [1, 1] && $0.scheme == .int8 })
+        #expect(pointwise.keys.contains("image_encoder.backbone.stages.4.op_list.0.main.inverted_conv.conv.weight"))
+        #expect(pointwise.keys.contains("image_encoder.neck.output_ops.0.op_list.0.conv.weight"))
+        #expect(result.storedTensors["image_encoder.backbone.stages.4.op_list.0.main.depth_conv.conv.weight"]?.dtype == .float32)
+
+        let model = try ModelFile.load(request.output)
+        let check = ReferenceCheck(root: Self.set)
+        let widened = try check.run(model.sam)
+        let products = try Kernels.withInt8Products(true) { try check.run(model.sam) }
+        print("EfficientViT-SAM int8 tiny: \(widened)\nint8 products: \(products)")
+        #expect(widened.allFinite && products.allFinite && products.worstMask != widened.worstMask)
+        // Measured on this set: worst low-res logit error 0.0445 (int8), 0.0897 (int8 products); bounds at
+        // 1.5 times that.
+        #expect(widened.worstMask < 0.067 && products.worstMask < 0.135)
+    }
+}
+
 /// `--dtype int8` from onnxruntime's int8 exports: QInt8 codes (zero point 0, per tensor or per
 /// channel) are stored as the exporter wrote them, with its scales; QUInt8 ones are requantized.
 @Suite("Conversion: int8 ONNX kept int8")

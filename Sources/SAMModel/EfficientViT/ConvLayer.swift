@@ -1,3 +1,4 @@
+import SAMArchitecture
 import SAMKernels
 import SAMTensor
 
@@ -14,6 +15,9 @@ extension EfficientViT {
         package let weight: FloatTensor
         /// The conv's bias and / or the folded BatchNorm's shift; nil for a bias-free conv without norm.
         package let bias: FloatTensor?
+        /// A pointwise convolution stored int8 (`samconvert --dtype int8`): its codes as an [out, in]
+        /// matrix, a BatchNorm's scale folded into the row scales, for int8 products.
+        package let int8Weight: QuantizedWeight?
         package let stride: Int
         package let groups: Int
         package let hasNorm: Bool
@@ -44,13 +48,17 @@ extension EfficientViT {
                                source: weights.source)
             }
             let channels = weight.shape[0]
+            // A pointwise convolution is a matrix the model multiplies by (`samconvert --dtype int8|q4` quantizes it).
+            let isPointwise = kernel == 1 && groupCount == 1 && inChannels > 1
+            if isPointwise { weights.noteMatrix(weightKey) }
+            let codes = isPointwise ? weights.int8Codes(weightKey) : nil
             let convBias = try layout.bias ? weights.take("\(path).conv.bias", shape: [channels]) : nil
             if !layout.norm {
-                (self.weight, bias) = (weight, convBias)
+                (self.weight, bias, int8Weight) = (weight, convBias, codes?.int8Matrix(rowScaleFactors: nil))
             } else if !layout.bias, !weights.contains("\(path).norm.running_var"), weights.contains("\(path).conv.bias") {
                 // Already folded by an exporter: the conv's bias is the BatchNorm's shift.
                 let shift = try weights.take("\(path).conv.bias", shape: [channels])
-                (self.weight, bias) = (weight, shift)
+                (self.weight, bias, int8Weight) = (weight, shift, codes?.int8Matrix(rowScaleFactors: nil))
             } else {
                 // ref: torch.nn.BatchNorm2d eval: (x - running_mean) / sqrt(running_var + eps) * weight + bias
                 let norm = "\(path).norm"
@@ -60,7 +68,9 @@ extension EfficientViT {
                 let variance = try weights.take("\(norm).running_var", shape: [channels])
                 let folded = WeightStore.foldBatchNorm(weight: weight, convBias: convBias, gamma: gamma, beta: beta,
                                                        mean: mean, variance: variance, eps: batchNormEps)
-                (self.weight, bias) = (folded.weight, folded.bias)
+                let factors = BatchNormFold.scales(gamma: { Double(gamma.data[$0]) }, variance: { Double(variance.data[$0]) },
+                                                   channels: channels, eps: batchNormEps)
+                (self.weight, bias, int8Weight) = (folded.weight, folded.bias, codes?.int8Matrix(rowScaleFactors: factors))
             }
             self.stride = stride
             self.groups = groupCount
@@ -77,11 +87,16 @@ extension EfficientViT {
         /// ref: ops.py ConvLayer.forward — conv, norm, act
         func callAsFunction(_ x: FloatTensor, plus residual: FloatTensor? = nil, observer: ModuleObserver?) -> FloatTensor {
             precondition(residual == nil || activation == .none, "\(path): a residual is added after the activation")
+            // int8 products on its codes (when on and stored int8), the same bits as the fused MBConv's.
+            let int8 = stride == 1 ? int8Weight : nil
             guard let observer else {
+                let epilogue = Kernels.Epilogue(residual: residual, activation: activation)
+                if let int8, let y = Kernels.int8PointwiseConv(x, weight: int8, bias: bias, epilogue: epilogue) { return y }
                 return Kernels.conv2d(x, weight: weight, bias: bias, stride: stride, padding: padding, groups: groups,
-                                      epilogue: Kernels.Epilogue(residual: residual, activation: activation))
+                                      epilogue: epilogue)
             }
-            var y = Kernels.conv2d(x, weight: weight, bias: bias, stride: stride, padding: padding, groups: groups)
+            var y = int8.flatMap { Kernels.int8PointwiseConv(x, weight: $0, bias: bias) }
+                ?? Kernels.conv2d(x, weight: weight, bias: bias, stride: stride, padding: padding, groups: groups)
             // With its BatchNorm folded, the conv's output is the norm's.
             observer(hasNorm ? "\(path).norm" : "\(path).conv", y)
             if activation != .none {

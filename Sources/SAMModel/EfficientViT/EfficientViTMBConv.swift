@@ -36,7 +36,8 @@ extension EfficientViT {
                   depthwise.kernelSize == 3, expand.activation == depthwise.activation, project.activation == .none else { return nil }
             return Kernels.InvertedResidualWeights(expandWeight: expand.weight, expandBias: expandBias,
                                                    depthwiseWeight: depthwise.weight, depthwiseBias: depthwiseBias,
-                                                   projectWeight: project.weight, projectBias: projectBias)
+                                                   projectWeight: project.weight, projectBias: projectBias,
+                                                   expandInt8: expand.int8Weight, projectInt8: project.int8Weight)
         }
 
         /// ref: ops.py MBConv.forward
