@@ -5,8 +5,9 @@ import Testing
 
 /// Pointwise convolutions on int8 codes (`samconvert --dtype int8`, int8 products on): each pixel's
 /// channels are one quantized row, so the result is `linear`'s int8 products on the pixels as tokens
-/// (which `Int8LinearTests` holds to the documented rule), bit for bit, channel-major.
-@Suite("int8 pointwise convolutions")
+/// (which `Int8LinearTests` holds to the documented rule), bit for bit, channel-major, on every
+/// implementation this CPU has (AMX, AVX512_VNNI, AVX2, portable C).
+@Suite("int8 pointwise convolutions", .serialized)
 struct Int8ChannelProductTests {
     static func codes(_ weight: FloatTensor) throws -> QuantizedWeight {
         let matrix = [weight.shape[0], weight.count / weight.shape[0]]
@@ -25,6 +26,7 @@ struct Int8ChannelProductTests {
         let residual = randomTensor([batch, outChannels, height, width], using: &rng)
         let epilogue = Kernels.Epilogue(residual: residual, activation: .gelu)
 
+        try Int8LinearTests.eachImplementation { level in
         let conv = try #require(Kernels.withInt8Products(true) { Kernels.int8PointwiseConv(x, weight: weight, bias: bias, epilogue: epilogue) })
         var expected: [Float] = []
         for image in 0..<batch {
@@ -38,7 +40,8 @@ struct Int8ChannelProductTests {
         var finished = FloatTensor(shape: conv.shape, data: expected)
         Kernels.applyEpilogue(epilogue, to: &finished)
         #expect(conv.shape == [batch, outChannels, height, width])
-        #expect(conv.data == finished.data, "\(c)")
+        #expect(conv.data == finished.data, "\(c), implementation \(level)")
+        }
         #expect(Kernels.withInt8Products(false) { Kernels.int8PointwiseConv(x, weight: weight, bias: bias) } == nil)
     }
 
@@ -67,7 +70,9 @@ struct Int8ChannelProductTests {
         let residual: FloatTensor? = hasResidual ? x : nil
         let epilogue = Kernels.Epilogue(residual: residual, activation: hasResidual ? .gelu : .none)
 
-        let (fused, layers) = try Kernels.withInt8Products(true) {
+        var fused = FloatTensor(zeros: [])
+        try Int8LinearTests.eachImplementation { level in
+        let (block, layers) = try Kernels.withInt8Products(true) {
             let fused = Kernels.invertedResidual(x, weights: w, stride: stride, activation: .gelu, epilogue: epilogue)
             let hidden = try #require(Kernels.int8PointwiseConv(x, weight: expandCodes, bias: expandBias, epilogue: .gelu))
             let depthwise = Kernels.conv2d(hidden, weight: depthwiseWeight, bias: depthwiseBias, stride: stride, padding: 1,
@@ -75,8 +80,10 @@ struct Int8ChannelProductTests {
             let layers = try #require(Kernels.int8PointwiseConv(depthwise, weight: projectCodes, bias: projectBias, epilogue: epilogue))
             return (fused, layers)
         }
-        #expect(fused.shape == layers.shape)
-        #expect(fused.data == layers.data, "\(c)")
+        #expect(block.shape == layers.shape)
+        #expect(block.data == layers.data, "\(c), implementation \(level)")
+        fused = block
+        }
         // Off, the codes are ignored: the float32 block on their values, which int8 products differ from.
         let float32 = Kernels.withInt8Products(false) {
             Kernels.invertedResidual(x, weights: w, stride: stride, activation: .gelu, epilogue: epilogue)
