@@ -62,7 +62,7 @@ extension Kernels {
         guard batch > 0 else { return FloatTensor(zeros: outShape) }
         let geometry = RowGeometry(inChannels: inChannels, expanded: expanded, height: height, width: width, stride: stride, outHeight: outHeight, outWidth: outWidth)
         // Both 1x1 convolutions in int8 products, when stored int8 and on (read here: the choice is task-local).
-        if let expand = int8Panels(w.expandInt8, shape: [expanded, inChannels]),
+        if w.expandInt8 != nil && w.projectInt8 != nil, let expand = int8Panels(w.expandInt8, shape: [expanded, inChannels]),
            let project = int8Panels(w.projectInt8, shape: [outChannels, expanded]) {
             return int8InvertedResidual(x, weights: w, expand: expand, project: project, stride: stride, activation: activation,
                                         epilogue: epilogue, outShape: outShape)
