@@ -30,16 +30,17 @@ extension Kernels {
                 let filters = DepthwiseFilters(taps: tapBuffer.baseAddress!, bias: depthwiseBias.baseAddress!, channels: expanded)
                 parallelFor(batch * bandsPerImage) { task in
                     let image = task / bandsPerImage, band = task % bandsPerImage
-                    let rows = (band * outHeight / bandsPerImage)..<((band + 1) * outHeight / bandsPerImage)
+                    let rows = ExpandedRowRing.band(band, of: bandsPerImage, outHeight: outHeight)
                     let scratch = Int8ChannelScratch()
                     scratch.reserve(pixels: width, inputs: max(inChannels, expanded), outputs: outChannels)
-                    var ring = TokenRing(channels: expanded, width: width)
+                    // Rows [1 + W + 1, E] channels-last: a zero pixel either side, the depthwise padding.
+                    var ring = ExpandedRowRing(slotSize: (width + 2) * expanded)
                     defer { ring.deallocate() }
                     let depthwiseRow = UnsafeMutablePointer<Float>.allocate(capacity: outWidth * expanded)
                     defer { depthwiseRow.deallocate() }
                     let input = xBuffer.baseAddress! + image * inChannels * height * width
                     for oy in rows {
-                        for row in max(0, oy * stride - 1)...min(height - 1, oy * stride + 1) where !ring.holds(row) {
+                        for row in ExpandedRowRing.inputRows(of: oy, stride: stride, height: height) where !ring.holds(row) {
                             // x[:, row, :] as W rows of C channels, expanded into the ring's [W, E] row.
                             transpose(input + row * width, stride: height * width, rows: inChannels, columns: width,
                                       into: scratch.pixelRows, stride: inChannels)
@@ -78,48 +79,12 @@ extension Kernels {
         return FloatTensor(shape: outShape, data: data)
     }
 
-    /// Three expanded rows channels-last, [1 + W + 1, E] each (a zero pixel either side, the depthwise
-    /// padding), row r in slot r % 3, plus a zero row for the padding above and below the map.
-    private struct TokenRing {
-        let channels: Int, width: Int
-        let base: UnsafeMutablePointer<Float>
-        /// The map row each slot holds (-1: none yet).
-        var rows = [-1, -1, -1]
-
-        var slotSize: Int { (width + 2) * channels }
-
-        init(channels: Int, width: Int) {
-            self.channels = channels
-            self.width = width
-            base = .allocate(capacity: 4 * (width + 2) * channels)
-            // Pad pixels and the zero slot stay zero; the expansion writes only the inner pixels.
-            base.initialize(repeating: 0, count: 4 * (width + 2) * channels)
-        }
-
-        func holds(_ row: Int) -> Bool { rows[row % 3] == row }
-
-        /// The slot for `row` from its left pad pixel, now marked as holding it (the caller fills it).
-        mutating func slot(for row: Int) -> UnsafeMutablePointer<Float> {
-            rows[row % 3] = row
-            return base + (row % 3) * slotSize
-        }
-
-        /// `row` from its left pad pixel, or the zero row when `row` lies outside the map.
-        func paddedRow(_ row: Int, height: Int) -> UnsafePointer<Float> {
-            let slot = row >= 0 && row < height ? row % 3 : 3
-            precondition(slot == 3 || rows[slot] == row, "int8 inverted residual: row \(row) not expanded")
-            return UnsafePointer(base + slot * slotSize)
-        }
-
-        func deallocate() { base.deallocate() }
-    }
-
     /// A 3x3 depthwise convolution (padding 1) across channels: eight channels of a pixel at a time.
     private struct DepthwiseFilters {
         let taps: UnsafePointer<Float>, bias: UnsafePointer<Float>, channels: Int
 
         /// Output row `oy` [W', E] from the ring (whose zero pixels and zero row stand for the padding).
-        func outputRow(_ oy: Int, ring: TokenRing, stride: Int, outWidth: Int, height: Int, into out: UnsafeMutablePointer<Float>) {
+        func outputRow(_ oy: Int, ring: ExpandedRowRing, stride: Int, outWidth: Int, height: Int, into out: UnsafeMutablePointer<Float>) {
             let top = oy * stride - 1
             let rows = (ring.paddedRow(top, height: height), ring.paddedRow(top + 1, height: height),
                         ring.paddedRow(top + 2, height: height))

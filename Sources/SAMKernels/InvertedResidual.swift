@@ -75,15 +75,16 @@ extension Kernels {
                 let out = outBuffer.baseAddress!
                 parallelFor(batch * bandsPerImage) { task in
                     let image = task / bandsPerImage, band = task % bandsPerImage
-                    let rows = (band * outHeight / bandsPerImage)..<((band + 1) * outHeight / bandsPerImage)
-                    var ring = ExpandedRing(channels: expanded, width: width)
+                    let rows = ExpandedRowRing.band(band, of: bandsPerImage, outHeight: outHeight)
+                    // Rows [E, 1 + W + 1]: a zero column either side, the depthwise padding.
+                    var ring = ExpandedRowRing(slotSize: expanded * (width + 2))
                     defer { ring.deallocate() }
                     let depthwiseRow = UnsafeMutablePointer<Float>.allocate(capacity: expanded * outWidth)
                     defer { depthwiseRow.deallocate() }
                     let input = xBuffer.baseAddress! + image * inChannels * height * width
                     for oy in rows {
                         // Expanded rows oy*s-1 ... oy*s+1 (those inside the map), each computed once per band.
-                        for row in max(0, oy * stride - 1)...min(height - 1, oy * stride + 1) where !ring.holds(row) {
+                        for row in ExpandedRowRing.inputRows(of: oy, stride: stride, height: height) where !ring.holds(row) {
                             expandRow(row, input: input, p, geometry, activation: activation, into: ring.slot(for: row))
                         }
                         depthwiseOutputRow(oy, ring: ring, p, geometry, into: depthwiseRow)
@@ -125,44 +126,6 @@ extension Kernels {
         } }
     }
 
-    /// Three expanded rows [E, 1 + W + 1] (a zero column either side, the depthwise padding),
-    /// row r in slot r % 3, plus a zero row for the padding above and below the map.
-    private struct ExpandedRing {
-        let channels: Int, width: Int
-        let base: UnsafeMutablePointer<Float>
-        /// The map row each slot holds (-1: none yet).
-        var rows = [-1, -1, -1]
-
-        var rowStride: Int { width + 2 }
-        var slotSize: Int { channels * rowStride }
-
-        init(channels: Int, width: Int) {
-            self.channels = channels
-            self.width = width
-            base = .allocate(capacity: 4 * channels * (width + 2))
-            // Pad columns and the zero slot stay zero; expandRow writes only the inner columns.
-            base.initialize(repeating: 0, count: 4 * channels * (width + 2))
-        }
-
-        func holds(_ row: Int) -> Bool { rows[row % 3] == row }
-
-        /// The slot for `row`, now marked as holding it (the caller fills it).
-        mutating func slot(for row: Int) -> UnsafeMutablePointer<Float> {
-            rows[row % 3] = row
-            return base + (row % 3) * slotSize
-        }
-
-        /// Channel `channel` of `row` including its left pad column, or of the zero row when
-        /// `row` lies outside the map.
-        func paddedRow(_ row: Int, channel: Int, height: Int) -> UnsafePointer<Float> {
-            let slot = row >= 0 && row < height ? row % 3 : 3
-            precondition(slot == 3 || rows[slot] == row, "inverted residual: row \(row) not expanded")
-            return UnsafePointer(base + slot * slotSize + channel * rowStride)
-        }
-
-        func deallocate() { base.deallocate() }
-    }
-
     /// The int8 products' panels of a 1x1 convolution's codes ([out, in]), when int8 products are on and
     /// it has codes: packed once per call, as `linear` packs a weight for an image's rows.
     private static func int8Panels(_ codes: QuantizedWeight?, shape: [Int]) -> Int8Panels? {
@@ -180,15 +143,15 @@ extension Kernels {
 
     /// The depthwise 3x3 convolution's output row `oy` [E, W'] from the ring (whose zero
     /// columns and zero row stand for the padding), with `depthwise3x3Row` as `depthwise3x3Plane` uses it.
-    private static func depthwiseOutputRow(_ oy: Int, ring: ExpandedRing, _ p: InvertedResidualPointers, _ g: RowGeometry,
+    private static func depthwiseOutputRow(_ oy: Int, ring: ExpandedRowRing, _ p: InvertedResidualPointers, _ g: RowGeometry,
                                            into out: UnsafeMutablePointer<Float>) {
         let top = oy * g.stride - 1
         for channel in 0..<g.expanded {
             let f = p.depthwiseWeight + channel * 9
             let k = (f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8])
-            let rows = (ring.paddedRow(top, channel: channel, height: g.height),
-                        ring.paddedRow(top + 1, channel: channel, height: g.height),
-                        ring.paddedRow(top + 2, channel: channel, height: g.height))
+            let at = channel * (g.width + 2)
+            let rows = (ring.paddedRow(top, height: g.height) + at, ring.paddedRow(top + 1, height: g.height) + at,
+                        ring.paddedRow(top + 2, height: g.height) + at)
             // The ring's pad columns make every output column an interior one (padded column ox*stride).
             depthwise3x3Row(rows, out + channel * g.outWidth, columns: 0..<g.outWidth, stride: g.stride, padding: 0,
                             k: k, bias: p.depthwiseBias[channel])
