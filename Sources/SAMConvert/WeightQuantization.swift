@@ -2,13 +2,13 @@ import SAMModel
 import SAMTensor
 
 /// `--dtype int8|q4`: the image encoder's matrices (the weights its linear layers and its pointwise
-/// convolutions with a folded BatchNorm multiply by: TinyViT's Conv2d_BN, EfficientViT's ConvLayer, as
-/// the model built from them reports: `WeightStore.matrixKeys`)
-/// quantized, the other components' matrices (prompt encoder, mask decoder, video modules) stored
-/// float16; norms, biases, embeddings, other convolution filters and tables stay float32. The image encoder is nearly all of a large model
-/// (ViT-H: 2.5 GB of 2.56); the decoder runs a few rows per prompt, where int8 saves no time, and
-/// rounding its weights to int8 moved SAM ViT-B's masks most (seeded random weights, decoder cases
-/// on PyTorch's embeddings: min mask IoU 0.962; float16: 0.998; docs/quantization.md). A matrix
+/// convolutions multiply by: TinyViT's Conv2d_BN and EfficientViT's ConvLayer 1x1, as the model built
+/// from them reports: `WeightStore.matrixKeys`) quantized, the other components' matrices (prompt
+/// encoder, mask decoder, video modules) stored float16; norms, biases, embeddings, other convolution
+/// filters and tables stay float32. The image encoder is nearly all of a large model (ViT-H: 2.5 GB
+/// of 2.56); the decoder runs a few rows per prompt, where int8 saves no time, and rounding its
+/// weights to int8 moved SAM ViT-B's masks most (seeded random weights, decoder cases on PyTorch's
+/// embeddings: min mask IoU 0.962; float16: 0.998; docs/quantization.md). A matrix
 /// whose rows q4 cannot group by 32 is stored int8; one with values beyond float16's range, float32.
 /// For int8, a matrix an export stored as int8 codes (`ImportedTensor.exporterInt8Scales`:
 /// onnxruntime's QInt8) keeps the exporter's codes and scales.

@@ -110,11 +110,11 @@ extension Kernels {
             for channel in c..<e {
                 for ox in 0..<outWidth {
                     let at = ox * stride * e + channel
+                    let (r0, r1, r2) = (rows.0 + at, rows.1 + at, rows.2 + at), k = taps + channel
                     var sum = bias[channel]
-                    for (ky, row) in [rows.0, rows.1, rows.2].enumerated() {
-                        let k = taps + 3 * ky * e + channel
-                        sum += k[0] * row[at] + k[e] * row[at + e] + k[2 * e] * row[at + 2 * e]
-                    }
+                    sum += k[0] * r0[0] + k[e] * r0[e] + k[2 * e] * r0[2 * e]
+                    sum += k[3 * e] * r1[0] + k[4 * e] * r1[e] + k[5 * e] * r1[2 * e]
+                    sum += k[6 * e] * r2[0] + k[7 * e] * r2[e] + k[8 * e] * r2[2 * e]
                     out[ox * e + channel] = sum
                 }
             }

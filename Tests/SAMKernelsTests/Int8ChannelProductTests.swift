@@ -27,20 +27,20 @@ struct Int8ChannelProductTests {
         let epilogue = Kernels.Epilogue(residual: residual, activation: .gelu)
 
         try Int8LinearTests.eachImplementation { level in
-        let conv = try #require(Kernels.withInt8Products(true) { Kernels.int8PointwiseConv(x, weight: weight, bias: bias, epilogue: epilogue) })
-        var expected: [Float] = []
-        for image in 0..<batch {
-            let plane = inChannels * height * width
-            let one = FloatTensor(shape: [1, inChannels, height, width], data: Array(x.data[(image * plane)..<((image + 1) * plane)]))
-            let tokens = Kernels.withInt8Products(true) {
-                Kernels.linear(Kernels.nchwToTokens(one), weight: WeightTensor(weight), bias: bias)
+            let conv = try #require(Kernels.withInt8Products(true) { Kernels.int8PointwiseConv(x, weight: weight, bias: bias, epilogue: epilogue) })
+            var expected: [Float] = []
+            for image in 0..<batch {
+                let plane = inChannels * height * width
+                let one = FloatTensor(shape: [1, inChannels, height, width], data: Array(x.data[(image * plane)..<((image + 1) * plane)]))
+                let tokens = Kernels.withInt8Products(true) {
+                    Kernels.linear(Kernels.nchwToTokens(one), weight: WeightTensor(weight), bias: bias)
+                }
+                expected += Kernels.tokensToNCHW(tokens, height: height, width: width).data
             }
-            expected += Kernels.tokensToNCHW(tokens, height: height, width: width).data
-        }
-        var finished = FloatTensor(shape: conv.shape, data: expected)
-        Kernels.applyEpilogue(epilogue, to: &finished)
-        #expect(conv.shape == [batch, outChannels, height, width])
-        #expect(conv.data == finished.data, "\(c), implementation \(level)")
+            var finished = FloatTensor(shape: conv.shape, data: expected)
+            Kernels.applyEpilogue(epilogue, to: &finished)
+            #expect(conv.shape == [batch, outChannels, height, width])
+            #expect(conv.data == finished.data, "\(c), implementation \(level)")
         }
         #expect(Kernels.withInt8Products(false) { Kernels.int8PointwiseConv(x, weight: weight, bias: bias) } == nil)
     }
@@ -72,17 +72,17 @@ struct Int8ChannelProductTests {
 
         var fused = FloatTensor(zeros: [])
         try Int8LinearTests.eachImplementation { level in
-        let (block, layers) = try Kernels.withInt8Products(true) {
-            let fused = Kernels.invertedResidual(x, weights: w, stride: stride, activation: .gelu, epilogue: epilogue)
-            let hidden = try #require(Kernels.int8PointwiseConv(x, weight: expandCodes, bias: expandBias, epilogue: .gelu))
-            let depthwise = Kernels.conv2d(hidden, weight: depthwiseWeight, bias: depthwiseBias, stride: stride, padding: 1,
-                                           groups: expanded, epilogue: .gelu)
-            let layers = try #require(Kernels.int8PointwiseConv(depthwise, weight: projectCodes, bias: projectBias, epilogue: epilogue))
-            return (fused, layers)
-        }
-        #expect(block.shape == layers.shape)
-        #expect(block.data == layers.data, "\(c), implementation \(level)")
-        fused = block
+            let (block, layers) = try Kernels.withInt8Products(true) {
+                let fused = Kernels.invertedResidual(x, weights: w, stride: stride, activation: .gelu, epilogue: epilogue)
+                let hidden = try #require(Kernels.int8PointwiseConv(x, weight: expandCodes, bias: expandBias, epilogue: .gelu))
+                let depthwise = Kernels.conv2d(hidden, weight: depthwiseWeight, bias: depthwiseBias, stride: stride, padding: 1,
+                                               groups: expanded, epilogue: .gelu)
+                let layers = try #require(Kernels.int8PointwiseConv(depthwise, weight: projectCodes, bias: projectBias, epilogue: epilogue))
+                return (fused, layers)
+            }
+            #expect(block.shape == layers.shape)
+            #expect(block.data == layers.data, "\(c), implementation \(level)")
+            fused = block
         }
         // Off, the codes are ignored: the float32 block on their values, which int8 products differ from.
         let float32 = Kernels.withInt8Products(false) {

@@ -87,7 +87,7 @@ extension EfficientViT {
         /// ref: ops.py ConvLayer.forward — conv, norm, act
         func callAsFunction(_ x: FloatTensor, plus residual: FloatTensor? = nil, observer: ModuleObserver?) -> FloatTensor {
             precondition(residual == nil || activation == .none, "\(path): a residual is added after the activation")
-            // int8 products on its codes (when on and stored int8), the same bits as the fused MBConv's.
+            // int8 products on its codes (when on and stored int8), the products the fused MBConv makes.
             let int8 = stride == 1 ? int8Weight : nil
             guard let observer else {
                 let epilogue = Kernels.Epilogue(residual: residual, activation: activation)

@@ -60,9 +60,9 @@ extension TinyViT {
         /// convolution unless an observer wants the output before it.
         package func callAsFunction(_ x: FloatTensor, then epilogue: Kernels.Epilogue = .none,
                                    observer: ModuleObserver? = nil) -> FloatTensor {
-            // int8 products on its codes (when on and stored int8), the same bits as the fused block's.
-            if let int8Weight, stride == 1, padding == 0, groups == 1, let y = Kernels.int8PointwiseConv(x, weight: int8Weight, bias: bias,
-                                                                  epilogue: observer == nil ? epilogue : .none) {
+            // int8 products on its codes (when on and stored int8), the products the fused block makes.
+            if let int8Weight, stride == 1, padding == 0, groups == 1,
+               let y = Kernels.int8PointwiseConv(x, weight: int8Weight, bias: bias, epilogue: observer == nil ? epilogue : .none) {
                 guard let observer else { return y }
                 observer(path, y)
                 var finished = y
