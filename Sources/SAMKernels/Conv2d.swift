@@ -9,9 +9,12 @@ extension Kernels {
     /// else goes through im2col + sgemm, one group at a time: in parallel bands of output rows
     /// when the weights are small, else whole row tiles with a threaded sgemm. `epilogue`
     /// (residual add, then activation) is applied to each piece of output as it is finished.
+    ///
+    /// `int8`: the weight's int8 codes as an [out, in] matrix (a pointwise convolution stored int8);
+    /// with int8 products on, a pointwise convolution runs on them (`int8PointwiseConv`).
     package static func conv2d(_ x: FloatTensor, weight: FloatTensor, bias: FloatTensor?,
                               stride: Int = 1, padding: Int = 0, groups: Int = 1,
-                              epilogue: Epilogue = .none) -> FloatTensor {
+                              epilogue: Epilogue = .none, int8: QuantizedWeight? = nil) -> FloatTensor {
         precondition(x.shape.count == 4, "conv2d: input must be NCHW, got \(x.shape)")
         precondition(weight.shape.count == 4, "conv2d: weight must be [out, in/groups, kh, kw], got \(weight.shape)")
         precondition(stride >= 1 && padding >= 0 && groups >= 1, "conv2d: bad stride/padding/groups")
@@ -27,6 +30,9 @@ extension Kernels {
             return depthwiseConv(x, weight: weight, bias: bias, geometry: geometry, outShape: outShape, epilogue: epilogue)
         }
         let isPointwise = groups == 1 && geometry.kernelHeight == 1 && geometry.kernelWidth == 1 && stride == 1 && padding == 0
+        if isPointwise, let int8, let output = int8PointwiseConv(x, weight: int8, bias: bias, epilogue: epilogue) {
+            return output
+        }
         if isPointwise, x.count > 0, let output = tiledPointwiseConv(x, weight: weight, bias: bias, epilogue: epilogue) {
             return output
         }

@@ -87,16 +87,11 @@ extension EfficientViT {
         /// ref: ops.py ConvLayer.forward — conv, norm, act
         func callAsFunction(_ x: FloatTensor, plus residual: FloatTensor? = nil, observer: ModuleObserver?) -> FloatTensor {
             precondition(residual == nil || activation == .none, "\(path): a residual is added after the activation")
-            // int8 products on its codes (when on and stored int8), the products the fused MBConv makes.
-            let int8 = stride == 1 ? int8Weight : nil
             guard let observer else {
-                let epilogue = Kernels.Epilogue(residual: residual, activation: activation)
-                if let int8, let y = Kernels.int8PointwiseConv(x, weight: int8, bias: bias, epilogue: epilogue) { return y }
                 return Kernels.conv2d(x, weight: weight, bias: bias, stride: stride, padding: padding, groups: groups,
-                                      epilogue: epilogue)
+                                      epilogue: Kernels.Epilogue(residual: residual, activation: activation), int8: int8Weight)
             }
-            var y = int8.flatMap { Kernels.int8PointwiseConv(x, weight: $0, bias: bias) }
-                ?? Kernels.conv2d(x, weight: weight, bias: bias, stride: stride, padding: padding, groups: groups)
+            var y = Kernels.conv2d(x, weight: weight, bias: bias, stride: stride, padding: padding, groups: groups, int8: int8Weight)
             // With its BatchNorm folded, the conv's output is the norm's.
             observer(hasNorm ? "\(path).norm" : "\(path).conv", y)
             if activation != .none {

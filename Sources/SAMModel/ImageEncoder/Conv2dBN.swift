@@ -60,20 +60,11 @@ extension TinyViT {
         /// convolution unless an observer wants the output before it.
         package func callAsFunction(_ x: FloatTensor, then epilogue: Kernels.Epilogue = .none,
                                    observer: ModuleObserver? = nil) -> FloatTensor {
-            // int8 products on its codes (when on and stored int8), the products the fused block makes.
-            if let int8Weight, stride == 1, padding == 0, groups == 1,
-               let y = Kernels.int8PointwiseConv(x, weight: int8Weight, bias: bias, epilogue: observer == nil ? epilogue : .none) {
-                guard let observer else { return y }
-                observer(path, y)
-                var finished = y
-                Kernels.applyEpilogue(epilogue, to: &finished)
-                return finished
-            }
             guard let observer else {
                 return Kernels.conv2d(x, weight: weight, bias: bias, stride: stride, padding: padding, groups: groups,
-                                      epilogue: epilogue)
+                                      epilogue: epilogue, int8: int8Weight)
             }
-            var y = Kernels.conv2d(x, weight: weight, bias: bias, stride: stride, padding: padding, groups: groups)
+            var y = Kernels.conv2d(x, weight: weight, bias: bias, stride: stride, padding: padding, groups: groups, int8: int8Weight)
             observer(path, y)
             Kernels.applyEpilogue(epilogue, to: &y)
             return y
