@@ -32,6 +32,26 @@ extension Kernels {
         }
 
         deinit { release() }
+
+        /// Channel-major x [channels, pixels] (rows `xStride` apart) as `pixels` rows of `channels`,
+        /// each quantized with its own scale into `codes` and `scales`, as `linear`'s int8 products
+        /// quantize tokens.
+        func quantizePixels(_ x: UnsafePointer<Float>, xStride: Int, channels: Int, pixels: Int) {
+            transpose(x, stride: xStride, rows: channels, columns: pixels, into: pixelRows, stride: channels)
+            sam_q8_quantize_rows(pixelRows, Int64(pixels), Int64(channels), Int64(channels), codes, scales)
+        }
+    }
+
+    /// `products` [pixels, channels] written channel-major into `out` (rows `outStride` apart), then the
+    /// epilogue on each channel's row: `residual` (same layout) added, then `activation`.
+    static func storeChannelMajor(_ products: UnsafePointer<Float>, pixels: Int, channels: Int,
+                                  into out: UnsafeMutablePointer<Float>, outStride: Int,
+                                  activation: Epilogue.Activation, residual: UnsafePointer<Float>?) {
+        transpose(products, stride: channels, rows: pixels, columns: channels, into: out, stride: outStride)
+        guard activation != .none || residual != nil else { return }
+        for channel in 0..<channels {
+            applyEpilogue(activation, out + channel * outStride, count: pixels, residual: residual.map { $0 + channel * outStride })
+        }
     }
 
     /// A 1x1 convolution on a block of pixels in int8 products (`int8Products`, a weight stored int8):
@@ -47,15 +67,10 @@ extension Kernels {
                                    scratch: Int8ChannelScratch) {
         let (outChannels, inChannels) = (panels.features, panels.inputs)
         scratch.reserve(pixels: pixels, inputs: inChannels, outputs: outChannels)
-        transpose(x, stride: xStride, rows: inChannels, columns: pixels, into: scratch.pixelRows, stride: inChannels)
-        sam_q8_quantize_rows(scratch.pixelRows, Int64(pixels), Int64(inChannels), Int64(inChannels), scratch.codes, scratch.scales)
+        scratch.quantizePixels(x, xStride: xStride, channels: inChannels, pixels: pixels)
         panels.product(codes: scratch.codes, scales: scratch.scales, rows: pixels, bias: bias, into: scratch.products)
-        transpose(scratch.products, stride: outChannels, rows: pixels, columns: outChannels, into: out, stride: outStride)
-        guard activation != .none || residual != nil else { return }
-        for channel in 0..<outChannels {
-            applyEpilogue(activation, out + channel * outStride, count: pixels,
-                          residual: residual.map { $0 + channel * outStride })
-        }
+        storeChannelMajor(scratch.products, pixels: pixels, channels: outChannels, into: out, outStride: outStride,
+                          activation: activation, residual: residual)
     }
 
     /// A pointwise convolution on NCHW x [B, C, H, W] whose weight is stored int8 ([O, C] codes and row

@@ -42,10 +42,7 @@ extension Kernels {
                     for oy in rows {
                         for row in ExpandedRowRing.inputRows(of: oy, stride: stride, height: height) where !ring.holds(row) {
                             // x[:, row, :] as W rows of C channels, expanded into the ring's [W, E] row.
-                            transpose(input + row * width, stride: height * width, rows: inChannels, columns: width,
-                                      into: scratch.pixelRows, stride: inChannels)
-                            sam_q8_quantize_rows(scratch.pixelRows, Int64(width), Int64(inChannels), Int64(inChannels),
-                                                 scratch.codes, scratch.scales)
+                            scratch.quantizePixels(input + row * width, xStride: height * width, channels: inChannels, pixels: width)
                             let slot = ring.slot(for: row)
                             expand.product(codes: scratch.codes, scales: scratch.scales, rows: width, bias: expandBias.baseAddress!,
                                            into: slot + expanded)
@@ -59,13 +56,8 @@ extension Kernels {
                                         bias: projectBias.baseAddress!, into: scratch.products)
                         // output[:, oy, :] = epilogue(the [W', O] products, transposed)
                         let plane = outHeight * outWidth, offset = image * outChannels * plane + oy * outWidth
-                        transpose(scratch.products, stride: outChannels, rows: outWidth, columns: outChannels,
-                                  into: out + offset, stride: plane)
-                        guard epilogue.activation != .none || residual != nil else { continue }
-                        for channel in 0..<outChannels {
-                            applyEpilogue(epilogue.activation, out + offset + channel * plane, count: outWidth,
-                                          residual: residual.map { $0 + offset + channel * plane })
-                        }
+                        storeChannelMajor(scratch.products, pixels: outWidth, channels: outChannels, into: out + offset,
+                                          outStride: plane, activation: epilogue.activation, residual: residual.map { $0 + offset })
                     }
                 }
             }
