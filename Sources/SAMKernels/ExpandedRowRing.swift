@@ -32,6 +32,25 @@ extension Kernels {
 
         func deallocate() { base.deallocate() }
 
+        /// One band's work, as both inverted-residual kernels run it: for each output row of `rows`, the
+        /// input rows its 3x3 window reads that the ring does not hold yet are expanded into their slots
+        /// (`expand(row, slot)`, each row once per band), then `output(oy, ring, depthwiseRow)` makes the
+        /// row, with `depthwiseFloats` floats of scratch for its depthwise output.
+        static func eachOutputRow(_ rows: Range<Int>, stride: Int, height: Int, slotSize: Int, depthwiseFloats: Int,
+                                  expand: (Int, UnsafeMutablePointer<Float>) -> Void,
+                                  output: (Int, ExpandedRowRing, UnsafeMutablePointer<Float>) -> Void) {
+            var ring = ExpandedRowRing(slotSize: slotSize)
+            defer { ring.deallocate() }
+            let depthwiseRow = UnsafeMutablePointer<Float>.allocate(capacity: depthwiseFloats)
+            defer { depthwiseRow.deallocate() }
+            for oy in rows {
+                for row in inputRows(of: oy, stride: stride, height: height) where !ring.holds(row) {
+                    expand(row, ring.slot(for: row))
+                }
+                output(oy, ring, depthwiseRow)
+            }
+        }
+
         /// Output rows of band `band` of `bands` over `outHeight` rows (the tasks' split).
         static func band(_ band: Int, of bands: Int, outHeight: Int) -> Range<Int> {
             (band * outHeight / bands)..<((band + 1) * outHeight / bands)

@@ -30,24 +30,19 @@ extension Kernels {
                 let filters = DepthwiseFilters(taps: tapBuffer.baseAddress!, bias: depthwiseBias.baseAddress!, channels: expanded)
                 parallelFor(batch * bandsPerImage) { task in
                     let image = task / bandsPerImage, band = task % bandsPerImage
-                    let rows = ExpandedRowRing.band(band, of: bandsPerImage, outHeight: outHeight)
                     let scratch = Int8ChannelScratch()
                     scratch.reserve(pixels: width, inputs: max(inChannels, expanded), outputs: outChannels)
-                    // Rows [1 + W + 1, E] channels-last: a zero pixel either side, the depthwise padding.
-                    var ring = ExpandedRowRing(slotSize: (width + 2) * expanded)
-                    defer { ring.deallocate() }
-                    let depthwiseRow = UnsafeMutablePointer<Float>.allocate(capacity: outWidth * expanded)
-                    defer { depthwiseRow.deallocate() }
                     let input = xBuffer.baseAddress! + image * inChannels * height * width
-                    for oy in rows {
-                        for row in ExpandedRowRing.inputRows(of: oy, stride: stride, height: height) where !ring.holds(row) {
-                            // x[:, row, :] as W rows of C channels, expanded into the ring's [W, E] row.
-                            scratch.quantizePixels(input + row * width, xStride: height * width, channels: inChannels, pixels: width)
-                            let slot = ring.slot(for: row)
-                            expand.product(codes: scratch.codes, scales: scratch.scales, rows: width, bias: expandBias.baseAddress!,
-                                           into: slot + expanded)
-                            applyEpilogue(activation, slot + expanded, count: width * expanded, residual: nil)
-                        }
+                    // Rows [1 + W + 1, E] channels-last: a zero pixel either side, the depthwise padding.
+                    ExpandedRowRing.eachOutputRow(ExpandedRowRing.band(band, of: bandsPerImage, outHeight: outHeight),
+                                                  stride: stride, height: height, slotSize: (width + 2) * expanded,
+                                                  depthwiseFloats: outWidth * expanded) { row, slot in
+                        // x[:, row, :] as W rows of C channels, expanded into the ring's [W, E] row.
+                        scratch.quantizePixels(input + row * width, xStride: height * width, channels: inChannels, pixels: width)
+                        expand.product(codes: scratch.codes, scales: scratch.scales, rows: width, bias: expandBias.baseAddress!,
+                                       into: slot + expanded)
+                        applyEpilogue(activation, slot + expanded, count: width * expanded, residual: nil)
+                    } output: { oy, ring, depthwiseRow in
                         filters.outputRow(oy, ring: ring, stride: stride, outWidth: outWidth, height: height, into: depthwiseRow)
                         applyEpilogue(activation, depthwiseRow, count: outWidth * expanded, residual: nil)
                         sam_q8_quantize_rows(depthwiseRow, Int64(outWidth), Int64(expanded), Int64(expanded),

@@ -75,18 +75,13 @@ extension Kernels {
                 let out = outBuffer.baseAddress!
                 parallelFor(batch * bandsPerImage) { task in
                     let image = task / bandsPerImage, band = task % bandsPerImage
-                    let rows = ExpandedRowRing.band(band, of: bandsPerImage, outHeight: outHeight)
-                    // Rows [E, 1 + W + 1]: a zero column either side, the depthwise padding.
-                    var ring = ExpandedRowRing(slotSize: expanded * (width + 2))
-                    defer { ring.deallocate() }
-                    let depthwiseRow = UnsafeMutablePointer<Float>.allocate(capacity: expanded * outWidth)
-                    defer { depthwiseRow.deallocate() }
                     let input = xBuffer.baseAddress! + image * inChannels * height * width
-                    for oy in rows {
-                        // Expanded rows oy*s-1 ... oy*s+1 (those inside the map), each computed once per band.
-                        for row in ExpandedRowRing.inputRows(of: oy, stride: stride, height: height) where !ring.holds(row) {
-                            expandRow(row, input: input, p, geometry, activation: activation, into: ring.slot(for: row))
-                        }
+                    // Rows [E, 1 + W + 1]: a zero column either side, the depthwise padding.
+                    ExpandedRowRing.eachOutputRow(ExpandedRowRing.band(band, of: bandsPerImage, outHeight: outHeight),
+                                                  stride: stride, height: height, slotSize: expanded * (width + 2),
+                                                  depthwiseFloats: expanded * outWidth) { row, slot in
+                        expandRow(row, input: input, p, geometry, activation: activation, into: slot)
+                    } output: { oy, ring, depthwiseRow in
                         depthwiseOutputRow(oy, ring: ring, p, geometry, into: depthwiseRow)
                         applyEpilogue(activation, depthwiseRow, count: expanded * outWidth, residual: nil)
                         // output[:, oy, :] = epilogue(bias + project * depthwiseRow)
