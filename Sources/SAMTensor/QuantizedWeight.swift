@@ -93,6 +93,25 @@ public struct QuantizedWeight: Sendable {
         Float(bitPattern: UInt32(littleEndian: storage.bytes.loadUnaligned(fromByteOffset: row * 4, as: UInt32.self)))
     }
 
+    /// The index of the first scale under which an element is not a finite float32 (a NaN or
+    /// infinite scale, or an int8 scale so large that code × scale overflows), nil when there is
+    /// none. samconvert never writes one; the `.samw` reader refuses a row that has one, naming it.
+    package var firstNonFiniteScale: (index: Int, scale: Float)? {
+        switch scheme {
+        case .int8:
+            // |code| is at most 128 (an export's -128 kept).
+            for row in 0..<layout.rows where !(rowScale(row).magnitude * 128).isFinite { return (row, rowScale(row)) }
+        case .int4:
+            // |nibble - 8| is at most 8, and 8 × the largest float16 is finite: only the scale itself can fail.
+            let scales = scaleBytes
+            for group in 0..<(layout.scaleBytes / 2) {
+                let scale = Half.toFloat(UInt16(littleEndian: scales.loadUnaligned(fromByteOffset: group * 2, as: UInt16.self)))
+                if !scale.isFinite { return (group, scale) }
+            }
+        }
+        return nil
+    }
+
     /// Every element as float32, C order, into `out` (`count` floats): exact, code × scale.
     package func dequantize(into out: UnsafeMutableBufferPointer<Float>) {
         precondition(out.count == count, "dequantize: \(out.count) floats for \(count) elements")

@@ -82,4 +82,36 @@ struct SAMWQuantizedTests {
         let shapeError = #expect(throws: FormatError.self) { try SAMWFile(path: shapePath) }
         #expect(shapeError?.tensor == "q8.weight")
     }
+
+    /// The file with `scheme`'s weight [4, 64] whose second scale's bytes are `scaleBytes`.
+    func withSecondScale(_ scheme: QuantizedWeight.Scheme, _ scaleBytes: [UInt8], _ name: String) throws -> SAMWFile {
+        let path = try write([SAMWRow(name: "w", quantized: try Self.weight(scheme))], name)
+        let offset = try #require(try SAMWFile(path: path).entry(named: "w")).offset + scaleBytes.count
+        var data = try Data(contentsOf: URL(fileURLWithPath: path))
+        data.replaceSubrange(offset..<(offset + scaleBytes.count), with: scaleBytes)
+        try data.write(to: URL(fileURLWithPath: path))
+        return try SAMWFile(path: path)
+    }
+
+    @Test("a scale that makes elements NaN or infinite is refused by tensor and index; large finite ones are kept")
+    func nonFiniteScales() throws {
+        func bytes(_ value: Float) -> [UInt8] { withUnsafeBytes(of: value.bitPattern.littleEndian) { Array($0) } }
+        // q8: NaN, infinity, and a finite scale whose code 127 overflows (3e38 × 127).
+        for (index, scale) in [Float.nan, .infinity, -.infinity, 3e38].enumerated() {
+            let file = try withSecondScale(.int8, bytes(scale), "q8-\(index).samw")
+            let error = #expect(throws: FormatError.self) { try file.quantizedWeights() }
+            #expect(error?.tensor == "w" && error?.message.contains("q8 scale 1") == true, "\(scale): \(String(describing: error))")
+        }
+        // A scale whose every code stays finite (128 × it is below float32's largest) reads back.
+        let large = try withSecondScale(.int8, bytes(Float.greatestFiniteMagnitude / 256), "q8-large.samw")
+        #expect(try large.quantizedWeights()["w"]?.floats().allSatisfy(\.isFinite) == true)
+        // q4: float16 infinity (0x7C00) and NaN (0x7E00) as a group's scale; 65504 (the largest) is finite.
+        for (index, half) in ([[0x00, 0x7C], [0x00, 0x7E], [0x00, 0xFC]] as [[UInt8]]).enumerated() {
+            let file = try withSecondScale(.int4, half, "q4-\(index).samw")
+            let error = #expect(throws: FormatError.self) { try file.quantizedWeights() }
+            #expect(error?.tensor == "w" && error?.message.contains("q4 scale 1") == true, "\(half): \(String(describing: error))")
+        }
+        let largest = try withSecondScale(.int4, [0xFF, 0x7B], "q4-largest.samw")
+        #expect(try largest.quantizedWeights()["w"]?.floats().allSatisfy(\.isFinite) == true)
+    }
 }

@@ -112,7 +112,13 @@ public final class SAMWFile: @unchecked Sendable {
             throw FormatError(.unsupported, file: path, tensor: name, "dtype '\(entry.dtype)' is not a quantized weight")
         }
         let bytes = try file.slice(offset: entry.offset, length: entry.length, tensor: name)
-        return QuantizedWeight(scheme: scheme, shape: entry.shape, checkedStorage: TensorStorage(borrowing: bytes, owner: file))
+        let weight = QuantizedWeight(scheme: scheme, shape: entry.shape, checkedStorage: TensorStorage(borrowing: bytes, owner: file))
+        // A scale that makes elements NaN or infinite would surface only as a stage's NaN output.
+        if let bad = weight.firstNonFiniteScale {
+            throw FormatError(.corrupt, file: path, tensor: name,
+                              "\(scheme.rawValue) scale \(bad.index) (\(bad.scale)) gives elements that are not finite")
+        }
+        return weight
     }
 
     /// Whether row `entry` holds a quantized weight.
