@@ -15,7 +15,8 @@ public enum ModelFileError: Error, CustomStringConvertible {
         switch self {
         case .format(let error): "\(error)"
         case .metadata(let file, let message): "\(file): metadata: \(message)"
-        case .weights(let file, let error): "\(file): \(error)"
+        // The weights' own message names their source: the file, unless they came from elsewhere.
+        case .weights(let file, let error): error.source == file ? "\(error)" : "\(file): \(error)"
         }
     }
 }

@@ -12,6 +12,14 @@ public enum WeightError: Error, CustomStringConvertible, Equatable {
     /// The weight `key` cannot be used, for `reason`.
     case invalid(key: String, reason: String, source: String)
 
+    /// The file (or other source) the weights came from, which every message names first.
+    public var source: String {
+        switch self {
+        case .missing(_, let source), .shapeMismatch(_, _, _, let source), .unused(_, let source), .invalid(_, _, let source):
+            source
+        }
+    }
+
     /// A one-line message naming the source file and the weight.
     public var description: String {
         switch self {
