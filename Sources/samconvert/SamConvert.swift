@@ -43,7 +43,7 @@ struct SamConvert: ParsableCommand {
     @Option(name: .customLong("max-points"), help: "Largest point count the model accepts (default 100).")
     var maxPoints: Int?
 
-    @Option(help: "Storage precision of the weights: f32, f16, int8 (linear layers' matrices int8 per output channel, computed in int8 products) or q4 (those matrices 4-bit in groups of 32).")
+    @Option(help: "Storage precision of the weights: f32, f16, int8 (the image encoder's linear and pointwise-convolution matrices int8 per output channel; the rest of the model's matrices f16) or q4 (those matrices 4-bit in groups of 32). Quantized matrices are widened to float32 when run, or multiplied as int8 with samrun/samverify --int8-products.")
     var dtype: String = "f32"
 
     @Flag(help: "Replace --out if a regular file stands there.")
