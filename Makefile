@@ -80,8 +80,9 @@ check-drops: check-reference-set
 # samverify on the committed tiny set, the committed tiny SAM 2.1 set and a full-size reference set as it
 # is, each model converted from the set's own weights into a temporary .samw; JSON and JUnit reports go
 # to out/verify/, the full-size set's pictures to out/verify/reference-set-report/. The full-size run also reruns
-# every case with 1, 2 and all worker threads and on OpenBLAS's other kernels (--determinism).
-# Both always run; the target fails if either does (or if the full-size set is missing).
+# every case with 1, 2 and all worker threads and on OpenBLAS's other kernels (--determinism), then once
+# more under SAM_CPU_CAP=avx2 (an AVX2 CPU's kernels throughout, held to the same tolerances).
+# All always run; the target fails if any does (or if the full-size set is missing).
 verify: setup
 	$(SWIFT) build $(RELEASE)
 	@test -d "$(REFERENCE_SET)" || { echo "verify: reference set folder $(REFERENCE_SET) is missing" >&2; exit 1; }
@@ -98,6 +99,8 @@ verify: setup
 	$(RELEASE_BIN)/samconvert "$(REFERENCE_SET)/mobile_sam.h5" --out "$$tmp/full-size.samw" >/dev/null || exit 2; \
 	env -u OPENBLAS_CORETYPE $(RELEASE_BIN)/samverify "$$tmp/full-size.samw" --references "$(REFERENCE_SET)" --max-atol 1e-4 --max-rtol 1e-4 \
 	    --determinism --report out/verify/reference-set-report --json out/verify/full-size.json --junit out/verify/full-size.xml || status=$$?; \
+	SAM_CPU_CAP=avx2 $(RELEASE_BIN)/samverify "$$tmp/full-size.samw" --references "$(REFERENCE_SET)" --max-atol 1e-4 --max-rtol 1e-4 \
+	    --quiet --json out/verify/full-size-avx2.json --junit out/verify/full-size-avx2.xml || status=$$?; \
 	if [ $$status -ne 0 ]; then echo "verify: samverify failed (exit $$status); reports in out/verify/" >&2; fi; \
 	exit $$status
 

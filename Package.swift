@@ -81,14 +81,15 @@ let package = Package(
         .target(name: "SAMBLAS",
                 dependencies: [.target(name: "COpenBLAS", condition: .when(platforms: [.linux])), "CCPUFeatures"],
                 ),
-        // The CPU's vector ISA as OpenBLAS's kernel families need it (SAMBLAS's kernel choice), and
-        // whether the process may use AMX tiles (CInt8's and CBFloat16's choice).
+        // The CPU's vector ISA as OpenBLAS's kernel families need it (SAMBLAS's kernel choice),
+        // whether the process may use AMX tiles (CInt8's and CBFloat16's choice), and SAM_CPU_CAP,
+        // which holds every kernel choice below the CPU's (an older CPU's paths on this one).
         .target(name: "CCPUFeatures"),
 
         // Sixteen-lane (AVX-512) versions of the kernels' eight-lane float loops, chosen at run time.
-        .target(name: "CVectorMath"),
+        .target(name: "CVectorMath", dependencies: ["CCPUFeatures"]),
         // The CPU's float32 fused multiply-add ceiling, for sambench's achieved-vs-peak figures.
-        .target(name: "CFMAPeak"),
+        .target(name: "CFMAPeak", dependencies: ["CCPUFeatures"]),
         // Linear layers with bfloat16 products (AVX512_BF16), the opt-in lower-precision path.
         // ... and on AMX tiles (AMX-BF16) where the CPU and the OS allow them.
         .target(name: "CBFloat16", dependencies: ["CCPUFeatures"]),
@@ -96,7 +97,7 @@ let package = Package(
         .target(name: "CInt8", dependencies: ["CCPUFeatures"]),
 
         // CPU kernels: GEMM-backed convolutions, depthwise conv, norms, activations, attention.
-        .target(name: "SAMKernels", dependencies: ["SAMTensor", "SAMBLAS", "SAMParallel", "CVectorMath", "CBFloat16", "CInt8"]),
+        .target(name: "SAMKernels", dependencies: ["SAMTensor", "SAMBLAS", "SAMParallel", "CVectorMath", "CBFloat16", "CInt8", "CCPUFeatures"]),
 
         // Architecture facts both the importer and the runtime need (index tables no state dict
         // holds, BatchNorm folding), written once.

@@ -37,7 +37,7 @@ void sam_bf16_limit_implementation(int level) { limit = level; }
 int sam_bf16_supported(void) {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("avx512bf16");
+           __builtin_cpu_supports("avx512bf16") && sam_cpu_cap() >= SAM_CPU_CAP_AVX512;
 }
 
 int sam_bf16_implementation(void) {

@@ -14,7 +14,7 @@ int sam_cpu_blas_kernel_level(void) {
     // __builtin_cpu_supports also checks that the OS saves the vector state (XGETBV).
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512bw")
-        && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")) {
+        && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") && sam_cpu_cap() >= SAM_CPU_CAP_AVX512) {
         return 2;
     }
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
@@ -51,7 +51,7 @@ static int amx_kinds(void) {
     return known;
 }
 
-int sam_amx_usable(int kind) { return (amx_kinds() & kind) != 0 && amx_granted(); }
+int sam_amx_usable(int kind) { return sam_cpu_cap() == SAM_CPU_CAP_ALL && (amx_kinds() & kind) != 0 && amx_granted(); }
 
 typedef struct {
     uint8_t palette, start_row, reserved[14];
@@ -73,3 +73,24 @@ int sam_amx_usable(int kind) { (void)kind; return 0; }
 void sam_amx_configure_tiles(void) { __builtin_trap(); }
 void sam_amx_release_tiles(void) { __builtin_trap(); }
 #endif
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <strings.h>
+
+int sam_cpu_cap_named(const char *value) {
+    if (value == NULL || value[0] == '\0') return SAM_CPU_CAP_ALL;
+    if (strcasecmp(value, "avx512") == 0) return SAM_CPU_CAP_AVX512;
+    if (strcasecmp(value, "avx2") == 0) return SAM_CPU_CAP_AVX2;
+    return SAM_CPU_CAP_INVALID;
+}
+
+// Read once: every kernel asks on every call. Threads racing on the first call read the same value.
+int sam_cpu_cap(void) {
+    static _Atomic int cap = SAM_CPU_CAP_INVALID - 1;
+    int known = atomic_load_explicit(&cap, memory_order_relaxed);
+    if (known >= SAM_CPU_CAP_INVALID) return known == SAM_CPU_CAP_INVALID ? SAM_CPU_CAP_ALL : known;
+    known = sam_cpu_cap_named(getenv("SAM_CPU_CAP"));
+    atomic_store_explicit(&cap, known, memory_order_relaxed);
+    return known == SAM_CPU_CAP_INVALID ? SAM_CPU_CAP_ALL : known;
+}

@@ -1,13 +1,14 @@
 // See include/fma_peak.h. The machine's float32 arithmetic ceiling, for benchmarks: how far the
 // runtime's GFLOP/s is from it says how much a kernel change could still gain.
 #include "fma_peak.h"
+#include "cpu_features.h"
 
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
 #include <immintrin.h>
 
 int sam_fma_peak_lanes(void) {
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return 16;
+    if (__builtin_cpu_supports("avx512f") && sam_cpu_cap() >= SAM_CPU_CAP_AVX512) return 16;
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 8;
     return 0;
 }

@@ -128,7 +128,8 @@ static void linear_portable(const uint8_t *q, const float *xscales, int64_t rows
 static int cpu_level(void) {
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")
-        && __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("fma")) return sam_amx_usable(SAM_AMX_INT8) ? 3 : 2;
+        && __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("fma") && sam_cpu_cap() >= SAM_CPU_CAP_AVX512)
+        return sam_amx_usable(SAM_AMX_INT8) ? 3 : 2;
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
     return 0;
 }

@@ -1,13 +1,14 @@
 // See include/vector_math.h. ref: Sources/SAMKernels/VectorMath.swift Kernels.exp8, the
 // operation order this file keeps.
 #include "vector_math.h"
+#include "cpu_features.h"
 
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
 #include <immintrin.h>
 
 int sam_vector_math_has_avx512(void) {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f");
+    return __builtin_cpu_supports("avx512f") && sam_cpu_cap() >= SAM_CPU_CAP_AVX512;
 }
 
 #include "wide_vectors.h"

@@ -14,20 +14,25 @@ extension BLAS {
                                             "sandybridge", "katmai", "coppermine", "northwood", "banias", "opteron",
                                             "opteron_sse3", "barcelona", "bobcat", "bulldozer", "piledriver", "nano"]
 
+    /// OpenBLAS kernel families that run AVX-512 instructions.
+    public static let avx512Cores: Set<String> = ["skylakex", "cooperlake", "sapphirerapids"]
+
     /// The OpenBLAS kernel family this CPU should run when the library picked one for an older ISA
-    /// ("SkylakeX" on an AVX-512 CPU, "Haswell" on an AVX2 + FMA one), else nil: when the user set
-    /// OPENBLAS_CORETYPE (their choice stands), when OpenBLAS's own pick is Haswell's or newer (Zen,
-    /// SkylakeX, Cooperlake, ...), or on a CPU without AVX2. The choice takes effect only in a
-    /// process started with OPENBLAS_CORETYPE set: OpenBLAS reads it once, as it loads.
+    /// ("SkylakeX" on an AVX-512 CPU, "Haswell" on an AVX2 + FMA one), or under SAM_CPU_CAP=avx2 one
+    /// for AVX-512 ("Haswell": the cap holds the BLAS to an AVX2 CPU's kernels too), else nil: when the
+    /// user set OPENBLAS_CORETYPE (their choice stands), when OpenBLAS's own pick is Haswell's or newer
+    /// (Zen, SkylakeX, Cooperlake, ...) and allowed, or on a CPU without AVX2. The choice takes effect
+    /// only in a process started with OPENBLAS_CORETYPE set: OpenBLAS reads it once, as it loads.
     public static var strongerOpenBLASCore: String? {
         guard getenv("OPENBLAS_CORETYPE") == nil else { return nil }
-        let current = openblas_get_corename().map { String(cString: $0) } ?? "unknown"
-        guard preAVX2Cores.contains(current.lowercased()) else { return nil }
+        let current = (openblas_get_corename().map { String(cString: $0) } ?? "unknown").lowercased()
+        let capped = sam_cpu_cap() < SAM_CPU_CAP_AVX512 && avx512Cores.contains(current)
+        guard preAVX2Cores.contains(current) || capped else { return nil }
         return cpuKernelFamily
     }
 
     /// The widest OpenBLAS kernel family this CPU runs: "SkylakeX" (AVX-512 F, CD, BW, DQ, VL),
-    /// "Haswell" (AVX2 and FMA), or nil.
+    /// "Haswell" (AVX2 and FMA; also on an AVX-512 CPU under SAM_CPU_CAP=avx2), or nil.
     public static var cpuKernelFamily: String? {
         switch sam_cpu_blas_kernel_level() {
         case 2: "SkylakeX"

@@ -26,8 +26,16 @@ extension Kernels {
 
     /// For a command-line tool, first thing in `main`: starts the program again with OpenBLAS's
     /// kernels for this CPU's ISA where the library picked an older ISA's (see
-    /// `BLAS.restartWithStrongerKernelsIfNeeded`; OPENBLAS_CORETYPE, when set, is left as it is).
+    /// `BLAS.restartWithStrongerKernelsIfNeeded`; OPENBLAS_CORETYPE, when set, is left as it is),
+    /// or for the ISA SAM_CPU_CAP allows (`CPUCap`). A SAM_CPU_CAP it does not know ends the program
+    /// with status 2 and a message naming the values it takes.
     public static func restartWithStrongerBLASKernelsIfNeeded() {
+        if let problem = CPUCap.environmentProblem {
+            let tool = CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? Substring($0)) } ?? "sam"
+            let message = "\(tool): \(problem)\n"
+            _ = message.withCString { write(2, $0, strlen($0)) }
+            exit(2)
+        }
         #if !canImport(Accelerate)
         BLAS.restartWithStrongerKernelsIfNeeded()
         #endif

@@ -2,6 +2,7 @@ import Foundation
 import SAMBLAS
 import SAMFiles
 import SAMFormats
+import SAMKernels
 import SAMParallel
 import SAMTensor
 
@@ -58,6 +59,8 @@ public final class OutputDump {
             "blas": .string(BLAS.backendDescription),
             "sam_num_threads": environment["SAM_NUM_THREADS"].map(JSONValue.string) ?? .null,
             "openblas_coretype": environment["OPENBLAS_CORETYPE"].map(JSONValue.string) ?? .null,
+            "cpu_cap": .string(CPUCap.current.rawValue),
+            "linear_kernel": .string(Kernels.float32LinearKernel.rawValue),
             "cases": .array(entries),
         ])
         let encoder = JSONEncoder()

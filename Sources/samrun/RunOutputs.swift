@@ -97,6 +97,8 @@ struct RunOutputs {
             "seconds": timings,
             "linear_precision": Kernels.linearPrecision.rawValue,
             "int8_products": Kernels.int8Products,
+            // SAM_CPU_CAP (none, avx512, avx2): which CPU's kernels made it.
+            "cpu_cap": CPUCap.current.rawValue,
             // How the file stores its weights (f32, f16, int8, q4): with the two flags above, what ran.
             "weight_dtype": predictor.model.metadata.weightDType,
         ]

@@ -46,6 +46,40 @@ struct BLASKernelChoiceTests {
     }
 }
 
+/// SAM_CPU_CAP=avx2 runs the kernels of a CPU without AVX-512 (Haswell's in OpenBLAS, the BLAS for
+/// float32 linear layers instead of the AVX-512 panel product) and says so; a value it does not know
+/// stops the tool before it starts.
+@Suite("Tools: SAM_CPU_CAP")
+struct CPUCapTests {
+    @Test("avx2: OpenBLAS's Haswell kernels and no panel product, recorded in the dump; an unknown value is exit 2")
+    func capped() throws {
+        #if canImport(Accelerate)
+        return
+        #else
+        let folder = try temporaryFolder("cpu-cap")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let model = try ModelUnderTest.tiny(in: folder)
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "OPENBLAS_CORETYPE")
+        environment["SAM_CPU_CAP"] = "avx2"
+        let run = try samverifyTool.run([model, "--references", TestPaths.tinyReferences, "--case", "image_encoder",
+                                         "--dump-outputs", folder + "/dump", "--quiet"], environment: environment)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        let manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/dump/dump.json")))
+                                    as? [String: Any])
+        #expect(manifest["cpu_cap"] as? String == "avx2")
+        #expect(manifest["linear_kernel"] as? String == "blas")
+        let blas = try #require(manifest["blas"] as? String)
+        let core = try #require(blas.components(separatedBy: "core: ").last?.components(separatedBy: ",").first)
+        #expect(!BLAS.avx512Cores.contains(core.lowercased()), "capped at AVX2, OpenBLAS ran \(core)'s kernels")
+
+        environment["SAM_CPU_CAP"] = "avx1024"
+        let refused = try samverifyTool.run([model, "--references", TestPaths.tinyReferences, "--quiet"], environment: environment)
+        #expect(refused.status == 2 && refused.stderr.contains("SAM_CPU_CAP='avx1024'"), "\(refused.status): \(refused.stderr)")
+        #endif
+    }
+}
+
 /// The worker pool is sized from the CPUs the process may run on (its affinity mask), not the CPUs
 /// the machine has: `taskset -c 0` makes one worker.
 @Suite("Tools: workers from the affinity mask")
