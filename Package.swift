@@ -83,7 +83,7 @@ let package = Package(
                 ),
         // The CPU's vector ISA as OpenBLAS's kernel families need it (SAMBLAS's kernel choice),
         // whether the process may use AMX tiles (CInt8's and CBFloat16's choice), and SAM_CPU_CAP,
-        // which holds every kernel choice below the CPU's (an older CPU's paths on this one).
+        // which holds the numeric kernels' choices below the CPU's (an older CPU's paths on this one).
         .target(name: "CCPUFeatures"),
 
         // Sixteen-lane (AVX-512) versions of the kernels' eight-lane float loops, chosen at run time.

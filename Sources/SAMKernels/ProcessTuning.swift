@@ -1,6 +1,8 @@
 import SAMBLAS
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 extension Kernels {

@@ -5,32 +5,40 @@ import Testing
 
 /// The tools start with OpenBLAS's kernels for the CPU's ISA where the library picked an older
 /// ISA's (OpenBLAS 0.3.21 takes a 5th-generation Xeon for Prescott), and leave a user's
-/// OPENBLAS_CORETYPE as it is. Read from `samverify --dump-outputs`, which records the kernels it ran.
+/// OPENBLAS_CORETYPE as it is; SAM_CPU_CAP holds them to an older CPU's. Read from `samverify
+/// --dump-outputs`, which records the kernels it ran.
 @Suite("Tools: OpenBLAS kernel choice")
 struct BLASKernelChoiceTests {
-    /// The core samverify ran on, in `environment`.
-    func toolCore(environment: [String: String], folder: String, model: String) throws -> String {
-        let dump = folder + "/dump-\(environment["OPENBLAS_CORETYPE"] ?? "unset")"
+    /// The `dump.json` samverify writes for the image encoder case, run in `environment`.
+    func dumpManifest(environment: [String: String], folder: String, model: String) throws -> [String: Any] {
+        let dump = folder + "/dump-\(environment["OPENBLAS_CORETYPE"] ?? "unset")-\(environment["SAM_CPU_CAP"] ?? "uncapped")"
         let run = try samverifyTool.run([model, "--references", TestPaths.tinyReferences, "--case", "image_encoder",
                                          "--dump-outputs", dump, "--quiet"], environment: environment)
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
-        let manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dump + "/dump.json")))
-                                    as? [String: Any])
+        return try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dump + "/dump.json")))
+                            as? [String: Any])
+    }
+
+    /// The OpenBLAS core a dump's run used.
+    static func core(_ manifest: [String: Any]) throws -> String {
         let blas = try #require(manifest["blas"] as? String)
         return try #require(blas.components(separatedBy: "core: ").last?.components(separatedBy: ",").first)
     }
 
+    /// A folder with the tiny model, and this process's environment without OPENBLAS_CORETYPE.
+    func setUp(_ name: String) throws -> (folder: String, model: String, environment: [String: String]) {
+        let folder = try temporaryFolder(name)
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "OPENBLAS_CORETYPE")
+        return (folder, try ModelUnderTest.tiny(in: folder), environment)
+    }
+
     @Test("without OPENBLAS_CORETYPE: the stronger kernels where the library picked an older ISA's, else the library's pick; with it: the given kernels")
     func kernelChoice() throws {
-        #if canImport(Accelerate)
-        return
-        #else
-        let folder = try temporaryFolder("blas-core")
+        #if !canImport(Accelerate)
+        let (folder, model, unset) = try setUp("blas-core")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let model = try ModelUnderTest.tiny(in: folder)
-        var unset = ProcessInfo.processInfo.environment
-        unset.removeValue(forKey: "OPENBLAS_CORETYPE")
-        let chosen = try toolCore(environment: unset, folder: folder, model: model)
+        let chosen = try Self.core(dumpManifest(environment: unset, folder: folder, model: model))
         // This test process may itself run under OPENBLAS_CORETYPE (CI's AVX2 pass); what the library
         // picks on its own is then unknown here, so only a stronger pick is checked.
         if ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"] == nil {
@@ -41,36 +49,23 @@ struct BLASKernelChoiceTests {
                 "a CPU that runs \(BLAS.cpuKernelFamily ?? "")'s kernels ran \(chosen)'s")
         var given = unset
         given["OPENBLAS_CORETYPE"] = "Prescott"
-        #expect(try toolCore(environment: given, folder: folder, model: model) == "Prescott")
+        #expect(try Self.core(dumpManifest(environment: given, folder: folder, model: model)) == "Prescott")
         #endif
     }
-}
 
-/// SAM_CPU_CAP=avx2 runs the kernels of a CPU without AVX-512 (Haswell's in OpenBLAS, the BLAS for
-/// float32 linear layers instead of the AVX-512 panel product) and says so; a value it does not know
-/// stops the tool before it starts.
-@Suite("Tools: SAM_CPU_CAP")
-struct CPUCapTests {
-    @Test("avx2: OpenBLAS's Haswell kernels and no panel product, recorded in the dump; an unknown value is exit 2")
+    /// SAM_CPU_CAP=avx2 runs the kernels of a CPU without AVX-512 (Haswell's in OpenBLAS, the BLAS for
+    /// float32 linear layers instead of the AVX-512 panel product) and says so; a value it does not
+    /// know stops the tool before it starts.
+    @Test("SAM_CPU_CAP=avx2: OpenBLAS's Haswell kernels and no panel product, recorded in the dump; an unknown value is exit 2")
     func capped() throws {
-        #if canImport(Accelerate)
-        return
-        #else
-        let folder = try temporaryFolder("cpu-cap")
+        #if !canImport(Accelerate)
+        var (folder, model, environment) = try setUp("cpu-cap")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let model = try ModelUnderTest.tiny(in: folder)
-        var environment = ProcessInfo.processInfo.environment
-        environment.removeValue(forKey: "OPENBLAS_CORETYPE")
         environment["SAM_CPU_CAP"] = "avx2"
-        let run = try samverifyTool.run([model, "--references", TestPaths.tinyReferences, "--case", "image_encoder",
-                                         "--dump-outputs", folder + "/dump", "--quiet"], environment: environment)
-        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
-        let manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/dump/dump.json")))
-                                    as? [String: Any])
+        let manifest = try dumpManifest(environment: environment, folder: folder, model: model)
         #expect(manifest["cpu_cap"] as? String == "avx2")
         #expect(manifest["linear_kernel"] as? String == "blas")
-        let blas = try #require(manifest["blas"] as? String)
-        let core = try #require(blas.components(separatedBy: "core: ").last?.components(separatedBy: ",").first)
+        let core = try Self.core(manifest)
         #expect(!BLAS.avx512Cores.contains(core.lowercased()), "capped at AVX2, OpenBLAS ran \(core)'s kernels")
 
         environment["SAM_CPU_CAP"] = "avx1024"
