@@ -226,7 +226,9 @@ def main():
     p.add_argument("--alt-coretype", default=None,
                    help="also run the native side with another OpenBLAS kernel path: 'unset' removes OPENBLAS_CORETYPE, "
                         "a name (Haswell, SkylakeX, ...) sets it, 'auto' = unset if the environment sets it, "
-                        "else SkylakeX on an AVX-512 CPU, else Haswell")
+                        "else SkylakeX on an AVX-512 CPU, else Haswell; 'avx2-cap' runs an AVX2 CPU's kernels throughout "
+                        "(SAM_CPU_CAP=avx2: OpenBLAS's Haswell kernels, no AVX-512 panel product or sixteen-lane loops) "
+                        "and reports that path's own float32 ceiling")
     p.add_argument("--bf16", action="store_true",
                    help="also run the native side with bfloat16 linear layers (sambench --bf16; CPUs with AVX512_BF16), "
                         "and report their task-level accuracy (samverify --bf16)")
@@ -252,9 +254,12 @@ def main():
     if alt == "auto":
         alt = "unset" if coretype else ("SkylakeX" if avx512() else "Haswell")
     unset = {k: v for k, v in base.items() if k != "OPENBLAS_CORETYPE"}
-    if alt and alt != "unset":
+    if alt == "avx2-cap":
+        unset["SAM_CPU_CAP"] = "avx2"  # the tools start again with OPENBLAS_CORETYPE=Haswell
+    elif alt and alt != "unset":
         unset["OPENBLAS_CORETYPE"] = alt
-    alt_label = None if not alt else ("OPENBLAS_CORETYPE unset" if alt == "unset" else f"OPENBLAS_CORETYPE={alt}")
+    alt_label = None if not alt else {"unset": "OPENBLAS_CORETYPE unset",
+                                      "avx2-cap": "SAM_CPU_CAP=avx2"}.get(alt, f"OPENBLAS_CORETYPE={alt}")
 
     with tempfile.TemporaryDirectory(prefix="sambench-") as tmp:
         onnx_samw, h5_samw = os.path.join(tmp, "onnx.samw"), os.path.join(tmp, "h5.samw")
@@ -284,6 +289,9 @@ def main():
         if alt:
             sgemm["alt"] = run_json([sambench, "sgemm", "--threads", t], unset)
         fma_peak = run_json([sambench, "fma-peak", "--threads", t], base)
+        # Under the cap the ceiling is the eight-lane one (half the sixteen-lane one where 512-bit
+        # operations run whole).
+        fma_peak_alt = run_json([sambench, "fma-peak", "--threads", t], unset) if alt == "avx2-cap" else None
 
         native, native_unset, native_bf16, ort = [], [], [], []
         bench_native = [sambench, "run", h5_samw, drop, "--threads", t,
@@ -349,7 +357,7 @@ def main():
         "samconvert_s": {"runs": conv, "onnx_median": med(conv["onnx"]), "h5_median": med(conv["h5"]),
                          "h5_copy_median": med(conv["h5_copy"]), "sized_median": med(conv["sized"]),
                          "sized_copy_median": med(conv["sized_copy"])},
-        "sgemm": sgemm, "fma_peak": fma_peak, "gflops": gflops, "encoder_sets": encoder_sets,
+        "sgemm": sgemm, "fma_peak": fma_peak, "fma_peak_alt": fma_peak_alt, "gflops": gflops, "encoder_sets": encoder_sets,
         "raw": {"native": native, "native_alt": native_unset, "native_bf16": native_bf16, "onnxruntime": ort},
     }
     os.makedirs(os.path.dirname(a.json) or ".", exist_ok=True)
@@ -434,7 +442,9 @@ def main():
     if nu:
         L.append(f"- With {alt_label}: sgemm {gflops['sgemm_peak_alt']:.1f} GFLOP/s, "
                  f"native encoder {gflops['encoder_alt']:.1f} GFLOP/s "
-                 f"({100 * gflops['encoder_alt'] / gflops['sgemm_peak_alt']:.0f}% of it)")
+                 f"({100 * gflops['encoder_alt'] / gflops['sgemm_peak_alt']:.0f}% of it)"
+                 + (f"; its float32 ceiling ({fma_peak_alt['lanes']} lanes) {fma_peak_alt['gflops']:.1f} GFLOP/s, the encoder at "
+                    f"{100 * gflops['encoder_alt'] / fma_peak_alt['gflops']:.0f}% of it" if fma_peak_alt else ""))
     # The ceiling no kernel passes: what an encoder time of half onnxruntime's would need of it.
     half_ort = 2 * gflops["encoder_onnxruntime"]
     L.append(f"- CPU float32 ceiling (`sambench fma-peak`: register-only fused multiply-adds, {fma_peak['lanes']} lanes, "
