@@ -14,6 +14,9 @@ public struct ConversionRequest: Sendable {
     public var configFile: String?
     public var maxPoints: Int?
     public var precision: StoragePrecision = .single
+    /// With a quantizing `precision`: image-encoder matrices to store float16 instead, by shell glob
+    /// on their names (`samconvert --half-matrices`); each must match one.
+    public var halfMatrices: [String] = []
     public var overwrite = false
     public var allowUnmapped = false
     /// Write weights holding NaN or infinity (from an input, or from `--dtype f16` beyond its range)
@@ -93,10 +96,13 @@ public enum Converter {
             throw ConversionFailure("\(plan.weightFiles.joined(separator: ", ")): the weights make no component of a SAM model; nothing was written")
         }
 
+        let keptHalf = try WeightQuantization.keptHalf(request.halfMatrices, matrices: matrixKeys, precision: request.precision)
         if request.precision.quantization != nil {
-            progress("quantizing the image encoder's \(matrixKeys.filter { Sam.component(ofTensor: $0) == Sam.imageEncoderKey }.count) matrices to \(request.precision.rawValue)")
+            let quantized = matrixKeys.filter { Sam.component(ofTensor: $0) == Sam.imageEncoderKey && !keptHalf.contains($0) }.count
+            progress("quantizing the image encoder's \(quantized) matrices to \(request.precision.rawValue)"
+                     + (keptHalf.isEmpty ? "" : ", keeping \(keptHalf.count) float16 (--half-matrices)"))
         }
-        let stored = try StoredRows(imported, precision: request.precision, matrices: matrixKeys)
+        let stored = try StoredRows(imported, precision: request.precision, matrices: matrixKeys, keptHalf: keptHalf)
         if !stored.overflowed.isEmpty && !request.allowNonFinite {
             throw ConversionFailure(Self.nonFiniteMessage(stored.overflowed, "do not fit f16") + " (or convert with --dtype f32)")
         }

@@ -30,11 +30,14 @@ struct StoredRows {
         let overflow: (count: Int, largest: Float)
     }
 
-    init(_ imported: ImportedWeights, precision: StoragePrecision, matrices: Set<String>) throws(ConversionFailure) {
+    /// `keptHalf`: matrices stored float16 instead of quantized (`WeightQuantization.keptHalf`).
+    init(_ imported: ImportedWeights, precision: StoragePrecision, matrices: Set<String>,
+         keptHalf: Set<String> = []) throws(ConversionFailure) {
         let names = imported.tensors.keys.sorted()
         let makers = names.map { name in
             Self.maker(name, imported.tensors[name]!, precision: precision,
-                       plan: WeightQuantization.plan(name, isMatrix: matrices.contains(name), precision: precision))
+                       plan: WeightQuantization.plan(name, isMatrix: matrices.contains(name), keptHalf: keptHalf.contains(name),
+                                                     precision: precision))
         }
         // Made once here for the checksums, on every core, and dropped; an error is the first in name order.
         let summaries = [Result<(SAMWRow, Facts), ConversionFailure>?](unsafeUninitializedCapacity: names.count) { buffer, initialized in

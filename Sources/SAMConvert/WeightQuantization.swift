@@ -1,3 +1,4 @@
+import Foundation
 import SAMModel
 import SAMTensor
 
@@ -11,7 +12,8 @@ import SAMTensor
 /// embeddings: min mask IoU 0.962; float16: 0.998; docs/quantization.md). A matrix
 /// whose rows q4 cannot group by 32 is stored int8; one with values beyond float16's range, float32.
 /// For int8, a matrix an export stored as int8 codes (`ImportedTensor.exporterInt8Scales`:
-/// onnxruntime's QInt8) keeps the exporter's codes and scales.
+/// onnxruntime's QInt8) keeps the exporter's codes and scales. Encoder matrices named by
+/// `--half-matrices` are stored as the other components' are (`keptHalf`).
 enum WeightQuantization {
     /// How one tensor is stored under a quantizing precision.
     enum Plan {
@@ -22,9 +24,31 @@ enum WeightQuantization {
         case halfUnlessOverflowing
     }
 
-    static func plan(_ name: String, isMatrix: Bool, precision: StoragePrecision) -> Plan {
+    /// `keptHalf`: an image-encoder matrix the request keeps float16 (`ConversionRequest.halfMatrices`).
+    static func plan(_ name: String, isMatrix: Bool, keptHalf: Bool = false, precision: StoragePrecision) -> Plan {
         guard isMatrix, let scheme = precision.quantization else { return .asPrecision }
-        return Sam.component(ofTensor: name) == Sam.imageEncoderKey ? .quantized(scheme) : .halfUnlessOverflowing
+        return Sam.component(ofTensor: name) == Sam.imageEncoderKey && !keptHalf ? .quantized(scheme) : .halfUnlessOverflowing
+    }
+
+    /// The image-encoder matrices `patterns` (shell globs, `fnmatch` without flags: `*` also crosses
+    /// dots, `[0-5]` a class) keep float16, or why not: patterns need a quantizing precision, and each
+    /// must match at least one of those matrices (a typo would otherwise quantize everything silently).
+    static func keptHalf(_ patterns: [String], matrices: Set<String>, precision: StoragePrecision) throws(ConversionFailure) -> Set<String> {
+        guard !patterns.isEmpty else { return [] }
+        guard precision.quantization != nil else {
+            throw ConversionFailure("--half-matrices keeps matrices float16 that --dtype int8 or q4 would quantize; with --dtype \(precision.rawValue) nothing is quantized")
+        }
+        let candidates = matrices.filter { Sam.component(ofTensor: $0) == Sam.imageEncoderKey }.sorted()
+        var kept: Set<String> = []
+        for pattern in patterns {
+            let matched = candidates.filter { fnmatch(pattern, $0, 0) == 0 }
+            guard !matched.isEmpty else {
+                throw ConversionFailure("--half-matrices '\(pattern)' matches none of the image encoder's \(candidates.count) quantized matrices"
+                                        + (candidates.first.map { " (such as \($0))" } ?? ""))
+            }
+            kept.formUnion(matched)
+        }
+        return kept
     }
 
     /// One matrix quantized to `scheme` (int8 where q4 cannot group its rows), with the exporter's

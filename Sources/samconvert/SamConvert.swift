@@ -46,6 +46,9 @@ struct SamConvert: ParsableCommand {
     @Option(help: "Storage precision of the weights: f32, f16, int8 (the image encoder's linear and pointwise-convolution matrices int8 per output channel; the rest of the model's matrices f16) or q4 (those matrices 4-bit in groups of 32). Quantized matrices are widened to float32 when run, or multiplied as int8 with samrun/samverify --int8-products.")
     var dtype: String = "f32"
 
+    @Option(name: .customLong("half-matrices"), help: ArgumentHelp("With --dtype int8 or q4: image-encoder matrices whose names match GLOB (a shell pattern, e.g. 'image_encoder.blocks.[0-5].*') are stored float16 instead; repeatable. converters/int8_sensitivity.py shows which cost the masks most.", valueName: "GLOB"))
+    var halfMatrices: [String] = []
+
     @Flag(help: "Replace --out if a regular file stands there.")
     var force = false
 
@@ -73,6 +76,7 @@ struct SamConvert: ParsableCommand {
         request.configFile = config
         request.maxPoints = maxPoints
         request.precision = precision
+        request.halfMatrices = halfMatrices
         request.overwrite = force
         request.allowUnmapped = allowUnmapped
         request.allowNonFinite = allowNonFinite

@@ -16,10 +16,11 @@ import Testing
 struct QuantizedConversionTests {
     static let tiny = TestPaths.tinyReferences
 
-    func convert(_ precision: StoragePrecision) throws -> (LoadedModel, ConversionResult) {
+    func convert(_ precision: StoragePrecision, halfMatrices: [String] = []) throws -> (LoadedModel, ConversionResult) {
         var request = ConversionRequest(inputs: [Self.tiny + "/mobile_sam.h5"], output: try temporaryFolder() + "/model.samw")
         request.configFile = Self.tiny + "/config.json"
         request.precision = precision
+        request.halfMatrices = halfMatrices
         let result = try Converter.run(request)
         return (try ModelFile.load(request.output), result)
     }
@@ -58,6 +59,29 @@ struct QuantizedConversionTests {
         } else {
             #expect(result.quantizedWeights.values.allSatisfy { $0.scheme == .int8 })
         }
+    }
+
+    @Test("--half-matrices keeps the matrices it names float16, and refuses a pattern that names none or a precision that quantizes nothing")
+    func halfMatrices() throws {
+        let kept = ["image_encoder.layers.1.*", "image_encoder.layers.?.downsample.conv[13].c.weight"]
+        let (model, result) = try convert(.int8, halfMatrices: kept)
+        let (_, all) = try convert(.int8)
+        let half = Set(all.quantizedWeights.keys).subtracting(result.quantizedWeights.keys)
+        // Stage 1's block (qkv, proj, fc1, fc2) and its PatchMerging, and the two later PatchMergings' 1x1s.
+        #expect(half.count == 4 + 2 + 4, "\(half.sorted())")
+        #expect(half.allSatisfy { $0.hasPrefix("image_encoder.layers.1.") || $0.contains(".downsample.conv") })
+        for name in half { #expect(result.storedTensors[name]?.dtype == .float16, "\(name)") }
+        #expect(result.quantizedWeights.keys.contains("image_encoder.layers.2.blocks.0.attn.qkv.weight"))
+        #expect(model.metadata.weightDType == "int8" && model.file.version == 2)
+        // It runs, with the kept layers on the float path under int8 products too.
+        let errors = try Kernels.withInt8Products(true) { try ReferenceCheck(root: Self.tiny).run(model.sam) }
+        #expect(errors.allFinite && errors.worstMask < 0.234, "\(errors)")
+
+        #expect(throws: ConversionFailure.self) { try convert(.int8, halfMatrices: ["image_encoder.blocks.*"]) }
+        let none = #expect(throws: ConversionFailure.self) { try convert(.int8, halfMatrices: ["mask_decoder.*"]) }
+        #expect(none?.message.contains("'mask_decoder.*' matches none") == true, "\(none?.message ?? "")")
+        let f16 = #expect(throws: ConversionFailure.self) { try convert(.half, halfMatrices: ["image_encoder.*"]) }
+        #expect(f16?.message.contains("--dtype f16") == true, "\(f16?.message ?? "")")
     }
 
     @Test("the quantized model runs near PyTorch; q4 further than int8; int8 products opt-in")
