@@ -78,7 +78,7 @@ extension Kernels {
     /// Nil when int8 products are off or the weight's rows are too long for exact sums, as `linear`'s.
     package static func int8PointwiseConv(_ x: FloatTensor, weight: QuantizedWeight, bias: FloatTensor?,
                                           epilogue: Epilogue = .none) -> FloatTensor? {
-        guard int8Products, weight.scheme == .int8, weight.shape.count == 2, weight.shape[1] <= int8MaximumInputs else { return nil }
+        guard let weight = int8ProductCodes(weight) else { return nil }
         let (outChannels, inChannels) = (weight.shape[0], weight.shape[1])
         precondition(x.shape.count == 4 && x.shape[1] == inChannels && (bias?.count ?? outChannels) == outChannels,
                      "int8 pointwise convolution: input \(x.shape), weight \(weight.shape), bias \(bias?.shape ?? [])")

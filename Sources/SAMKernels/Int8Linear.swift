@@ -36,8 +36,7 @@ extension Kernels {
     /// too long for exact 32-bit sums.
     static func int8Linear(_ x: FloatTensor, weight: some WeightOperand, bias: FloatTensor?, epilogue: Epilogue,
                            outShape: [Int]) -> FloatTensor? {
-        guard let tensor = weight as? WeightTensor, let stored = tensor.quantized, stored.scheme == .int8, stored.shape.count == 2,
-              stored.shape[1] <= int8MaximumInputs, int8Products else { return nil }
+        guard let tensor = weight as? WeightTensor, let stored = int8ProductCodes(tensor.quantized) else { return nil }
         let (outFeatures, inFeatures) = (stored.shape[0], stored.shape[1])
         let rows = x.count / inFeatures
         let packed = rows < keptPanelRowLimit ? tensor.derived("int8 panels") { Int8Panels(stored) }
@@ -77,6 +76,16 @@ extension Kernels {
 
     /// Longest rows whose integer sums cannot overflow 32 bits (65536 × 255 × 127 < 2³¹).
     static let int8MaximumInputs = 65_536
+
+    /// `codes` when the products that multiply by them run in int8 here (linear layers, pointwise
+    /// convolutions, the inverted residual's): int8 products on, an int8 [out, in] matrix, rows short
+    /// enough for exact 32-bit sums; else nil, and the float path runs.
+    static func int8ProductCodes(_ codes: QuantizedWeight?) -> QuantizedWeight? {
+        guard let codes, int8Products, codes.scheme == .int8, codes.shape.count == 2, codes.shape[1] <= int8MaximumInputs else {
+            return nil
+        }
+        return codes
+    }
 
     /// An int8 weight packed for CInt8's product (panels of 64 features and their code sums), with
     /// its per-feature scales, which it reads from the weight in place.

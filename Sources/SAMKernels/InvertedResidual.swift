@@ -124,7 +124,7 @@ extension Kernels {
     /// The int8 products' panels of a 1x1 convolution's codes ([out, in]), when int8 products are on and
     /// it has codes: packed once per call, as `linear` packs a weight for an image's rows.
     private static func int8Panels(_ codes: QuantizedWeight?, shape: [Int]) -> Int8Panels? {
-        guard let codes, int8Products, codes.scheme == .int8, codes.shape == shape, shape[1] <= int8MaximumInputs else { return nil }
+        guard let codes = int8ProductCodes(codes), codes.shape == shape else { return nil }
         return Int8Panels(codes)
     }
 
