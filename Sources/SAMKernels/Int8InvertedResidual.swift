@@ -22,12 +22,10 @@ extension Kernels {
         let data = [Float](unsafeUninitializedCapacity: batch * outChannels * outHeight * outWidth) { outBuffer, initialized in
             x.data.withUnsafeBufferPointer { xBuffer in
             taps.withUnsafeBufferPointer { tapBuffer in
-            w.expandBias.data.withUnsafeBufferPointer { expandBias in
-            w.depthwiseBias.data.withUnsafeBufferPointer { depthwiseBias in
-            w.projectBias.data.withUnsafeBufferPointer { projectBias in
+            withWeightPointers(w) { p in
             withResidual(epilogue) { residual in
                 let out = outBuffer.baseAddress!
-                let filters = DepthwiseFilters(taps: tapBuffer.baseAddress!, bias: depthwiseBias.baseAddress!, channels: expanded)
+                let filters = DepthwiseFilters(taps: tapBuffer.baseAddress!, bias: p.depthwiseBias, channels: expanded)
                 parallelFor(batch * bandsPerImage) { task in
                     let image = task / bandsPerImage, band = task % bandsPerImage
                     let scratch = Int8ChannelScratch()
@@ -39,7 +37,7 @@ extension Kernels {
                                                   depthwiseFloats: outWidth * expanded) { row, slot in
                         // x[:, row, :] as W rows of C channels, expanded into the ring's [W, E] row.
                         scratch.quantizePixels(input + row * width, xStride: height * width, channels: inChannels, pixels: width)
-                        expand.product(codes: scratch.codes, scales: scratch.scales, rows: width, bias: expandBias.baseAddress!,
+                        expand.product(codes: scratch.codes, scales: scratch.scales, rows: width, bias: p.expandBias,
                                        into: slot + expanded)
                         applyEpilogue(activation, slot + expanded, count: width * expanded, residual: nil)
                     } output: { oy, ring, depthwiseRow in
@@ -48,15 +46,13 @@ extension Kernels {
                         sam_q8_quantize_rows(depthwiseRow, Int64(outWidth), Int64(expanded), Int64(expanded),
                                              scratch.codes, scratch.scales)
                         project.product(codes: scratch.codes, scales: scratch.scales, rows: outWidth,
-                                        bias: projectBias.baseAddress!, into: scratch.products)
+                                        bias: p.projectBias, into: scratch.products)
                         // output[:, oy, :] = epilogue(the [W', O] products, transposed)
                         let plane = outHeight * outWidth, offset = image * outChannels * plane + oy * outWidth
                         storeChannelMajor(scratch.products, pixels: outWidth, channels: outChannels, into: out + offset,
                                           outStride: plane, activation: epilogue.activation, residual: residual.map { $0 + offset })
                     }
                 }
-            }
-            }
             }
             }
             }

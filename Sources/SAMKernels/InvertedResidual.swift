@@ -105,11 +105,11 @@ extension Kernels {
         let height: Int, width: Int, stride: Int, outHeight: Int, outWidth: Int
     }
 
-    private struct InvertedResidualPointers {
+    struct InvertedResidualPointers {
         let expandWeight, expandBias, depthwiseWeight, depthwiseBias, projectWeight, projectBias: UnsafePointer<Float>
     }
 
-    private static func withWeightPointers<R>(_ w: InvertedResidualWeights, _ body: (InvertedResidualPointers) -> R) -> R {
+    static func withWeightPointers<R>(_ w: InvertedResidualWeights, _ body: (InvertedResidualPointers) -> R) -> R {
         w.expandWeight.data.withUnsafeBufferPointer { ew in w.expandBias.data.withUnsafeBufferPointer { eb in
             w.depthwiseWeight.data.withUnsafeBufferPointer { dw in w.depthwiseBias.data.withUnsafeBufferPointer { db in
                 w.projectWeight.data.withUnsafeBufferPointer { pw in w.projectBias.data.withUnsafeBufferPointer { pb in
