@@ -1,4 +1,3 @@
-import SAMArchitecture
 import SAMKernels
 import SAMTensor
 
@@ -68,9 +67,7 @@ extension EfficientViT {
                 let variance = try weights.take("\(norm).running_var", shape: [channels])
                 let folded = WeightStore.foldBatchNorm(weight: weight, convBias: convBias, gamma: gamma, beta: beta,
                                                        mean: mean, variance: variance, eps: batchNormEps)
-                let factors = BatchNormFold.scales(gamma: { Double(gamma.data[$0]) }, variance: { Double(variance.data[$0]) },
-                                                   channels: channels, eps: batchNormEps)
-                (self.weight, bias, int8Weight) = (folded.weight, folded.bias, codes?.int8Matrix(rowScaleFactors: factors))
+                (self.weight, bias, int8Weight) = (folded.weight, folded.bias, codes?.int8Matrix(rowScaleFactors: folded.scales))
             }
             self.stride = stride
             self.groups = groupCount

@@ -30,22 +30,24 @@ extension WeightStore {
         let variance = try take("\(bnPrefix).running_var", shape: [outChannels])
         let folded = Self.foldBatchNorm(weight: weight, convBias: convBias, gamma: gamma, beta: beta,
                                         mean: mean, variance: variance, eps: eps)
-        let factors = codes == nil ? nil : BatchNormFold.scales(gamma: { Double(gamma.data[$0]) },
-                                                               variance: { Double(variance.data[$0]) },
-                                                               channels: outChannels, eps: eps)
-        return (folded.weight, folded.bias, codes?.int8Matrix(rowScaleFactors: factors))
+        return (folded.weight, folded.bias, codes?.int8Matrix(rowScaleFactors: folded.scales))
     }
 
     /// Folds BatchNorm statistics into the preceding convolution or linear layer (weight [out, ...]).
     /// Done in double precision so folding adds no error beyond the final rounding to float32.
+    /// `scales`: each output channel's factor gamma / sqrt(var + eps) (`BatchNormFold.scales`), which
+    /// int8 codes of the weight fold into their row scales.
     package static func foldBatchNorm(weight: FloatTensor, convBias: FloatTensor?, gamma: FloatTensor, beta: FloatTensor,
-                                     mean: FloatTensor, variance: FloatTensor, eps: Double) -> (weight: FloatTensor, bias: FloatTensor) {
+                                     mean: FloatTensor, variance: FloatTensor, eps: Double)
+        -> (weight: FloatTensor, bias: FloatTensor, scales: [Double]) {
         let channels = weight.shape[0]
         let folded = BatchNormFold.fold(channels: channels, weight: { Double(weight.data[$0]) }, weightCount: weight.count,
                                         convBias: convBias.map { bias in { Double(bias.data[$0]) } },
                                         gamma: { Double(gamma.data[$0]) }, beta: { Double(beta.data[$0]) },
                                         mean: { Double(mean.data[$0]) }, variance: { Double(variance.data[$0]) }, eps: eps)
+        let scales = BatchNormFold.scales(gamma: { Double(gamma.data[$0]) }, variance: { Double(variance.data[$0]) },
+                                          channels: channels, eps: eps)
         return (FloatTensor(shape: weight.shape, data: folded.weight.map { Float($0) }),
-                FloatTensor(shape: [channels], data: folded.bias.map { Float($0) }))
+                FloatTensor(shape: [channels], data: folded.bias.map { Float($0) }), scales)
     }
 }
