@@ -364,7 +364,7 @@ case "profile-encoder":
         do { _ = try sam.encodeImage(image, observer: recorder.observer) } catch { fail("encodeImage: \(error)") }
         recorder.finish()
     }
-    print("image encoder: \(runs) runs, times summed\n" + profile.table(top: 40))
+    print("image encoder: \(runs) runs, times summed\n" + profile.table(top: option(args, "--top", 40)))
 
 case "run":
     guard args.count >= 3 else { fail("run needs MODEL.samw DROP_DIR") }
