@@ -118,6 +118,43 @@ SAM_AVX512 float sam_relative_softmax_numerators_avx512(float *row, const float 
     return 1.0f / _mm512_reduce_add_ps(sums);
 }
 
+SAM_AVX512 float sam_relative_softmax_numerators_narrow_avx512(float *row, const float *heights, const float *widths,
+                                                               int64_t grid_height, int64_t grid_width, float *scratch) {
+    const int64_t count = grid_height * grid_width;
+    const __mmask16 key_row_mask = (__mmask16)((1u << grid_width) - 1);
+    // Whole stores: each key row's sixteen lanes run past it into the next, which its own store
+    // then overwrites; the last one's spill lands in the scratch's sixteen spare floats.
+    for (int64_t key_row = 0; key_row < grid_height; key_row++) {
+        const __m512 height = _mm512_set1_ps(heights[key_row]);
+        _mm512_storeu_ps(scratch + key_row * grid_width,
+                         with_relative_positions(row + key_row * grid_width, height, widths, 0, key_row_mask));
+    }
+    const __m512 none = _mm512_set1_ps(-__builtin_inff());
+    const int64_t whole = count & ~(int64_t)15;
+    const __mmask16 tail = (__mmask16)((1u << (count - whole)) - 1);
+    __m512 m0 = none, m1 = none;
+    int64_t j = 0;
+    for (; j + 32 <= whole; j += 32) {
+        m0 = pointwise_max(m0, _mm512_loadu_ps(scratch + j));
+        m1 = pointwise_max(m1, _mm512_loadu_ps(scratch + j + 16));
+    }
+    if (j < whole) m0 = pointwise_max(m0, _mm512_loadu_ps(scratch + j));
+    if (tail) m1 = pointwise_max(m1, _mm512_mask_loadu_ps(none, tail, scratch + whole));
+    const __m512 shift = _mm512_set1_ps(largest_lane(pointwise_max(m0, m1)));
+    __m512 sums = _mm512_setzero_ps();
+    for (j = 0; j < whole; j += 16) {
+        const __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(scratch + j), shift));
+        _mm512_storeu_ps(row + j, e);
+        sums = _mm512_add_ps(sums, e);
+    }
+    if (tail) {
+        const __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, scratch + whole), shift));
+        _mm512_mask_storeu_ps(row + whole, tail, e);
+        sums = _mm512_mask_add_ps(sums, tail, sums, e);
+    }
+    return 1.0f / _mm512_reduce_add_ps(sums);
+}
+
 SAM_AVX512 void sam_scale_avx512(float *row, int64_t count, float factor) {
     const __m512 scale = _mm512_set1_ps(factor);
     int64_t j = 0;
@@ -147,6 +184,12 @@ void sam_softmax_numerators_avx512(float *rows_base, int64_t rows, int64_t count
 float sam_relative_softmax_numerators_avx512(float *row, const float *heights, const float *widths, int64_t grid_height,
                                              int64_t grid_width) {
     (void)row; (void)heights; (void)widths; (void)grid_height; (void)grid_width;
+    __builtin_trap();
+}
+
+float sam_relative_softmax_numerators_narrow_avx512(float *row, const float *heights, const float *widths,
+                                                    int64_t grid_height, int64_t grid_width, float *scratch) {
+    (void)row; (void)heights; (void)widths; (void)grid_height; (void)grid_width; (void)scratch;
     __builtin_trap();
 }
 

@@ -34,7 +34,7 @@ extension Kernels {
     /// ref: segment_anything/modeling/image_encoder.py Attention.forward, add_decomposed_rel_pos
     /// `bandScores` bounds a band's score buffer (floats); tests lower it to cut small grids into bands.
     /// `kernel`: `.panels` runs `relativePositionAttentionPanels` (CPUs with AVX-512), `.blas` the
-    /// bands below; `.automatic` takes the panels for global grids (`relativePositionPanelsPay`);
+    /// bands below; `.automatic` takes the panels where linear layers do (`relativePositionPanelsPay`);
     /// `.smallHeads` is not a kernel of this function and runs the bands.
     package static func relativePositionAttention(packedQKV qkv: FloatTensor, heads: Int, scale: Float,
                                                  positions: RelativePositionTables, bandScores: Int = 1_048_576,
@@ -46,12 +46,17 @@ extension Kernels {
         let batch = qkv.shape[0]
         guard batch * tokens > 0 else { return FloatTensor(zeros: [batch, tokens, width]) }
         let usePanels = panelKernelAvailable
-            && (kernel == .panels || (kernel == .automatic && relativePositionPanelsPay(tokens: tokens)))
+            && (kernel == .panels || (kernel == .automatic && relativePositionPanelsPay))
         if usePanels {
             let data = [Float](unsafeUninitializedCapacity: batch * tokens * width) { outBuffer, initialized in
                 qkv.data.withUnsafeBufferPointer { qkvBuffer in
-                    relativePositionAttentionPanels(qkv: qkvBuffer.baseAddress!, batch: batch, heads: heads, scale: scale,
-                                                    positions: positions, into: outBuffer.baseAddress!)
+                    if tokens >= relativePositionPanelsGlobalTokens {
+                        relativePositionAttentionPanels(qkv: qkvBuffer.baseAddress!, batch: batch, heads: heads, scale: scale,
+                                                        positions: positions, into: outBuffer.baseAddress!)
+                    } else {
+                        relativePositionAttentionPanelsInWindows(qkv: qkvBuffer.baseAddress!, batch: batch, heads: heads,
+                                                                 scale: scale, positions: positions, into: outBuffer.baseAddress!)
+                    }
                 }
                 initialized = batch * tokens * width
             }

@@ -2,12 +2,19 @@ import CVectorMath
 import SAMBLAS
 
 extension Kernels {
-    /// Whether `relativePositionAttention`'s automatic choice takes the panel path: SAM ViT's global
-    /// blocks (a 64x64 grid, 4096 keys). On its 14x14 windows the bands are faster (`sambench
-    /// attention --case relative`: 30 against 48 ms on 2 cores, 25 windows of 12 heads).
-    static func relativePositionPanelsPay(tokens: Int) -> Bool {
-        float32LinearKernel == .panels && tokens >= 1024
+    /// Whether `relativePositionAttention`'s automatic choice takes the panel path: wherever linear
+    /// layers do. `sambench attention --case relative` on 2 Zen 4 cores: ViT-B's global blocks 295
+    /// against 350 ms for the BLAS bands; its 14x14 windows (one task per window and head) 23.9
+    /// against 24.7 ms, and ViT-B's encoder 1% faster with them (alternating runs, 4.81-4.88 against
+    /// 4.88-4.91 s).
+    static var relativePositionPanelsPay: Bool {
+        float32LinearKernel == .panels
     }
+
+    /// Grids of this many tokens or more split each head's rows between the workers
+    /// (`relativePositionAttentionPanels`); smaller ones run one (window, head) per task
+    /// (`relativePositionAttentionPanelsInWindows`), whose scores [tokens, tokens] stay in L2.
+    static let relativePositionPanelsGlobalTokens = 1024
 
     /// `relativePositionAttention` on the panel product: for each (batch, head), the keys and values
     /// are packed once, the decomposed relative positions of every query computed once (rel_h
@@ -50,25 +57,91 @@ extension Kernels {
                     // A block's scratch: its rows of scores, then each row's inverse sum.
                     forEachAttentionBlock(batch: 1, heads: 1, queryLength: tokens, scratchPerRow: scoreStride + 1,
                                           preferredRows: preferredRows) { scores, _, _, firstRow, rows in
-                        let inverseSums = scores + rows * scoreStride
-                        keys.product(x: q + firstRow * rowStride, xStride: rowStride, rows: rows, scale: scale, bias: nil,
-                                     into: scores, outStride: scoreStride)
-                        for r in 0..<rows {
-                            let query = firstRow + r
-                            inverseSums[r] = sam_relative_softmax_numerators_avx512(
-                                scores + r * scoreStride, relativeHeights + query * gridHeight, relativeWidths + query * gridWidth,
-                                Int64(gridHeight), Int64(gridWidth))
-                        }
-                        let outRows = out + (b * tokens + firstRow) * width + h * headDim
-                        values.product(x: scores, xStride: scoreStride, rows: rows, bias: nil, into: outRows, outStride: width)
-                        for r in 0..<rows {
-                            let row = outRows + r * width, inverseSum = inverseSums[r]
-                            for i in 0..<headDim { row[i] *= inverseSum }
-                        }
+                        relativeAttentionRows(q: q, rowStride: rowStride, keys: keys, values: values, scale: scale,
+                                              relativeHeights: relativeHeights, relativeWidths: relativeWidths,
+                                              positions: positions, firstRow: firstRow, rows: rows,
+                                              scores: scores, scoreStride: scoreStride, softmaxScratch: nil,
+                                              out: out + (b * tokens + firstRow) * width + h * headDim, outStride: width)
                     }
                 }
             }
         }
+        }
+    }
+
+    /// `relativePositionAttentionPanels` on many small grids (SAM ViT's 14x14 windows): one task per
+    /// (window, head), each packing its keys and values and running all its rows on one core. Splitting
+    /// each head's 196 rows between the cores, as the global grid does, synchronised the workers twice
+    /// per (window, head) and was slower than the BLAS bands.
+    static func relativePositionAttentionPanelsInWindows(qkv: UnsafePointer<Float>, batch: Int, heads: Int, scale: Float,
+                                                         positions: RelativePositionTables,
+                                                         into out: UnsafeMutablePointer<Float>) {
+        let (gridHeight, gridWidth, headDim) = (positions.gridHeight, positions.gridWidth, positions.headDim)
+        let tokens = gridHeight * gridWidth, width = heads * headDim, rowStride = 3 * width
+        let scoreStride = strideOffFourKilobytes(tokens)
+        positions.heights.data.withUnsafeBufferPointer { heightBuffer in
+        positions.widths.data.withUnsafeBufferPointer { widthBuffer in
+            let (heightTable, widthTable) = (heightBuffer.baseAddress!, widthBuffer.baseAddress!)
+            parallelForChunks(batch * heads) { tasks in
+                // Scores with each row's inverse sum after them, rel_h and rel_w of every query, then one
+                // row of the narrow softmax's scratch.
+                let scratch = UnsafeMutablePointer<Float>.allocate(capacity: tokens * (scoreStride + 2 + gridHeight + gridWidth) + 16)
+                defer { scratch.deallocate() }
+                let relativeHeights = scratch + tokens * (scoreStride + 1), relativeWidths = relativeHeights + tokens * gridHeight
+                let softmaxScratch = relativeWidths + tokens * gridWidth
+                for task in tasks {
+                    let (b, h) = (task / heads, task % heads)
+                    let q = qkv + b * tokens * rowStride + h * headDim
+                    let keys = ProductPanels(features: tokens, inputs: headDim, source: q + width,
+                                             featureStride: rowStride, inputStride: 1)
+                    let values = ProductPanels(features: headDim, inputs: tokens, source: q + 2 * width,
+                                               featureStride: 1, inputStride: rowStride)
+                    for gridRow in 0..<gridHeight {
+                        relativePositions(q: q + gridRow * gridWidth * rowStride, qStride: rowStride, queryRow: gridRow,
+                                          tables: positions, heightTable: heightTable, widthTable: widthTable,
+                                          heights: relativeHeights + gridRow * gridWidth * gridHeight,
+                                          widths: relativeWidths + gridRow * gridWidth * gridWidth)
+                    }
+                    relativeAttentionRows(q: q, rowStride: rowStride, keys: keys, values: values, scale: scale,
+                                          relativeHeights: relativeHeights, relativeWidths: relativeWidths,
+                                          positions: positions, firstRow: 0, rows: tokens,
+                                          scores: scratch, scoreStride: scoreStride, softmaxScratch: softmaxScratch,
+                                          out: out + b * tokens * width + h * headDim, outStride: width)
+                }
+            }
+        }
+        }
+    }
+
+    /// Query rows firstRow ..< firstRow + rows of one (batch, head): scores = scale * q kᵀ (panel
+    /// product), exp(scores + rel_h + rel_w - max) in two passes over each row, those numerators
+    /// times v (panel product), each output row divided by its sum. `scores` holds rows * scoreStride
+    /// floats, then one per row for its inverse sum. Grids narrower than 16 keys need `softmaxScratch`
+    /// (tokens + 16 floats) for `sam_relative_softmax_numerators_narrow_avx512`.
+    private static func relativeAttentionRows(q: UnsafePointer<Float>, rowStride: Int, keys: ProductPanels, values: ProductPanels,
+                                              scale: Float, relativeHeights: UnsafePointer<Float>,
+                                              relativeWidths: UnsafePointer<Float>, positions: RelativePositionTables,
+                                              firstRow: Int, rows: Int, scores: UnsafeMutablePointer<Float>, scoreStride: Int,
+                                              softmaxScratch: UnsafeMutablePointer<Float>?, out: UnsafeMutablePointer<Float>, outStride: Int) {
+        let (gridHeight, gridWidth, headDim) = (positions.gridHeight, positions.gridWidth, positions.headDim)
+        let inverseSums = scores + rows * scoreStride
+        keys.product(x: q + firstRow * rowStride, xStride: rowStride, rows: rows, scale: scale, bias: nil,
+                     into: scores, outStride: scoreStride)
+        for r in 0..<rows {
+            let query = firstRow + r
+            let (row, heights, widths) = (scores + r * scoreStride, relativeHeights + query * gridHeight,
+                                          relativeWidths + query * gridWidth)
+            if gridWidth < 16 {
+                inverseSums[r] = sam_relative_softmax_numerators_narrow_avx512(row, heights, widths, Int64(gridHeight),
+                                                                               Int64(gridWidth), softmaxScratch!)
+            } else {
+                inverseSums[r] = sam_relative_softmax_numerators_avx512(row, heights, widths, Int64(gridHeight), Int64(gridWidth))
+            }
+        }
+        values.product(x: scores, xStride: scoreStride, rows: rows, bias: nil, into: out, outStride: outStride)
+        for r in 0..<rows {
+            let row = out + r * outStride, inverseSum = inverseSums[r]
+            for i in 0..<headDim { row[i] *= inverseSum }
         }
     }
 }

@@ -6,7 +6,7 @@
 //   sambench load MODEL.samw [--runs N] [--skip-checksums]
 //   sambench encoder MODEL.samw IMAGE.npy|SET_DIR [--runs N] [--threads T]
 //   sambench profile-decoder MODEL.samw DROP_DIR [--runs N] [--depth D]
-//   sambench profile-encoder MODEL.samw DROP_DIR [--runs N] [--depth D]
+//   sambench profile-encoder MODEL.samw DROP_DIR [--runs N] [--depth D] [--top N]
 //   sambench decode MODEL.samw DROP_DIR CASE [--runs N]
 //   sambench attention [--runs N] [--case TEXT] [--kernel blas|small-heads|panels|bfloat16]
 //   sambench conv [--runs N] [--case TEXT]

@@ -56,6 +56,13 @@ void sam_softmax_numerators_avx512(float *rows_base, int64_t rows, int64_t count
 float sam_relative_softmax_numerators_avx512(float *row, const float *heights, const float *widths, int64_t grid_height,
                                              int64_t grid_width);
 
+/// sam_relative_softmax_numerators_avx512 for grids narrower than sixteen keys (SAM ViT's 14x14
+/// windows), the same x and exponentials: x is gathered key row by key row into `scratch` (grid_height *
+/// grid_width + 16 floats), then the maximum, exponentials and sum run along it in whole vectors, so
+/// one masked store per row is left instead of one per key row (masked stores are slow on Zen 4).
+float sam_relative_softmax_numerators_narrow_avx512(float *row, const float *heights, const float *widths,
+                                                    int64_t grid_height, int64_t grid_width, float *scratch);
+
 /// row[j] *= factor for j < count (a multiple of 8). Only call when sam_vector_math_has_avx512() is 1.
 void sam_scale_avx512(float *row, int64_t count, float factor);
 
