@@ -20,6 +20,8 @@ import sys
 import tempfile
 import time
 
+from onnx_flops import graph_gflop
+
 ENCODER_GFLOP = 77.5  # MobileSAM TinyViT image encoder, 1x3x1024x1024
 
 
@@ -175,12 +177,18 @@ def bench_encoder_set(folder, sambench, samconvert, threads, rounds, env, tmp, b
             native_bf16.append(run_json(native_cmd + ["--bf16"], env))
     config = json.load(open(os.path.join(folder, "config.json")))
     os.remove(model)
+    # The exported graph's products (onnx_flops.py; one profiled onnxruntime run where shapes are computed
+    # at run time), for GFLOP/s and the share of the ceiling.
+    gflop, unknown = graph_gflop(os.path.join(folder, "ImageEncoder.onnx"), image)
     return {"folder": folder, "label": os.path.basename(folder), "weights": os.path.basename(weights),
             "encoder": config.get("imageEncoder", {}), "convert_s": convert_s, "rounds": rounds,
-            "native": native, "onnxruntime": ort, "native_bf16": native_bf16}
+            "native": native, "onnxruntime": ort, "native_bf16": native_bf16,
+            "gflop": gflop, "gflop_unknown_nodes": unknown}
 
 
-def encoder_set_report(result):
+def encoder_set_report(result, fma_peak_gflops=None):
+    """The set's tables; with `fma_peak_gflops` (`sambench fma-peak` in the same run) also each side's
+    GFLOP/s as a share of that ceiling."""
     native = [r["encoder_median_s"] for r in result["native"]]
     ort = [r["encoder_median_s"] for r in result["onnxruntime"]]
     rss_n = med([r["peak_rss_kib"] / 1024 for r in result["native"]])
@@ -200,7 +208,22 @@ def encoder_set_report(result):
             f"| Model load (median) | {load_n * 1000:.0f} ms | {load_o * 1000:.0f} ms | {load_n / load_o:.2f} |",
             f"| Peak RSS (VmHWM, median) | {rss_n:.0f} MiB | {rss_o:.0f} MiB | {rss_n / rss_o:.2f} |", "",
             f"Spread: native {min(native) * 1000:.0f}–{max(native) * 1000:.0f} ms, "
-            f"onnxruntime {min(ort) * 1000:.0f}–{max(ort) * 1000:.0f} ms."] + bf16_rows(result, ort)
+            f"onnxruntime {min(ort) * 1000:.0f}–{max(ort) * 1000:.0f} ms."] + throughput_rows(result, native, ort, fma_peak_gflops) \
+        + bf16_rows(result, ort)
+
+
+def throughput_rows(result, native, ort, fma_peak_gflops):
+    gflop = result.get("gflop")
+    if not gflop:
+        return []
+    left_out = (f" ({result['gflop_unknown_nodes']} product nodes of unknown shape left out)"
+                if result.get("gflop_unknown_nodes") else "")
+    def rate(seconds):
+        text = f"{gflop / seconds:.0f} GFLOP/s"
+        return text + (f" ({100 * gflop / seconds / fma_peak_gflops:.0f}% of the ceiling)" if fma_peak_gflops else "")
+    ceiling = (f"; float32 ceiling (`sambench fma-peak`, same run) {fma_peak_gflops:.0f} GFLOP/s" if fma_peak_gflops else "")
+    return ["", f"Throughput, the exported graph's products ({gflop:.1f} GFLOP{left_out}, benchmarks/onnx_flops.py){ceiling}: "
+            f"native median {rate(med(native))}, fastest {rate(min(native))}; onnxruntime median {rate(med(ort))}."]
 
 
 def bf16_rows(result, ort):
@@ -472,7 +495,7 @@ def main():
               "The weights are seeded random: a trained model's activations differ, so judge the path on your own model's "
               "reference set with `samverify --bf16`."]
     for result in encoder_sets:
-        L += encoder_set_report(result)
+        L += encoder_set_report(result, fma_peak["gflops"])
     with open(a.markdown, "w") as f:
         f.write("\n".join(L) + "\n")
     print("\n".join(L))
