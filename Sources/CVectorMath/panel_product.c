@@ -24,9 +24,10 @@
 #define SHORT_PASS 512
 // Rows of the left operand whose stride is a multiple of 4 KB (ViT MLPs' second products read rows of
 // 3072 to 5120 floats; every product of ViT-L reads rows of 1024) put a row block's twelve lines of one
-// input in a single L1 set, more than its eight ways hold: each pass then copies the block's slice into
-// rows STAGED_STRIDE floats apart first (one core, 2048 x 3072 -> 768: 98 -> 108 GFLOP/s; 2048 x 1024 ->
-// 768: 100 -> 108; strides of 1280, 1536 and 2560 floats lose nothing and are read in place).
+// input in a single L1 set, more than Zen 4's eight ways hold: each pass then copies the block's slice into
+// rows STAGED_STRIDE floats apart first (Zen 4, one core, 2048 x 3072 -> 768: 102 -> 111 GFLOP/s; 2048 x
+// 1024 -> 768: 102 -> 111; strides of 1280, 1536 and 2560 floats lose nothing and are read in place). The
+// Xeon's twelve ways hold the block: there the copy neither gained nor lost.
 #define STAGED_STRIDE (SHORT_PASS + 16)
 
 int64_t sam_panel_floats(int64_t n, int64_t k) { return (n + PANEL - 1) / PANEL * PANEL * k; }

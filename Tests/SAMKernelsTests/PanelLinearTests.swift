@@ -16,9 +16,10 @@ struct PanelLinearTests {
     /// (rows, in, out): 97, 103, 119 and 130 rows end mid-block; out 1, 9 (low half partial), 33
     /// (second panel of one), 47 (high half partial), 96 (whole panels); 6000 x 40 takes the tiled
     /// path (tiles of 1644 rows, the last partial), the others the panel split; 1 and 22 rows are
-    /// a click's and a 16-point prompt's tokens.
+    /// a click's and a 16-point prompt's tokens; 1024 and 3072 inputs put rows a multiple of 4 KB apart,
+    /// which the panel product copies to a padded stride for each pass of 512 inputs.
     static let shapes = [(96, 5, 1), (97, 7, 9), (103, 33, 33), (119, 96, 47), (130, 96, 96), (6_000, 70, 40), (100, 300, 130),
-                         (1, 9, 33), (22, 70, 100)]
+                         (1, 9, 33), (22, 70, 100), (61, 1024, 40), (25, 3072, 33)]
 
     @Test("few rows: the panels kept with a weight serve every later call on it", arguments: kernels)
     func keptPanels(kernel: Kernels.Float32LinearKernel) throws {
