@@ -116,8 +116,8 @@ extension Kernels {
     /// Query rows firstRow ..< firstRow + rows of one (batch, head): scores = scale * q kᵀ (panel
     /// product), exp(scores + rel_h + rel_w - max) in two passes over each row, those numerators
     /// times v (panel product), each output row divided by its sum. `scores` holds rows * scoreStride
-    /// floats, then one per row for its inverse sum. Grids narrower than 16 keys need `softmaxScratch`
-    /// (tokens + 16 floats) for `sam_relative_softmax_numerators_narrow_avx512`.
+    /// floats, then one per row for its inverse sum. Grids narrower than 16 keys take `softmaxScratch`
+    /// (tokens + 16 floats) for `sam_relative_softmax_numerators_narrow_avx512`, or allocate it.
     private static func relativeAttentionRows(q: UnsafePointer<Float>, rowStride: Int, keys: ProductPanels, values: ProductPanels,
                                               scale: Float, relativeHeights: UnsafePointer<Float>,
                                               relativeWidths: UnsafePointer<Float>, positions: RelativePositionTables,
@@ -125,6 +125,8 @@ extension Kernels {
                                               softmaxScratch: UnsafeMutablePointer<Float>?, out: UnsafeMutablePointer<Float>, outStride: Int) {
         let (gridHeight, gridWidth, headDim) = (positions.gridHeight, positions.gridWidth, positions.headDim)
         let inverseSums = scores + rows * scoreStride
+        let narrowScratch = gridWidth < 16 ? softmaxScratch ?? .allocate(capacity: gridHeight * gridWidth + 16) : nil
+        defer { if softmaxScratch == nil { narrowScratch?.deallocate() } }
         keys.product(x: q + firstRow * rowStride, xStride: rowStride, rows: rows, scale: scale, bias: nil,
                      into: scores, outStride: scoreStride)
         for r in 0..<rows {
@@ -133,7 +135,7 @@ extension Kernels {
                                           relativeWidths + query * gridWidth)
             if gridWidth < 16 {
                 inverseSums[r] = sam_relative_softmax_numerators_narrow_avx512(row, heights, widths, Int64(gridHeight),
-                                                                               Int64(gridWidth), softmaxScratch!)
+                                                                               Int64(gridWidth), narrowScratch)
             } else {
                 inverseSums[r] = sam_relative_softmax_numerators_avx512(row, heights, widths, Int64(gridHeight), Int64(gridWidth))
             }

@@ -367,12 +367,13 @@ struct RelativePositionAttentionTests {
     /// eight, and eleven of three, the last one short), two non-square grids of 117 tokens; on the panel
     /// path, small grids run one task per (window, head), narrower than 16 keys (SAM ViT's 14x14
     /// windows) through the narrow softmax, 17 keys wide (one masked lane per key row) through the other;
-    /// 16 heads of 64 put the qkv rows 12 KB apart, so the keys' product copies the queries' rows.
+    /// 16 heads of 64 put the qkv rows 12 KB apart, so the keys' product copies the queries' rows; a
+    /// 128x8 grid is global (1024 tokens) and narrow.
     @Test("matches the float64 definition", arguments: [(3, 3, 3, 2, 8, 1 << 20), (1, 4, 6, 3, 5, 1 << 20),
                                                          (1, 32, 32, 1, 8, 1 << 20), (1, 32, 32, 1, 8, 8 * 32 * 1024),
                                                          (1, 32, 32, 2, 4, 3 * 32 * 1024), (2, 9, 13, 2, 24, 1 << 20),
                                                          (3, 14, 14, 2, 16, 1 << 20), (2, 5, 17, 3, 8, 1 << 20),
-                                                         (1, 4, 4, 16, 64, 1 << 20)])
+                                                         (1, 4, 4, 16, 64, 1 << 20), (1, 128, 8, 1, 4, 1 << 20)])
     func matchesReference(_ c: (Int, Int, Int, Int, Int, Int)) {
         let (batch, gridHeight, gridWidth, heads, headDim, bandScores) = c
         var rng = SplitMix64(seed: UInt64(gridHeight * 100 + gridWidth))
