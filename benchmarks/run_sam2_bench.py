@@ -4,7 +4,8 @@ One reference set made by converters/export_sam2.py --onnx (SET: config.json, en
 references/input_image.npy): the native model is converted from the set's encoder.onnx (the same
 export onnxruntime runs), then `sambench encoder` and `ort_encoder_bench.py` run in separate processes,
 interleaved, ROUNDS times each, same thread count, each process WARMUPS untimed runs then RUNS timed ones. Prints a table and writes --json (medians of the
-per-round medians and the fastest run of each side, ratios native / onnxruntime for time and peak RSS).
+per-round medians and the fastest run of each side, ratios native / onnxruntime for time and peak RSS),
+with GFLOP/s of the export's products and the share of `sambench fma-peak` measured after the rounds.
 """
 import argparse
 import json
@@ -15,6 +16,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from onnx_flops import graph_gflop
 
 
 def run_json(command, env):
@@ -54,6 +57,10 @@ def main():
             rounds.append({"native": native, "onnxruntime": ort})
             if bf16:
                 rounds[-1]["native_bf16"] = run_json(native_cmd + ["--bf16"], env)
+        # The float32 ceiling after the rounds, and the export's products (onnx_flops.py), for GFLOP/s and
+        # the share of the ceiling.
+        fma_peak = run_json([os.path.join(a.bin, "sambench"), "fma-peak", "--threads", str(a.threads)], env)
+        gflop, unknown = graph_gflop(os.path.join(a.set, "encoder.onnx"), os.path.join(a.set, "references", "input_image.npy"))
     def med(side, key):
         return statistics.median(r[side][key] for r in rounds)
 
@@ -66,6 +73,7 @@ def main():
         "peak_rss_kib": {"native": med("native", "peak_rss_kib"), "onnxruntime": med("onnxruntime", "peak_rss_kib")},
         "load_s": {"native": med("native", "load_s"), "onnxruntime": med("onnxruntime", "load_s")},
         "blas": rounds[0]["native"].get("blas"), "onnxruntime_version": rounds[0]["onnxruntime"].get("version"),
+        "fma_peak": fma_peak, "gflop": gflop, "gflop_unknown_nodes": unknown,
     }
     for key in ("encoder_s", "encoder_min_s", "peak_rss_kib", "load_s"):
         result[key]["ratio"] = result[key]["native"] / result[key]["onnxruntime"]
@@ -85,6 +93,14 @@ def main():
           f"| {result['peak_rss_kib']['ratio']:.2f}x |")
     print(f"| load | {result['load_s']['native'] * 1000:.0f} ms | {result['load_s']['onnxruntime'] * 1000:.0f} ms "
           f"| {result['load_s']['ratio']:.2f}x |")
+    ceiling = fma_peak["gflops"]
+    def rate(seconds):
+        return f"{gflop / seconds:.0f} GFLOP/s ({100 * gflop / seconds / ceiling:.0f}% of the ceiling)"
+    left_out = f", {unknown} product nodes of unknown shape left out" if unknown else ""
+    print(f"\nThroughput, the export's products ({gflop:.1f} GFLOP{left_out}, benchmarks/onnx_flops.py); float32 ceiling "
+          f"(`sambench fma-peak`, after the rounds) {ceiling:.0f} GFLOP/s: native median "
+          f"{rate(result['encoder_s']['native'])}, fastest {rate(result['encoder_min_s']['native'])}; onnxruntime median "
+          f"{rate(result['encoder_s']['onnxruntime'])}.\n")
     if bf16:
         b, o = result["encoder_bf16_s"], result["encoder_s"]["onnxruntime"]
         print(f"| encoder, bfloat16 linear layers (opt-in) | {b['median'] * 1000:.0f} ms | {o * 1000:.0f} ms "
