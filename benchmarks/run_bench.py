@@ -407,7 +407,7 @@ def main():
          f"convolutions, transposed convolutions and narrow-head attention run on OpenBLAS",
          (f"- Native build: `swift build -c release {a.build_flags}` (CPU_FLAGS: code for this CPU's AVX2+FMA)"
           if a.build_flags else "- Native build: `swift build -c release` (portable x86-64)"),
-         f"- OPENBLAS_CORETYPE in the environment: `{coretype}`" + (" (not set: OpenBLAS picks its kernels from cpuid)" if not coretype else ""),
+         f"- OPENBLAS_CORETYPE in the environment: `{coretype}`" + (" (not set: OpenBLAS picks its kernels from cpuid; the native tools may start again with another, as `BLAS that ran` shows)" if not coretype else ""),
          f"- BLAS that ran (as-is): `{n['blas']}`"]
     if nu:
         L.append(f"- BLAS that ran ({alt_label}): `{nu['blas']}`")

@@ -21,6 +21,16 @@ int sam_cpu_blas_kernel_level(void) {
     return 0;
 }
 
+int sam_cpu_halves_512_bit_vectors(void) {
+    unsigned eax, ebx, ecx, edx;
+    // "AuthenticAMD" in ebx, edx, ecx.
+    if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx) || ebx != 0x68747541 || edx != 0x69746e65 || ecx != 0x444d4163) return 0;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return 0;
+    const unsigned base = (eax >> 8) & 0xF, family = base == 0xF ? base + ((eax >> 20) & 0xFF) : base;
+    __builtin_cpu_init();
+    return family == 0x19 && __builtin_cpu_supports("avx512f");
+}
+
 // The grant is asked once; threads racing on the first call ask twice, which the kernel answers the
 // same way.
 static int amx_granted(void) {
@@ -69,6 +79,7 @@ __attribute__((target("amx-tile"))) void sam_amx_configure_tiles(void) {
 __attribute__((target("amx-tile"))) void sam_amx_release_tiles(void) { _tile_release(); }
 #else
 int sam_cpu_blas_kernel_level(void) { return 0; }
+int sam_cpu_halves_512_bit_vectors(void) { return 0; }
 int sam_amx_usable(int kind) { (void)kind; return 0; }
 void sam_amx_configure_tiles(void) { __builtin_trap(); }
 void sam_amx_release_tiles(void) { __builtin_trap(); }

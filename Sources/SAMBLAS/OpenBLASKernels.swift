@@ -17,18 +17,28 @@ extension BLAS {
     /// OpenBLAS kernel families that run AVX-512 instructions.
     public static let avx512Cores: Set<String> = ["skylakex", "cooperlake", "sapphirerapids"]
 
-    /// The OpenBLAS kernel family this CPU should run when the library picked one for an older ISA
-    /// ("SkylakeX" on an AVX-512 CPU, "Haswell" on an AVX2 + FMA one), or under SAM_CPU_CAP=avx2 one
-    /// for AVX-512 ("Haswell": the cap holds the BLAS to an AVX2 CPU's kernels too), else nil: when the
-    /// user set OPENBLAS_CORETYPE (their choice stands), when OpenBLAS's own pick is Haswell's or newer
-    /// (Zen, SkylakeX, Cooperlake, ...) and allowed, or on a CPU without AVX2. The choice takes effect
-    /// only in a process started with OPENBLAS_CORETYPE set: OpenBLAS reads it once, as it loads.
+    /// The OpenBLAS kernel family this CPU should run instead of the library's pick: the widest it
+    /// runs when the library picked one for an older ISA ("SkylakeX" on an AVX-512 CPU, "Haswell" on
+    /// an AVX2 + FMA one); "Haswell" for an AVX-512 pick under SAM_CPU_CAP=avx2 (the cap holds the BLAS
+    /// to an AVX2 CPU's kernels too) and on Zen 4, which runs 512-bit operations as two halves
+    /// (`sam_cpu_halves_512_bit_vectors`; `sambench encoder`, 3 alternating rounds: EfficientViT-SAM L0
+    /// 433-435 against 452-461 ms on Cooperlake's kernels, MobileSAM 435-439 against 445-450). Else
+    /// nil: when the user set OPENBLAS_CORETYPE (their choice stands), when OpenBLAS's own pick is
+    /// Haswell's or newer (Zen, SkylakeX, Cooperlake, ...) and allowed, or on a CPU without AVX2. The
+    /// choice takes effect only in a process started with OPENBLAS_CORETYPE set: OpenBLAS reads it
+    /// once, as it loads.
     public static var strongerOpenBLASCore: String? {
         guard getenv("OPENBLAS_CORETYPE") == nil else { return nil }
         let current = (openblas_get_corename().map { String(cString: $0) } ?? "unknown").lowercased()
-        let capped = sam_cpu_cap() < SAM_CPU_CAP_AVX512 && avx512Cores.contains(current)
-        guard preAVX2Cores.contains(current) || capped else { return nil }
-        return cpuKernelFamily
+        let fastest = fastestKernelFamily
+        guard preAVX2Cores.contains(current) || (avx512Cores.contains(current) && fastest == "Haswell") else { return nil }
+        return fastest
+    }
+
+    /// The OpenBLAS kernel family that runs fastest on this CPU: `cpuKernelFamily`, except Haswell's
+    /// where 512-bit operations run as two halves (Zen 4).
+    public static var fastestKernelFamily: String? {
+        sam_cpu_halves_512_bit_vectors() != 0 && cpuKernelFamily == "SkylakeX" ? "Haswell" : cpuKernelFamily
     }
 
     /// The widest OpenBLAS kernel family this CPU runs: "SkylakeX" (AVX-512 F, CD, BW, DQ, VL),

@@ -27,8 +27,8 @@ extension Kernels {
     }
 
     /// For a command-line tool, first thing in `main`: starts the program again with OpenBLAS's
-    /// kernels for this CPU's ISA where the library picked an older ISA's (see
-    /// `BLAS.restartWithStrongerKernelsIfNeeded`; OPENBLAS_CORETYPE, when set, is left as it is),
+    /// kernels for this CPU's ISA where the library picked an older ISA's, with Haswell's on Zen 4
+    /// (see `BLAS.restartWithStrongerKernelsIfNeeded`; OPENBLAS_CORETYPE, when set, is left as it is),
     /// or for the ISA SAM_CPU_CAP allows (`CPUCap`). A SAM_CPU_CAP it does not know ends the program
     /// with status 2 and a message naming the values it takes.
     public static func restartWithStrongerBLASKernelsIfNeeded() {

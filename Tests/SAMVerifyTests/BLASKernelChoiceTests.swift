@@ -4,9 +4,9 @@ import SAMTestSupport
 import Testing
 
 /// The tools start with OpenBLAS's kernels for the CPU's ISA where the library picked an older
-/// ISA's (OpenBLAS 0.3.21 takes a 5th-generation Xeon for Prescott), and leave a user's
-/// OPENBLAS_CORETYPE as it is; SAM_CPU_CAP holds them to an older CPU's. Read from `samverify
-/// --dump-outputs`, which records the kernels it ran.
+/// ISA's (OpenBLAS 0.3.21 takes a 5th-generation Xeon for Prescott), with Haswell's on Zen 4 (512-bit
+/// operations in two halves), and leave a user's OPENBLAS_CORETYPE as it is; SAM_CPU_CAP holds them
+/// to an older CPU's. Read from `samverify --dump-outputs`, which records the kernels it ran.
 @Suite("Tools: OpenBLAS kernel choice")
 struct BLASKernelChoiceTests {
     /// The `dump.json` samverify writes for the image encoder case, run in `environment`.
@@ -44,12 +44,38 @@ struct BLASKernelChoiceTests {
         if ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"] == nil {
             let ownPick = BLAS.backendDescription.components(separatedBy: "core: ").last?.components(separatedBy: ",").first
             #expect(chosen == (BLAS.strongerOpenBLASCore ?? ownPick), "tool ran \(chosen); library's own pick \(ownPick ?? "?")")
+            if Self.isZen4 && ProcessInfo.processInfo.environment["SAM_CPU_CAP"] == nil {
+                #expect(chosen == "Haswell", "Zen 4 ran \(chosen)'s kernels")
+            }
         }
         #expect(!BLAS.preAVX2Cores.contains(chosen.lowercased()) || BLAS.cpuKernelFamily == nil,
                 "a CPU that runs \(BLAS.cpuKernelFamily ?? "")'s kernels ran \(chosen)'s")
         var given = unset
         given["OPENBLAS_CORETYPE"] = "Prescott"
         #expect(try Self.core(dumpManifest(environment: given, folder: folder, model: model)) == "Prescott")
+        #endif
+    }
+
+    /// Whether /proc/cpuinfo names an AMD family 25 CPU with AVX-512F: Zen 4 (Zen 3, also family 25,
+    /// has no AVX-512).
+    static var isZen4: Bool {
+        guard let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return false }
+        let first = info.components(separatedBy: "\n\n").first ?? ""
+        func field(_ name: String) -> String? {
+            first.split(separator: "\n").first { $0.hasPrefix(name) }
+                .flatMap { $0.split(separator: ":", maxSplits: 1).last }
+                .map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        return field("vendor_id") == "AuthenticAMD" && field("cpu family") == "25"
+            && (field("flags")?.split(separator: " ").contains("avx512f") ?? false)
+    }
+
+    @Test("the fastest kernel family is Haswell's on Zen 4 alone, told apart by /proc/cpuinfo")
+    func zen4() {
+        #if !canImport(Accelerate) && os(Linux)
+        let capped = ProcessInfo.processInfo.environment["SAM_CPU_CAP"] != nil
+        #expect((BLAS.fastestKernelFamily == "Haswell" && BLAS.cpuKernelFamily == "SkylakeX") == (Self.isZen4 && !capped),
+                "fastest \(BLAS.fastestKernelFamily ?? "none"), widest \(BLAS.cpuKernelFamily ?? "none")")
         #endif
     }
 

@@ -6,6 +6,10 @@
 /// at most 1 under SAM_CPU_CAP=avx2.
 int sam_cpu_blas_kernel_level(void);
 
+/// 1 on AMD's family 19h CPUs with AVX-512 (Zen 4), which run each 512-bit operation as two 256-bit
+/// halves: there OpenBLAS's Haswell (AVX2) kernels beat the AVX-512 ones it picks. Else 0.
+int sam_cpu_halves_512_bit_vectors(void);
+
 /// How far the environment variable SAM_CPU_CAP lets this process's kernels go, below what the CPU
 /// has: SAM_CPU_CAP_ALL (unset or empty: everything the CPU has), SAM_CPU_CAP_AVX512 ("avx512":
 /// no AMX tiles), SAM_CPU_CAP_AVX2 ("avx2": AVX2 and FMA, the kernels a CPU without AVX-512 runs).
