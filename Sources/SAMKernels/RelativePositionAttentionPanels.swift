@@ -42,17 +42,11 @@ extension Kernels {
             for b in 0..<batch {
                 for h in 0..<heads {
                     let q = qkv + b * tokens * rowStride + h * headDim
-                    let keys = ProductPanels(features: tokens, inputs: headDim, source: q + width,
-                                             featureStride: rowStride, inputStride: 1)
-                    let values = ProductPanels(features: headDim, inputs: tokens, source: q + 2 * width,
-                                               featureStride: 1, inputStride: rowStride)
+                    let (keys, values) = packedKeysAndValues(q: q, tokens: tokens, headDim: headDim, width: width)
                     parallelForChunks(gridHeight) { gridRows in
-                        for gridRow in gridRows {
-                            relativePositions(q: q + gridRow * gridWidth * rowStride, qStride: rowStride, queryRow: gridRow,
-                                              tables: positions, heightTable: heightTable, widthTable: widthTable,
-                                              heights: relativeHeights + gridRow * gridWidth * gridHeight,
-                                              widths: relativeWidths + gridRow * gridWidth * gridWidth)
-                        }
+                        relativePositions(ofGridRows: gridRows, q: q, rowStride: rowStride, positions: positions,
+                                          heightTable: heightTable, widthTable: widthTable,
+                                          relativeHeights: relativeHeights, relativeWidths: relativeWidths)
                     }
                     // A block's scratch: its rows of scores, then each row's inverse sum.
                     forEachAttentionBlock(batch: 1, heads: 1, queryLength: tokens, scratchPerRow: scoreStride + 1,
@@ -84,7 +78,8 @@ extension Kernels {
             let (heightTable, widthTable) = (heightBuffer.baseAddress!, widthBuffer.baseAddress!)
             parallelForChunks(batch * heads) { tasks in
                 // Scores with each row's inverse sum after them, rel_h and rel_w of every query, then one
-                // row of the narrow softmax's scratch.
+                // row of the narrow softmax's scratch: in the same block, which every task reuses (a
+                // row allocated per task was 1-2% slower, `sambench attention --case relative`).
                 let scratch = UnsafeMutablePointer<Float>.allocate(capacity: tokens * (scoreStride + 2 + gridHeight + gridWidth) + 16)
                 defer { scratch.deallocate() }
                 let relativeHeights = scratch + tokens * (scoreStride + 1), relativeWidths = relativeHeights + tokens * gridHeight
@@ -92,16 +87,10 @@ extension Kernels {
                 for task in tasks {
                     let (b, h) = (task / heads, task % heads)
                     let q = qkv + b * tokens * rowStride + h * headDim
-                    let keys = ProductPanels(features: tokens, inputs: headDim, source: q + width,
-                                             featureStride: rowStride, inputStride: 1)
-                    let values = ProductPanels(features: headDim, inputs: tokens, source: q + 2 * width,
-                                               featureStride: 1, inputStride: rowStride)
-                    for gridRow in 0..<gridHeight {
-                        relativePositions(q: q + gridRow * gridWidth * rowStride, qStride: rowStride, queryRow: gridRow,
-                                          tables: positions, heightTable: heightTable, widthTable: widthTable,
-                                          heights: relativeHeights + gridRow * gridWidth * gridHeight,
-                                          widths: relativeWidths + gridRow * gridWidth * gridWidth)
-                    }
+                    let (keys, values) = packedKeysAndValues(q: q, tokens: tokens, headDim: headDim, width: width)
+                    relativePositions(ofGridRows: 0..<gridHeight, q: q, rowStride: rowStride, positions: positions,
+                                      heightTable: heightTable, widthTable: widthTable,
+                                      relativeHeights: relativeHeights, relativeWidths: relativeWidths)
                     relativeAttentionRows(q: q, rowStride: rowStride, keys: keys, values: values, scale: scale,
                                           relativeHeights: relativeHeights, relativeWidths: relativeWidths,
                                           positions: positions, firstRow: 0, rows: tokens,
@@ -110,6 +99,31 @@ extension Kernels {
                 }
             }
         }
+        }
+    }
+
+    /// One head's operands for the panel product, from its q|k|v rows (`q` at its queries, `width` =
+    /// heads * headDim): keys as `tokens` features of `headDim` inputs, values as `headDim` features of
+    /// `tokens` inputs.
+    private static func packedKeysAndValues(q: UnsafePointer<Float>, tokens: Int, headDim: Int,
+                                            width: Int) -> (keys: ProductPanels, values: ProductPanels) {
+        let rowStride = 3 * width
+        return (ProductPanels(features: tokens, inputs: headDim, source: q + width, featureStride: rowStride, inputStride: 1),
+                ProductPanels(features: headDim, inputs: tokens, source: q + 2 * width, featureStride: 1, inputStride: rowStride))
+    }
+
+    /// rel_h and rel_w (`relativePositions`) of the queries of grid rows `gridRows` of one head, into
+    /// `relativeHeights` [tokens, gridHeight] and `relativeWidths` [tokens, gridWidth] at those queries.
+    private static func relativePositions(ofGridRows gridRows: Range<Int>, q: UnsafePointer<Float>, rowStride: Int,
+                                          positions: RelativePositionTables, heightTable: UnsafePointer<Float>,
+                                          widthTable: UnsafePointer<Float>, relativeHeights: UnsafeMutablePointer<Float>,
+                                          relativeWidths: UnsafeMutablePointer<Float>) {
+        let (gridHeight, gridWidth) = (positions.gridHeight, positions.gridWidth)
+        for gridRow in gridRows {
+            relativePositions(q: q + gridRow * gridWidth * rowStride, qStride: rowStride, queryRow: gridRow,
+                              tables: positions, heightTable: heightTable, widthTable: widthTable,
+                              heights: relativeHeights + gridRow * gridWidth * gridHeight,
+                              widths: relativeWidths + gridRow * gridWidth * gridWidth)
         }
     }
 
@@ -133,7 +147,7 @@ extension Kernels {
             let query = firstRow + r
             let (row, heights, widths) = (scores + r * scoreStride, relativeHeights + query * gridHeight,
                                           relativeWidths + query * gridWidth)
-            if gridWidth < 16 {
+            if let narrowScratch {
                 inverseSums[r] = sam_relative_softmax_numerators_narrow_avx512(row, heights, widths, Int64(gridHeight),
                                                                                Int64(gridWidth), narrowScratch)
             } else {
