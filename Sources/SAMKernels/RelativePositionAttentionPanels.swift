@@ -4,9 +4,9 @@ import SAMBLAS
 extension Kernels {
     /// Whether `relativePositionAttention`'s automatic choice takes the panel path: wherever linear
     /// layers do. `sambench attention --case relative` on 2 Zen 4 cores: ViT-B's global blocks 295
-    /// against 350 ms for the BLAS bands; its 14x14 windows (one task per window and head) 23.9
-    /// against 24.7 ms, and ViT-B's encoder 1% faster with them (alternating runs, 4.81-4.88 against
-    /// 4.88-4.91 s).
+    /// against 350 ms for the BLAS bands; its 14x14 windows (one task per window and head) about even
+    /// (23.9-25.1 against 24.6-25.0 ms over four runs), ViT-B's encoder 0.6-1% faster with them
+    /// (alternating runs, 4.81-4.88 against 4.85-4.91 s).
     static var relativePositionPanelsPay: Bool {
         float32LinearKernel == .panels
     }
