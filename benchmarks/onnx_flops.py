@@ -110,6 +110,19 @@ def graph_gflop(path, input_npy=None):
     return 2 * sum(known) / 1e9, len(counts) - len(known)
 
 
+def throughput_sentence(gflop, unknown, ceiling_gflops, native_median_s, native_fastest_s, ort_median_s):
+    """One line of a bench report: both sides' GFLOP/s over `gflop` (`graph_gflop`'s count, `unknown`
+    nodes left out), with each one's share of `ceiling_gflops` (`sambench fma-peak` of the same run) when
+    given."""
+    def rate(seconds):
+        share = f" ({100 * gflop / seconds / ceiling_gflops:.0f}% of the ceiling)" if ceiling_gflops else ""
+        return f"{gflop / seconds:.0f} GFLOP/s{share}"
+    left_out = f", {unknown} product nodes of unknown shape left out" if unknown else ""
+    ceiling = f"; float32 ceiling (`sambench fma-peak`, same run) {ceiling_gflops:.0f} GFLOP/s" if ceiling_gflops else ""
+    return (f"Throughput, the exported graph's products ({gflop:.1f} GFLOP{left_out}, benchmarks/onnx_flops.py){ceiling}: "
+            f"native median {rate(native_median_s)}, fastest {rate(native_fastest_s)}; onnxruntime median {rate(ort_median_s)}.")
+
+
 if __name__ == "__main__":
     gflop, unknown = graph_gflop(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)
     print(f"{gflop:.1f} GFLOP" + (f" ({unknown} product nodes of unknown shape left out)" if unknown else ""))

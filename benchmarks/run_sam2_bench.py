@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from onnx_flops import graph_gflop
+from onnx_flops import graph_gflop, throughput_sentence
 
 
 def run_json(command, env):
@@ -93,14 +93,8 @@ def main():
           f"| {result['peak_rss_kib']['ratio']:.2f}x |")
     print(f"| load | {result['load_s']['native'] * 1000:.0f} ms | {result['load_s']['onnxruntime'] * 1000:.0f} ms "
           f"| {result['load_s']['ratio']:.2f}x |")
-    ceiling = fma_peak["gflops"]
-    def rate(seconds):
-        return f"{gflop / seconds:.0f} GFLOP/s ({100 * gflop / seconds / ceiling:.0f}% of the ceiling)"
-    left_out = f", {unknown} product nodes of unknown shape left out" if unknown else ""
-    print(f"\nThroughput, the export's products ({gflop:.1f} GFLOP{left_out}, benchmarks/onnx_flops.py); float32 ceiling "
-          f"(`sambench fma-peak`, after the rounds) {ceiling:.0f} GFLOP/s: native median "
-          f"{rate(result['encoder_s']['native'])}, fastest {rate(result['encoder_min_s']['native'])}; onnxruntime median "
-          f"{rate(result['encoder_s']['onnxruntime'])}.\n")
+    print("\n" + throughput_sentence(gflop, unknown, fma_peak["gflops"], result["encoder_s"]["native"],
+                                      result["encoder_min_s"]["native"], result["encoder_s"]["onnxruntime"]) + "\n")
     if bf16:
         b, o = result["encoder_bf16_s"], result["encoder_s"]["onnxruntime"]
         print(f"| encoder, bfloat16 linear layers (opt-in) | {b['median'] * 1000:.0f} ms | {o * 1000:.0f} ms "
