@@ -188,6 +188,10 @@ extension Kernels {
         /// (`attentionPanels`; CPUs with AVX-512, the BLAS path elsewhere). Automatic for heads wider
         /// than 64 dims over at least 1024 keys where `float32LinearKernel` is `.panels`.
         case panels
+        /// Sixteen queries on the vector lanes (`attentionQueryLanes`; AVX-512, heads of 16 dims, no
+        /// bias; the small-heads kernel elsewhere). Automatic for at least 512 queries over at most
+        /// `queryLanesMaxKeys` keys: the decoder's image -> token attention.
+        case queryLanes
     }
 
     private static func attention(_ s: AttentionShape, kernel: AttentionKernel, precision: LinearPrecision, q: UnsafePointer<Float>,
@@ -200,12 +204,19 @@ extension Kernels {
                               scale: scale, bias: bias, biasPerBatch: biasPerBatch, into: out)
             return
         }
+        let queryLanesRun = queryLanesAttentionRuns(s, hasBias: bias != nil)
+        if queryLanesRun && (kernel == .queryLanes
+                             || (kernel == .automatic && s.queryLength >= 512 && s.keyLength <= queryLanesMaxKeys)) {
+            attentionQueryLanes(s, q: q, qRowStride: qRowStride, k: k, kRowStride: kRowStride, v: v, vRowStride: vRowStride,
+                                scale: scale, into: out)
+            return
+        }
         let useSmallHeads = switch kernel {
         case .automatic:
             s.headDim <= 64 && s.valueHeadDim <= 64
                 && (s.queryLength >= 512 || (s.keyLength >= 512 && s.queryLength >= 16))
         case .blas, .panels: false
-        case .smallHeads: true
+        case .smallHeads, .queryLanes: true
         }
         let usePanels = panelKernelAvailable
             && (kernel == .panels || (kernel == .automatic && !useSmallHeads && panelAttentionPays(s)))

@@ -79,6 +79,8 @@ struct AttentionTests {
                       batch: 40, queryLength: 49, keyLength: 49, heads: 4, headDim: 16, valueHeadDim: 16, biasRank: 3),
         AttentionCase(name: "decoder image-to-token: Lq 1031 tokens, Lk 7, row blocks",
                       batch: 1, queryLength: 1031, keyLength: 7, heads: 2, headDim: 16, valueHeadDim: 16, biasRank: nil),
+        AttentionCase(name: "decoder image-to-token on the lanes: Lq 530, Lk 37, 3 heads",
+                      batch: 1, queryLength: 530, keyLength: 37, heads: 3, headDim: 16, valueHeadDim: 16, biasRank: nil),
         AttentionCase(name: "decoder token-to-image, long keys (small-heads path): Lq 13, Lk 1029, Dv 12",
                       batch: 1, queryLength: 13, keyLength: 1_029, heads: 3, headDim: 16, valueHeadDim: 12, biasRank: 3),
         AttentionCase(name: "long keys, 2 batches, per-batch bias, rows not a multiple of 4",
@@ -106,7 +108,7 @@ struct AttentionTests {
         let scale: Float = 1.5 / Float(c.headDim).squareRoot()
         let expected = Self.reference(q: q, k: k, v: v, heads: c.heads, scale: scale, bias: bias)
         // Every kernel on every shape, not only the one `.automatic` picks for it.
-        for kernel in [Kernels.AttentionKernel.automatic, .blas, .smallHeads] + AttentionTests.panelKernel {
+        for kernel in [Kernels.AttentionKernel.automatic, .blas, .smallHeads, .queryLanes] + AttentionTests.panelKernel {
             let out = Kernels.attention(q: q, k: k, v: v, heads: c.heads, scale: scale, bias: bias, kernel: kernel)
             expectClose(out, expected, shape: [c.batch, c.queryLength, c.heads * c.valueHeadDim], "attention \(c.name), \(kernel)")
         }

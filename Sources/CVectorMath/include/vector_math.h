@@ -85,6 +85,17 @@ void sam_rows_product_avx512(const float *a, int64_t a_stride, int64_t rows, int
                              const float *row_scales, int64_t scale_stride,
                              float *out, int64_t out_stride);
 
+/// One head of attention with sixteen-dim heads for `rows` queries over `keys` keys (few: the
+/// decoder's prompt tokens), queries sixteen at a time on the lanes: out[r, 0..<16] =
+/// softmax(scale * q[r] · k[j] over j) · v[j], rows of q, k, v and out q_stride, k_stride, v_stride
+/// and out_stride apart. The same bits as the row layout (`sam_rows_product_avx512` around
+/// `sam_softmax_numerators_avx512`, whose order each element keeps), without its horizontal steps.
+/// `scratch` holds 16 * keys floats. Only call when sam_vector_math_has_avx512() is 1.
+void sam_attention_query_lanes_avx512(const float *q, int64_t q_stride, int64_t rows,
+                                      const float *k, int64_t k_stride, const float *v, int64_t v_stride,
+                                      int64_t keys, float scale, float *scratch,
+                                      float *out, int64_t out_stride);
+
 /// Floats of the panels `sam_pack_panels` makes for a linear weight [n, k]: n rounded up to 32, times k.
 int64_t sam_panel_floats(int64_t n, int64_t k);
 
