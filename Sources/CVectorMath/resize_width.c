@@ -9,16 +9,20 @@
 #define SAM_AVX512 __attribute__((target("avx512f,fma")))
 
 // An upscale's taps for sixteen neighbouring outputs lie within sixteen neighbouring inputs, so
-// one load and two lane permutes gather them (instead of sixteen pairs of scalar loads).
-SAM_AVX512 void sam_resize_width_avx512(const float *source, const int32_t *bases, const int32_t *lanes0,
-                                        const int32_t *lanes1, const float *w0, const float *w1, int64_t blocks,
-                                        float *out) {
-    for (int64_t b = 0; b < blocks; b++) {
-        const __m512 inputs = _mm512_loadu_ps(source + bases[b]);
-        const __m512 x0 = _mm512_permutexvar_ps(_mm512_loadu_si512(lanes0 + 16 * b), inputs);
-        const __m512 x1 = _mm512_permutexvar_ps(_mm512_loadu_si512(lanes1 + 16 * b), inputs);
-        const __m512 product = _mm512_mul_ps(x1, _mm512_loadu_ps(w1 + 16 * b));
-        _mm512_storeu_ps(out + 16 * b, _mm512_fmadd_ps(x0, _mm512_loadu_ps(w0 + 16 * b), product));
+// one load and two lane permutes gather them (instead of sixteen pairs of scalar loads); the blocks
+// of a run share their lane offsets and weights, which stay in registers.
+SAM_AVX512 void sam_resize_width_runs_avx512(const float *source, const int32_t *run_bases, const int32_t *run_steps,
+                                             const int32_t *run_counts, int64_t runs, const int32_t *lanes0,
+                                             const int32_t *lanes1, const float *w0, const float *w1, float *out) {
+    for (int64_t r = 0; r < runs; r++) {
+        const __m512i taps0 = _mm512_loadu_si512(lanes0 + 16 * r), taps1 = _mm512_loadu_si512(lanes1 + 16 * r);
+        const __m512 weights0 = _mm512_loadu_ps(w0 + 16 * r), weights1 = _mm512_loadu_ps(w1 + 16 * r);
+        const float *inputs_at = source + run_bases[r];
+        for (int32_t b = 0; b < run_counts[r]; b++, inputs_at += run_steps[r], out += 16) {
+            const __m512 inputs = _mm512_loadu_ps(inputs_at);
+            const __m512 product = _mm512_mul_ps(_mm512_permutexvar_ps(taps1, inputs), weights1);
+            _mm512_storeu_ps(out, _mm512_fmadd_ps(_mm512_permutexvar_ps(taps0, inputs), weights0, product));
+        }
     }
 }
 
@@ -53,9 +57,11 @@ SAM_AVX512 void sam_blend_rows_streaming_avx512(const float *top, float w0, cons
 
 #else
 
-void sam_resize_width_avx512(const float *source, const int32_t *bases, const int32_t *lanes0, const int32_t *lanes1,
-                             const float *w0, const float *w1, int64_t blocks, float *out) {
-    (void)source; (void)bases; (void)lanes0; (void)lanes1; (void)w0; (void)w1; (void)blocks; (void)out;
+void sam_resize_width_runs_avx512(const float *source, const int32_t *run_bases, const int32_t *run_steps,
+                                  const int32_t *run_counts, int64_t runs, const int32_t *lanes0,
+                                  const int32_t *lanes1, const float *w0, const float *w1, float *out) {
+    (void)source; (void)run_bases; (void)run_steps; (void)run_counts; (void)runs; (void)lanes0; (void)lanes1;
+    (void)w0; (void)w1; (void)out;
     __builtin_trap();
 }
 

@@ -153,6 +153,9 @@ struct PostprocessTests {
             #expect(enlarge.widthBlocks?.outputs == 1024)
             #expect(crop.widthBlocks?.outputs == 2048)
             #expect(odd.widthBlocks?.outputs == 48)
+            // Whole-number scales repeat one block between the edges: 64 blocks in 5 runs, 128 in 3.
+            #expect(enlarge.widthBlocks?.runs == 5)
+            #expect(crop.widthBlocks?.runs == 3)
         }
         #expect(shrink.widthBlocks == nil)
         #expect(narrow.widthBlocks == nil)

@@ -23,13 +23,15 @@ int sam_vector_math_has_avx512(void);
 /// sam_vector_math_has_avx512() is 1.
 void sam_exponentiate_avx512(float *row, int64_t count, float shift, float sums[8]);
 
-/// The width pass of a bilinear upscale, sixteen outputs per block: for block b and lane l,
-/// x0 = source[bases[b] + lanes0[16b + l]], x1 = source[bases[b] + lanes1[16b + l]] (lane offsets
-/// 0...15, so each block reads the sixteen floats at source + bases[b]), and
-/// out[16b + l] = fma(x0, w0[16b + l], x1 * w1[16b + l]): SAMImage's `TorchBilinear` width resize
-/// operation by operation. Only call when sam_vector_math_has_avx512() is 1.
-void sam_resize_width_avx512(const float *source, const int32_t *bases, const int32_t *lanes0, const int32_t *lanes1,
-                             const float *w0, const float *w1, int64_t blocks, float *out);
+/// The width pass of a bilinear upscale, sixteen outputs per block, blocks in runs: run r covers
+/// run_counts[r] blocks whose bases are run_bases[r], + run_steps[r], ...; for a block of run r with
+/// base `base` and lane l, x0 = source[base + lanes0[16r + l]], x1 = source[base + lanes1[16r + l]]
+/// (lane offsets 0...15, so each block reads the sixteen floats at source + base), and its output is
+/// fma(x0, w0[16r + l], x1 * w1[16r + l]); outputs follow one another from `out`. SAMImage's
+/// `TorchBilinear` width resize operation by operation. Only call when sam_vector_math_has_avx512() is 1.
+void sam_resize_width_runs_avx512(const float *source, const int32_t *run_bases, const int32_t *run_steps,
+                                  const int32_t *run_counts, int64_t runs, const int32_t *lanes0,
+                                  const int32_t *lanes1, const float *w0, const float *w1, float *out);
 
 /// out[x] = fma(top[x], w0, bottom[x] * w1) for x < count (the height pass of the same upscale), with
 /// streaming stores for out's 64-byte-aligned lines: for output rows written once and not read
