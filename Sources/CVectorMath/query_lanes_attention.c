@@ -9,35 +9,6 @@
 #include <immintrin.h>
 #include "wide_vectors.h"
 
-// rows[i][c] -> rows[c][i] for a 16x16 block held in sixteen registers.
-SAM_AVX512 static inline void transpose16(__m512 r[16]) {
-    __m512 a[16], b[16];
-    // Pairs of rows interleaved, then pairs of pairs: b[4g + k] holds, in each 128-bit lane L,
-    // column 4L + k of rows 4g..4g+3.
-    for (int i = 0; i < 8; i++) {
-        a[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        a[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    for (int g = 0; g < 4; g++) {
-        const __m512d a0 = _mm512_castps_pd(a[4 * g]), a1 = _mm512_castps_pd(a[4 * g + 1]);
-        const __m512d a2 = _mm512_castps_pd(a[4 * g + 2]), a3 = _mm512_castps_pd(a[4 * g + 3]);
-        b[4 * g] = _mm512_castpd_ps(_mm512_unpacklo_pd(a0, a2));
-        b[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a0, a2));
-        b[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(a1, a3));
-        b[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(a1, a3));
-    }
-    // A 4x4 transpose of 128-bit lanes for each k: column 4L + k gathers lane L of b[k], b[4 + k],
-    // b[8 + k], b[12 + k].
-    for (int k = 0; k < 4; k++) {
-        const __m512 u0 = _mm512_shuffle_f32x4(b[k], b[4 + k], 0x44), u1 = _mm512_shuffle_f32x4(b[k], b[4 + k], 0xEE);
-        const __m512 u2 = _mm512_shuffle_f32x4(b[8 + k], b[12 + k], 0x44), u3 = _mm512_shuffle_f32x4(b[8 + k], b[12 + k], 0xEE);
-        r[k] = _mm512_shuffle_f32x4(u0, u2, 0x88);
-        r[4 + k] = _mm512_shuffle_f32x4(u0, u2, 0xDD);
-        r[8 + k] = _mm512_shuffle_f32x4(u1, u3, 0x88);
-        r[12 + k] = _mm512_shuffle_f32x4(u1, u3, 0xDD);
-    }
-}
-
 // One key's score for the sixteen queries of qt (qt[d]: dimension d of each query), scaled.
 SAM_AVX512 static inline __m512 score(const __m512 qt[16], const float *key, __m512 scale) {
     __m512 s = _mm512_setzero_ps();

@@ -1,3 +1,4 @@
+import CVectorMath
 import SAMBLAS
 import SAMTensor
 
@@ -63,7 +64,9 @@ extension Kernels {
     /// at a time: the transposed convolutions are products whose rows scatter to their 2x2
     /// output pixels, the LayerNorm is over each pixel's contiguous channels, and the band's
     /// masks are made before the next band, so the [C2, 4h, 4w] map (8 MB for MobileSAM) is
-    /// never written out. The same arithmetic as the NCHW modules, in another order.
+    /// never written out. The same arithmetic as the NCHW modules, in another order. With AVX-512 the
+    /// last GELU and the hypernetwork product run on the second product's taps directly
+    /// (`sam_mask_head_tail_avx512`: sixteen output pixels at a time, no scatter, no BLAS call).
     /// ref: mask_decoder.py MaskDecoder.predict_masks — upscaled_embedding = self.output_upscaling(src);
     /// masks = (hyper_in @ upscaled_embedding.view(b, c, h * w)).view(b, -1, h, w)
     package static func maskHead(tokens: FloatTensor, height: Int, width: Int, weights w: MaskHeadWeights,
@@ -81,6 +84,10 @@ extension Kernels {
         let bands = (height + bandRows - 1) / bandRows
         let productCount = max(bandRows * width * 4 * c1, 4 * bandRows * width * 4 * c2)
         let middleCount = 4 * bandRows * width * c1, upscaledCount = 16 * bandRows * width * c2
+        // The scatter, GELU and hypernetwork product in one pass over the taps, where the C kernel
+        // takes the shape: no upscaled map, no BLAS call per band.
+        let fusedTail = wideVectorsAvailable && c2 % 16 == 0 && (2 * width) % 8 == 0
+            && maskCount <= Int(SAM_MASK_HEAD_MAX_MASKS)
         let data = [Float](unsafeUninitializedCapacity: maskCount * plane) { masksBuffer, initializedCount in
             tokens.data.withUnsafeBufferPointer { tokensBuffer in
             hypernetwork.data.withUnsafeBufferPointer { hyperBuffer in
@@ -109,6 +116,13 @@ extension Kernels {
                         geluInPlace(middle, count: middlePixels * c1)
                         // ref: output_upscaling[3] ConvTranspose2d, [4] GELU
                         secondProduct(middle, rows: middlePixels, into: products)
+                        if fusedTail {
+                            // ref: output_upscaling[4] GELU; predict_masks — hyper_in @ upscaled_embedding
+                            sam_mask_head_tail_avx512(products, Int64(2 * rows), Int64(2 * width), Int64(c2), secondBias,
+                                                      hyperBuffer.baseAddress!, Int64(maskCount),
+                                                      masks + 4 * firstRow * outWidth, Int64(outWidth), Int64(plane))
+                            continue
+                        }
                         scatterTaps(products, rows: 2 * rows, width: 2 * width, channels: c2, bias: secondBias,
                                     into: upscaled)
                         geluInPlace(upscaled, count: outPixels * c2)

@@ -98,6 +98,20 @@ void sam_attention_query_lanes_avx512(const float *q, int64_t q_stride, int64_t 
                                       int64_t keys, float scale, float *scratch,
                                       float *out, int64_t out_stride);
 
+/// The most masks `sam_mask_head_tail_avx512` makes at once.
+#define SAM_MASK_HEAD_MAX_MASKS 8
+
+/// The mask head's last steps for a band of its middle map (SAMKernels' `maskHead`): `products`
+/// [middle_rows * middle_width, 4 * channels] holds each middle pixel's second transposed-convolution
+/// taps (i, j) in order, channels contiguous; output pixel (2y + i, 2x + j) is u = GELU(tap (i, j) of
+/// middle pixel (y, x) + bias) (as `sam_gelu_avx512`), and mask m's logit there is the fused
+/// multiply-add chain over channels c from zero of hypernetwork[m * channels + c] * u[c], stored at
+/// out + m * mask_stride + row * out_stride + column. channels a multiple of 16, middle_width of 8,
+/// masks at most SAM_MASK_HEAD_MAX_MASKS. Only call when sam_vector_math_has_avx512() is 1.
+void sam_mask_head_tail_avx512(const float *products, int64_t middle_rows, int64_t middle_width, int64_t channels,
+                               const float *bias, const float *hypernetwork, int64_t masks, float *out, int64_t out_stride,
+                               int64_t mask_stride);
+
 /// Floats of the panels `sam_pack_panels` makes for a linear weight [n, k]: n rounded up to 32, times k.
 int64_t sam_panel_floats(int64_t n, int64_t k);
 
