@@ -10,6 +10,7 @@
 //   sambench decode MODEL.samw DROP_DIR CASE [--runs N]
 //   sambench attention [--runs N] [--case TEXT] [--kernel blas|small-heads|panels|bfloat16]
 //   sambench conv [--runs N] [--case TEXT]
+//   sambench linear [--runs N] [--case TEXT]
 //   (model modes take --untuned: without Kernels.tuneProcessForInference, as an app that did not opt in,
 //   and --bf16: linear layers in bfloat16 products)
 //
@@ -35,6 +36,8 @@
 // whose name contains TEXT, `--kernel` one kernel (for a profiler on one path).
 // `conv`: Kernels.conv2d alone on encoders' depthwise and dense convolutions (median ms per call;
 // `--case` keeps the cases whose name contains TEXT), to A/B-time a convolution change.
+// `linear`: Kernels.linear alone on the decoder's products over the image tokens (median ms per
+// call, GFLOP/s; `--case` as for `conv`), to A/B-time a linear-layer change.
 import CFMAPeak
 import Foundation
 import SAMBLAS
@@ -307,6 +310,34 @@ case "conv":
         results.append(["case": name, "ms": median(times) * 1000, "gflop": gflop])
     }
     emit(["mode": "conv", "runs": runs, "threads": threads, "cases": results])
+
+case "linear":
+    // Kernels.linear alone (median ms per call, GFLOP/s) on the decoder's per-prompt products over its
+    // 4096 image tokens (q/k/v projections 256 -> 128, out_proj 128 -> 256 plus the residual), the
+    // mask head's first transposed convolution as a product, and a few-row MLP.
+    let runs = option(args, "--runs", 20)
+    let caseFilter = args.firstIndex(of: "--case").flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil }
+    var rng = BenchRandom(seed: 0x5eed)
+    // (name, rows, in, out, residual)
+    let cases = [("decoder projection, 4096 x 256 -> 128", 4096, 256, 128, false),
+                 ("decoder out_proj, 4096 x 128 -> 256 + residual", 4096, 128, 256, true),
+                 ("decoder out_proj, 4096 x 128 -> 256", 4096, 128, 256, false),
+                 ("mask head first product, 4096 x 256 -> 256", 4096, 256, 256, false),
+                 ("decoder MLP lin1, 22 x 256 -> 2048", 22, 256, 2048, false)]
+    var results: [[String: Any]] = []
+    for (name, rows, inFeatures, outFeatures, withResidual) in cases where caseFilter.map({ name.contains($0) }) ?? true {
+        let x = rng.tensor([1, rows, inFeatures]), weight = rng.tensor([outFeatures, inFeatures], scale: 0.05)
+        let bias = rng.tensor([outFeatures]), residual = withResidual ? rng.tensor([1, rows, outFeatures]) : nil
+        var times: [Double] = []
+        for run in 0...runs {
+            let t0 = now()
+            _ = Kernels.linear(x, weight: weight, bias: bias, epilogue: Kernels.Epilogue(residual: residual))
+            if run > 0 { times.append(now() - t0) }
+        }
+        let gflop = 2.0 * Double(rows * inFeatures * outFeatures) / 1e9
+        results.append(["case": name, "ms": median(times) * 1000, "gflop": gflop, "gflops": gflop / median(times)])
+    }
+    emit(["mode": "linear", "runs": runs, "threads": threads, "cases": results])
 
 case "load":
     // Model load alone, repeated in one process (for profiling what a load costs).
