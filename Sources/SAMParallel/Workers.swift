@@ -1,4 +1,3 @@
-import Dispatch
 import Synchronization
 #if canImport(Darwin)
 import Darwin
@@ -7,7 +6,7 @@ import Glibc
 #endif
 
 /// The package's one pool of worker threads: every parallel loop (kernels, image resizing, model
-/// load) runs on at most `Workers.count` threads at once.
+/// load) runs on at most `Workers.count` threads at once, its caller and `HelperThreads`.
 public enum Workers {
     /// How many threads the parallel loops use: the CPUs this process may run on (its affinity mask,
     /// which `taskset`, cgroup cpusets and container runtimes narrow; the online count where the mask
@@ -93,15 +92,11 @@ public enum Workers {
         // A stoppable loop hands out ranges a quarter the size, so the work left running when the
         // signal is raised is a sixteenth of the loop at most instead of a quarter.
         let ranges = GuidedRanges(count: count, workers: Self.count, finer: signal != nil)
-        // concurrentPerform wants a @Sendable closure, but `body` is an ordinary closure that
-        // writes through captured pointers. It only runs until concurrentPerform returns, and the
-        // contract above (disjoint writes) is what makes sharing it safe.
-        withoutActuallyEscaping(body) { body in
-            let shared = UncheckedSendable(body)
-            DispatchQueue.concurrentPerform(iterations: min(Self.count, count)) { _ in
-                while signal?.isRaised != true, let range = ranges.take() { shared.value(range) }
-            }
-        }
+        // The caller and the helper threads take ranges until none are left; while another loop
+        // owns the helpers (a loop inside a loop's body), the caller takes them all. `body` only
+        // runs until `run` returns, and the contract above (disjoint writes) makes sharing it safe.
+        func loop() { while signal?.isRaised != true, let range = ranges.take() { body(range) } }
+        if !HelperThreads.shared.run(loop) { loop() }
     }
 
     /// Runs `body` over `0..<count` split into contiguous ranges across the workers, for cheap
@@ -152,11 +147,4 @@ final class GuidedRanges: Sendable {
         }
         return nil
     }
-}
-
-/// Lets a value cross into a @Sendable closure; used only where the concurrent accesses are
-/// known to be disjoint.
-private struct UncheckedSendable<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }
