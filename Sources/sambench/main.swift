@@ -324,6 +324,8 @@ case "linear":
                  ("decoder out_proj, 4096 x 128 -> 256", 4096, 128, 256, false),
                  ("mask head first product, 4096 x 256 -> 256", 4096, 256, 256, false),
                  ("decoder MLP lin1, 22 x 256 -> 2048", 22, 256, 2048, false),
+                 ("decoder MLP lin1, 106 x 256 -> 2048", 106, 256, 2048, false),
+                 ("decoder MLP lin2, 106 x 2048 -> 256 + residual", 106, 2048, 256, true),
                  ("decoder token projection, 22 x 256 -> 128", 22, 256, 128, false),
                  ("decoder token projection, 106 x 256 -> 128", 106, 256, 128, false),
                  ("decoder token out_proj, 106 x 128 -> 256 + residual", 106, 128, 256, true)]
