@@ -86,8 +86,9 @@ final class HelperThreads: @unchecked Sendable {
                 Unmanaged<HelperThreads>.fromOpaque(context!).takeUnretainedValue().helperLoop()
             }
             #endif
-            let status = pthread_create(&thread, nil, start, Unmanaged.passUnretained(self).toOpaque())
-            precondition(status == 0, "Workers: could not start a helper thread (pthread_create: \(status))")
+            // A helper that cannot start leaves its share to the others: loops never wait for a
+            // helper that has not joined.
+            guard pthread_create(&thread, nil, start, Unmanaged.passUnretained(self).toOpaque()) == 0 else { continue }
             #if canImport(Darwin)
             if let thread { pthread_detach(thread) }
             #else
