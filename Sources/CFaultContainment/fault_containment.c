@@ -1,6 +1,6 @@
 // See include/fault_containment.h. Everything the handlers touch is fixed-size static or
 // thread-local storage, and they call only write, open, close, lseek, getdents64, fstatat, unlink,
-// unlinkat, rmdir, kill, sigaction, raise, siglongjmp and _exit (getdents64 is the one outside POSIX's
+// unlinkat, rmdir, kill, sigaction, raise, siglongjmp, pause and _exit (getdents64 is the one outside POSIX's
 // async-signal-safe list: a bare system call, no lock, no allocation).
 #define _GNU_SOURCE
 #include "fault_containment.h"
@@ -183,12 +183,24 @@ static const char *mapped_file_at(uintptr_t address) {
     return NULL;
 }
 
+// Set by the first thread that ends the process from `handle`. Threads reading one mapped file
+// together fault together when it is truncated: the others wait for the exit instead of writing
+// their line into the first one's.
+static atomic_int ending;
+
+static void end_here_or_wait(void) {
+    if (atomic_exchange(&ending, 1)) {
+        for (;;) pause();
+    }
+}
+
 static void handle(int sig, siginfo_t *info, void *raw_context) {
     // A page of a mapped file that is no longer there (the file was truncated under the mapping) is
     // the file's fault, not the program's. SIGSEGV is not taken here: inside a live read-only mapping
     // it means a write, a bug.
     const char *mapped = sig == SIGBUS && info ? mapped_file_at((uintptr_t)info->si_addr) : NULL;
     if (mapped) {
+        end_here_or_wait();
         put(program_invocation_short_name);
         put(": ");
         put(mapped);
@@ -201,6 +213,7 @@ static void handle(int sig, siginfo_t *info, void *raw_context) {
         return;
     }
     if (recovery) siglongjmp(*recovery, sig);
+    end_here_or_wait();
     put(program_invocation_short_name);
     put(": ");
     put(scope_file);
