@@ -36,8 +36,8 @@
 // whose name contains TEXT, `--kernel` one kernel (for a profiler on one path).
 // `conv`: Kernels.conv2d alone on encoders' depthwise and dense convolutions (median ms per call;
 // `--case` keeps the cases whose name contains TEXT), to A/B-time a convolution change.
-// `linear`: Kernels.linear alone on the decoder's products over the image tokens (median ms per
-// call, GFLOP/s; `--case` as for `conv`), to A/B-time a linear-layer change.
+// `linear`: Kernels.linear alone on the decoder's products over the image tokens and over its prompt
+// tokens (median ms per call, GFLOP/s; `--case` as for `conv`), to A/B-time a linear-layer change.
 import CFMAPeak
 import Foundation
 import SAMBLAS
@@ -68,6 +68,22 @@ func peakRSSKiB() -> Int {
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("sambench: \(message)\n".utf8))
     exit(2)
+}
+
+/// The text after `name` in the arguments, nil when absent.
+func textOption(_ args: [String], _ name: String) -> String? {
+    args.firstIndex(of: name).flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil }
+}
+
+/// Seconds of each of `runs` calls of `body`, after one untimed warm-up call.
+func timedRuns(_ runs: Int, _ body: () -> Void) -> [Double] {
+    var times: [Double] = []
+    for run in 0...runs {
+        let t0 = now()
+        body()
+        if run > 0 { times.append(now() - t0) }
+    }
+    return times
 }
 
 func option(_ args: [String], _ name: String, _ fallback: Int) -> Int {
@@ -164,14 +180,11 @@ case "sgemm":
     let n = option(args, "--size", 2048), runs = option(args, "--runs", 5)
     var a = [Float](repeating: 0, count: n * n), b = a, c = a
     for i in 0..<(n * n) { a[i] = Float(i % 7) * 0.01; b[i] = Float(i % 5) * 0.02 }
-    var times: [Double] = []
-    for run in 0...runs {  // run 0 is a warm-up
-        let t0 = now()
+    let times = timedRuns(runs) {
         a.withUnsafeBufferPointer { pa in b.withUnsafeBufferPointer { pb in c.withUnsafeMutableBufferPointer { pc in
             BLAS.sgemm(transA: false, transB: false, m: n, n: n, k: n, alpha: 1, a: pa.baseAddress!, lda: n,
                        b: pb.baseAddress!, ldb: n, beta: 0, c: pc.baseAddress!, ldc: n)
         } } }
-        if run > 0 { times.append(now() - t0) }
     }
     let flops = 2.0 * Double(n) * Double(n) * Double(n)
     emit(["mode": "sgemm", "size": n, "runs": times, "median_s": median(times),
@@ -183,13 +196,10 @@ case "fma-peak":
     guard lanes == 8 || lanes == 16, lanes <= widest else { fail("fma-peak: --lanes must be 8 or 16, at most \(widest) here") }
     guard runs >= 1 else { fail("fma-peak: --runs must be at least 1") }
     let iterations: Int64 = 50_000_000  // ~0.2 s per thread at 3 GHz with sixteen lanes
-    var times: [Double] = []
-    for run in 0...runs {  // run 0 is a warm-up
-        let t0 = now()
+    let times = timedRuns(runs) {
         DispatchQueue.concurrentPerform(iterations: threads) { _ in
             precondition(sam_fma_peak_run(Int32(lanes), iterations).isFinite, "fma-peak: chains overflowed")
         }
-        if run > 0 { times.append(now() - t0) }
     }
     // A ceiling: other load on the machine only slows a run, so the fastest run is the figure.
     let flops = Double(threads) * 24 * Double(lanes) * Double(iterations)
@@ -217,8 +227,8 @@ case "attention":
                  ("SAM 2.1 tiny 7x7 windows", 25, 49, 49, 8, 96),
                  ("SAM 2 memory self-attention", 1, 4096, 4096, 1, 256),
                  ("SAM 2 memory cross-attention, 7 memories", 1, 4096, 28736, 1, 256)]
-    let caseFilter = args.firstIndex(of: "--case").flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil }
-    let kernelFilter = args.firstIndex(of: "--kernel").flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil }
+    let caseFilter = textOption(args, "--case")
+    let kernelFilter = textOption(args, "--kernel")
     // bfloat16: both products in bfloat16 (`precision: .bfloat16`, as SAM 2's memory attention runs under --bf16).
     typealias AttentionChoice = (kernel: Kernels.AttentionKernel, precision: Kernels.LinearPrecision)
     let kernels = ([("blas_ms", "blas", AttentionChoice(.blas, .float32)), ("small_heads_ms", "small-heads", AttentionChoice(.smallHeads, .float32))]
@@ -258,12 +268,9 @@ case "attention":
     for (name, side, window, heads, dim) in windowCases where caseFilter.map({ name.contains($0) }) ?? true {
         let qkv = random([1, side * side, 3 * heads * dim]), padding = random([3 * heads * dim])
         let grid = Kernels.WindowGrid(height: side, width: side, window: window)
-        var times: [Double] = []
-        for run in 0...runs {
-            let t0 = now()
+        let times = timedRuns(runs) {
             _ = Kernels.windowAttention(packedQKV: qkv, grid: grid, paddingQKV: padding, heads: heads, keyDim: dim,
                                         valueDim: dim, scale: 0.25, bias: nil)
-            if run > 0 { times.append(now() - t0) }
         }
         results.append(["case": name, "window_grid_ms": median(times) * 1000])
     }
@@ -287,7 +294,7 @@ case "conv":
     // Kernels.conv2d alone on encoders' convolutions (median ms per call): EfficientViT-SAM L0's
     // 5x5 depthwise aggregation and its largest 3x3, TinyViT's and Hiera's patch embeddings.
     let runs = option(args, "--runs", 10)
-    let caseFilter = args.firstIndex(of: "--case").flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil }
+    let caseFilter = textOption(args, "--case")
     var rng = BenchRandom(seed: 0x5eed)
     // (name, in channels, out channels, kernel, stride, groups, side)
     let cases = [("depthwise: EfficientViT-SAM L0 aggregation, 1536 channels, 5x5 at 16x16", 1536, 1536, 5, 1, 1536, 16),
@@ -299,11 +306,8 @@ case "conv":
     for (name, inChannels, outChannels, size, stride, groups, side) in cases where caseFilter.map({ name.contains($0) }) ?? true {
         let x = rng.tensor([1, inChannels, side, side])
         let weight = rng.tensor([outChannels, inChannels / groups, size, size], scale: 0.05), bias = rng.tensor([outChannels])
-        var times: [Double] = []
-        for run in 0...runs {
-            let t0 = now()
+        let times = timedRuns(runs) {
             _ = Kernels.conv2d(x, weight: weight, bias: bias, stride: stride, padding: size / 2, groups: groups)
-            if run > 0 { times.append(now() - t0) }
         }
         let outSide = (side + 2 * (size / 2) - size) / stride + 1
         let gflop = 2.0 * Double(outChannels * (inChannels / groups) * size * size * outSide * outSide) / 1e9
@@ -314,9 +318,10 @@ case "conv":
 case "linear":
     // Kernels.linear alone (median ms per call, GFLOP/s) on the decoder's per-prompt products over its
     // 4096 image tokens (q/k/v projections 256 -> 128, out_proj 128 -> 256 plus the residual), the
-    // mask head's first transposed convolution as a product, and a few-row MLP.
+    // mask head's first transposed convolution as a product, and over its 22 or 106 prompt tokens
+    // (the MLP, the projections).
     let runs = option(args, "--runs", 20)
-    let caseFilter = args.firstIndex(of: "--case").flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil }
+    let caseFilter = textOption(args, "--case")
     var rng = BenchRandom(seed: 0x5eed)
     // (name, rows, in, out, residual)
     let cases = [("decoder projection, 4096 x 256 -> 128", 4096, 256, 128, false),
@@ -333,11 +338,8 @@ case "linear":
     for (name, rows, inFeatures, outFeatures, withResidual) in cases where caseFilter.map({ name.contains($0) }) ?? true {
         let x = rng.tensor([1, rows, inFeatures]), weight = rng.tensor([outFeatures, inFeatures], scale: 0.05)
         let bias = rng.tensor([outFeatures]), residual = withResidual ? rng.tensor([1, rows, outFeatures]) : nil
-        var times: [Double] = []
-        for run in 0...runs {
-            let t0 = now()
+        let times = timedRuns(runs) {
             _ = Kernels.linear(x, weight: weight, bias: bias, epilogue: Kernels.Epilogue(residual: residual))
-            if run > 0 { times.append(now() - t0) }
         }
         let gflop = 2.0 * Double(rows * inFeatures * outFeatures) / 1e9
         results.append(["case": name, "ms": median(times) * 1000, "gflop": gflop, "gflops": gflop / median(times)])
