@@ -31,34 +31,34 @@ extension TorchBilinear {
             guard TorchBilinear.wideVectors, inSize >= 16, blocks > 0 else { return nil }
             var runBases = [Int32](), runSteps = [Int32](), runCounts = [Int32]()
             var lanes0 = [Int32](), lanes1 = [Int32](), weights0 = [Float](), weights1 = [Float]()
+            var previousBase = 0
             for block in 0..<blocks {
                 // Clamped so that the sixteen floats read stay inside the input row.
                 let base = min(axis.index0[16 * block], inSize - 16)
                 let outputs = (16 * block)..<(16 * block + 16)
-                let blockLanes0 = outputs.map { axis.index0[$0] - base }, blockLanes1 = outputs.map { axis.index1[$0] - base }
-                guard blockLanes0.allSatisfy({ (0..<16).contains($0) }), blockLanes1.allSatisfy({ (0..<16).contains($0) }) else {
+                let offsets0 = outputs.map { axis.index0[$0] - base }, offsets1 = outputs.map { axis.index1[$0] - base }
+                guard offsets0.allSatisfy({ (0..<16).contains($0) }), offsets1.allSatisfy({ (0..<16).contains($0) }) else {
                     return nil
                 }
+                let blockLanes0 = offsets0.map(Int32.init), blockLanes1 = offsets1.map(Int32.init)
                 let blockWeights0 = Array(axis.weight0[outputs]), blockWeights1 = Array(axis.weight1[outputs])
+                defer { previousBase = base }
                 // The block continues the last run if it repeats the run's tables (weights bit for
                 // bit) with its base one step on; a run's second block sets the step.
                 if let last = runCounts.indices.last,
-                   lanes0.suffix(16).elementsEqual(blockLanes0.lazy.map(Int32.init)),
-                   lanes1.suffix(16).elementsEqual(blockLanes1.lazy.map(Int32.init)),
+                   lanes0.suffix(16).elementsEqual(blockLanes0), lanes1.suffix(16).elementsEqual(blockLanes1),
                    weights0.suffix(16).elementsEqual(blockWeights0, by: { $0.bitPattern == $1.bitPattern }),
-                   weights1.suffix(16).elementsEqual(blockWeights1, by: { $0.bitPattern == $1.bitPattern }) {
-                    let step = base - Int(runBases[last]) - Int(runSteps[last]) * Int(runCounts[last] - 1)
-                    if runCounts[last] == 1 || step == Int(runSteps[last]) {
-                        if runCounts[last] == 1 { runSteps[last] = Int32(step) }
-                        runCounts[last] += 1
-                        continue
-                    }
+                   weights1.suffix(16).elementsEqual(blockWeights1, by: { $0.bitPattern == $1.bitPattern }),
+                   runCounts[last] == 1 || base - previousBase == Int(runSteps[last]) {
+                    if runCounts[last] == 1 { runSteps[last] = Int32(base - previousBase) }
+                    runCounts[last] += 1
+                    continue
                 }
                 runBases.append(Int32(base))
                 runSteps.append(0)
                 runCounts.append(1)
-                lanes0 += blockLanes0.map(Int32.init)
-                lanes1 += blockLanes1.map(Int32.init)
+                lanes0 += blockLanes0
+                lanes1 += blockLanes1
                 weights0 += blockWeights0
                 weights1 += blockWeights1
             }

@@ -79,15 +79,15 @@ extension Kernels {
         let outWidth = 4 * width, plane = 16 * height * width
         guard maskCount > 0, plane > 0 else { return FloatTensor(zeros: [1, maskCount, 4 * height, outWidth]) }
         // Per band: the input pixels' products, then the middle map's (a buffer reused), the
-        // middle map [2 rows, 2w, C1] and the upscaled map [4 rows, 4w, C2].
+        // middle map [2 rows, 2w, C1] and, unless the tail is fused, the upscaled map [4 rows, 4w, C2].
         let bandRows = 1
         let bands = (height + bandRows - 1) / bandRows
         let productCount = max(bandRows * width * 4 * c1, 4 * bandRows * width * 4 * c2)
-        let middleCount = 4 * bandRows * width * c1, upscaledCount = 16 * bandRows * width * c2
         // The scatter, GELU and hypernetwork product in one pass over the taps, where the C kernel
         // takes the shape: no upscaled map, no BLAS call per band.
         let fusedTail = wideVectorsAvailable && c2 % 16 == 0 && (2 * width) % 8 == 0
             && maskCount <= Int(SAM_MASK_HEAD_MAX_MASKS)
+        let middleCount = 4 * bandRows * width * c1, upscaledCount = fusedTail ? 0 : 16 * bandRows * width * c2
         let data = [Float](unsafeUninitializedCapacity: maskCount * plane) { masksBuffer, initializedCount in
             tokens.data.withUnsafeBufferPointer { tokensBuffer in
             hypernetwork.data.withUnsafeBufferPointer { hyperBuffer in
