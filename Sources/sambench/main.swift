@@ -259,18 +259,22 @@ case "attention":
         })
     }
     // Windowed attention on the token grid (Kernels.windowAttention, TinyViT's and Hiera's unpooled
-    // windows, padded positions included): (name, grid side, window, heads, head dim).
-    let windowCases = [("grid: TinyViT 64x64, 14x14 windows", 64, 14, 10, 32),
-                       ("grid: SAM 2.1 tiny 256x256, 8x8 windows", 256, 8, 1, 96),
-                       ("grid: SAM 2.1 tiny 128x128, 4x4 windows", 128, 4, 2, 96),
-                       ("grid: SAM 2.1 tiny 64x64, 14x14 windows", 64, 14, 4, 96),
-                       ("grid: SAM 2.1 tiny 32x32, 7x7 windows", 32, 7, 8, 96)]
-    for (name, side, window, heads, dim) in windowCases where caseFilter.map({ name.contains($0) }) ?? true {
+    // windows, padded positions included): (name, grid side, window, heads, head dim, with TinyViT's
+    // per-head position bias). MobileSAM's three windowed stages, then Hiera's.
+    let windowCases = [("grid: TinyViT 128x128, 7x7 windows", 128, 7, 4, 32, true),
+                       ("grid: TinyViT 64x64, 14x14 windows", 64, 14, 5, 32, true),
+                       ("grid: TinyViT 64x64, 7x7 windows", 64, 7, 10, 32, true),
+                       ("grid: SAM 2.1 tiny 256x256, 8x8 windows", 256, 8, 1, 96, false),
+                       ("grid: SAM 2.1 tiny 128x128, 4x4 windows", 128, 4, 2, 96, false),
+                       ("grid: SAM 2.1 tiny 64x64, 14x14 windows", 64, 14, 4, 96, false),
+                       ("grid: SAM 2.1 tiny 32x32, 7x7 windows", 32, 7, 8, 96, false)]
+    for (name, side, window, heads, dim, biased) in windowCases where caseFilter.map({ name.contains($0) }) ?? true {
         let qkv = random([1, side * side, 3 * heads * dim]), padding = random([3 * heads * dim])
         let grid = Kernels.WindowGrid(height: side, width: side, window: window)
+        let bias = biased ? random([heads, grid.positions, grid.positions]) : nil
         let times = timedRuns(runs) {
             _ = Kernels.windowAttention(packedQKV: qkv, grid: grid, paddingQKV: padding, heads: heads, keyDim: dim,
-                                        valueDim: dim, scale: 0.25, bias: nil)
+                                        valueDim: dim, scale: 0.25, bias: bias)
         }
         results.append(["case": name, "window_grid_ms": median(times) * 1000])
     }
