@@ -232,8 +232,8 @@ case "attention":
     // bfloat16: both products in bfloat16 (`precision: .bfloat16`, as SAM 2's memory attention runs under --bf16).
     typealias AttentionChoice = (kernel: Kernels.AttentionKernel, precision: Kernels.LinearPrecision)
     let kernels = ([("blas_ms", "blas", AttentionChoice(.blas, .float32)), ("small_heads_ms", "small-heads", AttentionChoice(.smallHeads, .float32))]
-        + (Kernels.panelKernelAvailable ? [("panels_ms", "panels", AttentionChoice(.panels, .float32)),
-                                           ("query_lanes_ms", "query-lanes", AttentionChoice(.queryLanes, .float32))] : [])
+        + (Kernels.panelKernelAvailable ? [("panels_ms", "panels", AttentionChoice(.panels, .float32))] : [])
+        + (Kernels.queryLanesKernelAvailable ? [("query_lanes_ms", "query-lanes", AttentionChoice(.queryLanes, .float32))] : [])
         + (Kernels.bfloat16Available ? [("bfloat16_ms", "bfloat16", AttentionChoice(.automatic, .bfloat16))] : []))
         .filter { kernelFilter == nil || $0.1 == kernelFilter }
     // One case: `call` with each kernel in turn, `runs` times after a warm-up, so drifts in the
