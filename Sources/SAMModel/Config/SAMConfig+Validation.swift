@@ -90,6 +90,8 @@ extension SAMConfig {
                             + "does not split into \(decoder.numHeads) heads")
         }
 
+        videoMode?.checkBounds(&check)
+
         if check.lines.isEmpty { consistency(&check, components: components) }
 
         check.require("maxPoints", maxPoints, in: ConfigBounds.maxPoints)
