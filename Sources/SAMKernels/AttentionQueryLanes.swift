@@ -1,12 +1,12 @@
 import CVectorMath
 
 extension Kernels {
-    /// Whether `attentionQueryLanes` can run a shape: AVX-512, sixteen-dim heads for keys and
-    /// values, no bias.
     /// Whether `AttentionKernel.queryLanes` can run here (AVX-512 in a build with `SAM_FMA`); where
     /// it cannot, asking for it runs the small-heads kernel.
     public static var queryLanesKernelAvailable: Bool { wideVectorsAvailable }
 
+    /// Whether `attentionQueryLanes` can run a shape: AVX-512, sixteen-dim heads for keys and
+    /// values, no bias.
     static func queryLanesAttentionRuns(_ s: AttentionShape, hasBias: Bool) -> Bool {
         wideVectorsAvailable && s.headDim == 16 && s.valueHeadDim == 16 && !hasBias
     }
