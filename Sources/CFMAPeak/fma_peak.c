@@ -47,12 +47,40 @@ float sam_fma_peak_run(int lanes, int64_t iterations) {
     return lanes == 16 ? run16(iterations) : run8(iterations);
 }
 
+int sam_bf16_dot_peak_available(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16") && sam_cpu_cap() >= SAM_CPU_CAP_AVX512;
+}
+
+// The same twelve chains as vdpbf16ps steps: c += the sixteen lanes' two bfloat16 products each.
+__attribute__((target("avx512f,avx512bf16"))) float sam_bf16_dot_peak_run(int64_t iterations) {
+    const __m512bh x = (__m512bh)_mm512_set1_epi32(0x3A833A83), y = (__m512bh)_mm512_set1_epi32(0x3A833A83);  // 0.001 pairs
+    __m512 c[12];
+    for (int i = 0; i < 12; i++) c[i] = _mm512_set1_ps((float)i);
+    for (int64_t k = 0; k < iterations; k++) {
+        c[0] = _mm512_dpbf16_ps(c[0], x, y); c[1] = _mm512_dpbf16_ps(c[1], x, y); c[2] = _mm512_dpbf16_ps(c[2], x, y);
+        c[3] = _mm512_dpbf16_ps(c[3], x, y); c[4] = _mm512_dpbf16_ps(c[4], x, y); c[5] = _mm512_dpbf16_ps(c[5], x, y);
+        c[6] = _mm512_dpbf16_ps(c[6], x, y); c[7] = _mm512_dpbf16_ps(c[7], x, y); c[8] = _mm512_dpbf16_ps(c[8], x, y);
+        c[9] = _mm512_dpbf16_ps(c[9], x, y); c[10] = _mm512_dpbf16_ps(c[10], x, y); c[11] = _mm512_dpbf16_ps(c[11], x, y);
+    }
+    __m512 sum = c[0];
+    for (int i = 1; i < 12; i++) sum = _mm512_add_ps(sum, c[i]);
+    return _mm512_reduce_add_ps(sum);
+}
+
 #else
 
 int sam_fma_peak_lanes(void) { return 0; }
 
 float sam_fma_peak_run(int lanes, int64_t iterations) {
     (void)lanes; (void)iterations;
+    __builtin_trap();
+}
+
+int sam_bf16_dot_peak_available(void) { return 0; }
+
+float sam_bf16_dot_peak_run(int64_t iterations) {
+    (void)iterations;
     __builtin_trap();
 }
 

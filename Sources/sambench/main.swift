@@ -2,7 +2,7 @@
 //
 //   sambench run MODEL.samw DROP_DIR [--encoder-runs N] [--decoder-runs N] [--threads T]
 //   sambench sgemm [--size N] [--runs N] [--threads T]
-//   sambench fma-peak [--runs N] [--threads T] [--lanes 8|16]
+//   sambench fma-peak [--runs N] [--threads T] [--lanes 8|16 | --bf16]
 //   sambench load MODEL.samw [--runs N] [--skip-checksums]
 //   sambench encoder MODEL.samw IMAGE.npy|SET_DIR [--runs N] [--threads T]
 //   sambench profile-decoder MODEL.samw DROP_DIR [--runs N] [--depth D]
@@ -26,7 +26,7 @@
 // `sgemm`: a large square BLAS.sgemm timing, for the achieved-vs-peak GFLOP/s figure.
 // `fma-peak`: the CPU's arithmetic ceiling: register-only fused multiply-add chains at the widest
 // vector width it has (or `--lanes`: 8 for AVX2's), on `threads` threads at once (no kernel reaches
-// it; sgemm comes closest).
+// it; sgemm comes closest); `--bf16`: the same with vdpbf16ps, the opt-in bfloat16 products' ceiling.
 // `decode`: one decoder case (point1, points16, points100) decoded and upscaled `--runs` times on the
 // reference embeddings, as `run` times it (median ms of each), for a profiler on the decoder alone.
 // `attention`: Kernels.attention alone on the shapes MobileSAM and SAM 2.1 tiny run, each kernel in
@@ -189,6 +189,21 @@ case "sgemm":
     let flops = 2.0 * Double(n) * Double(n) * Double(n)
     emit(["mode": "sgemm", "size": n, "runs": times, "median_s": median(times),
           "gflops": flops / median(times) / 1e9, "blas": BLAS.backendDescription, "threads": threads])
+
+case "fma-peak" where args.contains("--bf16"):
+    // The bfloat16 products' ceiling: vdpbf16ps chains, two products per lane and step.
+    guard sam_bf16_dot_peak_available() != 0 else { fail("fma-peak --bf16: this CPU has no AVX512_BF16") }
+    let runs = option(args, "--runs", 5)
+    guard runs >= 1 else { fail("fma-peak: --runs must be at least 1") }
+    let iterations: Int64 = 50_000_000
+    let times = timedRuns(runs) {
+        DispatchQueue.concurrentPerform(iterations: threads) { _ in
+            precondition(sam_bf16_dot_peak_run(iterations).isFinite, "fma-peak --bf16: chains overflowed")
+        }
+    }
+    let flops = Double(threads) * 12 * 64 * Double(iterations)
+    emit(["mode": "fma-peak", "precision": "bfloat16", "threads": threads, "runs": times, "median_s": median(times),
+          "gflops": flops / times.min()! / 1e9, "median_gflops": flops / median(times) / 1e9])
 
 case "fma-peak":
     let widest = Int(sam_fma_peak_lanes()), lanes = option(args, "--lanes", widest), runs = option(args, "--runs", 5)

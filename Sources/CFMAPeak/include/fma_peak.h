@@ -12,4 +12,12 @@ int sam_fma_peak_lanes(void);
 /// 16 and at most sam_fma_peak_lanes().
 float sam_fma_peak_run(int lanes, int64_t iterations);
 
+/// 1 when this CPU runs vdpbf16ps (AVX512_BF16, not capped below AVX-512 by SAM_CPU_CAP), else 0.
+int sam_bf16_dot_peak_available(void);
+
+/// The same 12 independent chains as vdpbf16ps steps on sixteen lanes (each adds two bfloat16
+/// products per lane): 64 * 12 * iterations floating-point operations, the ceiling of the opt-in
+/// bfloat16 products. Only call when sam_bf16_dot_peak_available() is 1.
+float sam_bf16_dot_peak_run(int64_t iterations);
+
 #endif
