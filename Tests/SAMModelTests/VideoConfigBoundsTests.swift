@@ -19,6 +19,10 @@ struct VideoConfigBoundsTests {
         var one = SAM2VideoConfig.sam2_0
         one.maxObjectPointers = 1
         #expect(Self.withVideo(one).problems.isEmpty, "\(Self.withVideo(one).problems)")
+        // One conditioning frame attended to: upstream runs it while an object has one (checked when tracking).
+        var limited = SAM2VideoConfig()
+        limited.maxConditioningFrames = 1
+        #expect(Self.withVideo(limited).problems.isEmpty, "\(Self.withVideo(limited).problems)")
     }
 
     @Test("each number that would divide by zero, give NaN or allocate without bound is named")
@@ -30,6 +34,7 @@ struct VideoConfigBoundsTests {
             ("rope_theta) 0.0 is not in", { $0.ropeTheta = 0 }),
             ("rope_theta) nan is not in", { $0.ropeTheta = .nan }),
             ("max_cond_frames_in_attn) 0 is neither -1", { $0.maxConditioningFrames = 0 }),
+            ("max_cond_frames_in_attn) -2 is neither -1", { $0.maxConditioningFrames = -2 }),
             ("num_maskmem) 0 is not in 1...256", { $0.numMaskmem = 0 }),
             ("video.maskDownsamplerPadding 9223372036854775807", { $0.maskDownsamplerPadding = .max }),
             ("video.fuserPadding 1099511627776", { $0.fuserPadding = 1 << 40 }),

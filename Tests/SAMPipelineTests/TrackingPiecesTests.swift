@@ -34,18 +34,27 @@ struct TrackingPiecesTests {
     }
 
     @Test("select_closest_cond_frames: all when within the limit, else the nearest before, at-or-after, then by distance")
-    func conditioningSelection() {
+    func conditioningSelection() throws {
         var bank = ObjectMemoryBank()
         for frame in [0, 10, 20, 30, 40] { bank.setConditioning(frame, Self.output(Float(frame))) }
-        #expect(bank.selectConditioning(near: 25, limit: -1) == ([0, 10, 20, 30, 40], []))
-        #expect(bank.selectConditioning(near: 25, limit: 5) == ([0, 10, 20, 30, 40], []))
+        #expect(try bank.selectConditioning(near: 25, limit: -1) == ([0, 10, 20, 30, 40], []))
+        #expect(try bank.selectConditioning(near: 25, limit: 5) == ([0, 10, 20, 30, 40], []))
         // limit 3 at 25: before 20, after 30, then the closest other: 10 (15 away) over 40 (15 away, later in order).
-        let three = bank.selectConditioning(near: 25, limit: 3)
+        let three = try bank.selectConditioning(near: 25, limit: 3)
         #expect(three.selected == [20, 30, 10] && three.unselected == [0, 40])
         // At 30 itself: before 20, at-or-after 30, then 40 (10 away).
-        #expect(bank.selectConditioning(near: 30, limit: 3).selected == [20, 30, 40])
+        #expect(try bank.selectConditioning(near: 30, limit: 3).selected == [20, 30, 40])
         // Past the last: only a before, then the closest other.
-        #expect(bank.selectConditioning(near: 50, limit: 2).selected == [40, 30])
+        #expect(try bank.selectConditioning(near: 50, limit: 2).selected == [40, 30])
+    }
+
+    @Test("a limit of one conditioning frame: fine for one, refused when it has to choose, as upstream asserts")
+    func conditioningLimitOne() throws {
+        var bank = ObjectMemoryBank()
+        bank.setConditioning(0, Self.output(0))
+        #expect(try bank.selectConditioning(near: 3, limit: 1) == ([0], []))
+        bank.setConditioning(5, Self.output(5))
+        #expect(throws: TrackingError.self) { try bank.selectConditioning(near: 3, limit: 1) }
     }
 
     @Test("video config from the weights: SAM 2.1's pointer encodings and no-object embedding, SAM 2.0 without")

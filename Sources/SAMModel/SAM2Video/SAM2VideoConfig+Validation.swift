@@ -12,10 +12,11 @@ extension SAM2VideoConfig {
         check.require(memorySigmoidScale.isFinite && memorySigmoidBias.isFinite,
                       "video.memorySigmoidScale / memorySigmoidBias (sigmoid_scale_for_mem_enc / sigmoid_bias_for_mem_enc) "
                         + "\(memorySigmoidScale) / \(memorySigmoidBias) are not finite")
-        // ref: sam2/modeling/sam2_utils.py select_closest_cond_frames — assert max_cond_frame_num >= 2
-        check.require(maxConditioningFrames == -1 || (2...4096).contains(maxConditioningFrames),
+        // 0 fails upstream as soon as an object has a conditioning frame (select_closest_cond_frames
+        // asserts at least 2 when it has to choose); 1 only once it has two (checked when tracking).
+        check.require(maxConditioningFrames == -1 || (1...4096).contains(maxConditioningFrames),
                       "video.maxConditioningFrames (max_cond_frames_in_attn) \(maxConditioningFrames) is neither -1 (every "
-                        + "conditioning frame) nor in 2...4096 (upstream asserts at least 2 when it selects)")
+                        + "conditioning frame) nor in 1...4096")
         check.require("video.memoryTemporalStride (memory_temporal_stride_for_eval)", memoryTemporalStride, in: 1...1024)
         check.require("video.maxObjectPointers (max_obj_ptrs_in_encoder)", maxObjectPointers, in: 1...4096)
         // ref: sam2_base.py _prepare_memory_conditioned_features — obj_pos / t_diff_max, t_diff_max = max_obj_ptrs_in_encoder - 1

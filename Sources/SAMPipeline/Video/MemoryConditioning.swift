@@ -21,7 +21,7 @@ extension TrackingModel {
             throw .invalidRequest("frame \(frame) is tracked before any frame of its object was prompted")
         }
         let memDim = config.memoryDim, numMaskmem = config.numMaskmem
-        let (selected, unselected) = bank.selectConditioning(near: frame, limit: config.maxConditioningFrames)
+        let (selected, unselected) = try bank.selectConditioning(near: frame, limit: config.maxConditioningFrames)
         func output(at t: Int) -> ObjectFrameOutput? {
             bank.nonConditioning[t] ?? (unselected.contains(t) ? bank.conditioning[t] : nil)
         }

@@ -11,9 +11,15 @@ package struct ObjectMemoryBank: Sendable {
     }
 
     /// The conditioning frames attended to from `frame` (all, or the closest `limit`), then the rest.
+    /// Choosing fewer than 2 fails, as upstream's assert does (a limit of 1 works while an object has
+    /// one conditioning frame).
     /// ref: sam2/modeling/sam2_utils.py select_closest_cond_frames
-    func selectConditioning(near frame: Int, limit: Int) -> (selected: [Int], unselected: [Int]) {
+    func selectConditioning(near frame: Int, limit: Int) throws(TrackingError) -> (selected: [Int], unselected: [Int]) {
         guard limit != -1, conditioningFrames.count > limit else { return (conditioningFrames, []) }
+        guard limit >= 2 else {
+            throw .invalidRequest("frame \(frame): max_cond_frames_in_attn \(limit) would choose among \(conditioningFrames.count) "
+                                  + "conditioning frames of an object; upstream asserts it is at least 2 when it has to choose")
+        }
         var selected: [Int] = []
         if let before = conditioningFrames.filter({ $0 < frame }).max() { selected.append(before) }
         if let after = conditioningFrames.filter({ $0 >= frame }).min() { selected.append(after) }
