@@ -190,36 +190,31 @@ case "sgemm":
     emit(["mode": "sgemm", "size": n, "runs": times, "median_s": median(times),
           "gflops": flops / median(times) / 1e9, "blas": BLAS.backendDescription, "threads": threads])
 
-case "fma-peak" where args.contains("--bf16"):
-    // The bfloat16 products' ceiling: vdpbf16ps chains, two products per lane and step.
-    guard sam_bf16_dot_peak_available() != 0 else { fail("fma-peak --bf16: this CPU has no AVX512_BF16") }
-    let runs = option(args, "--runs", 5)
-    guard runs >= 1 else { fail("fma-peak: --runs must be at least 1") }
-    let iterations: Int64 = 50_000_000
-    let times = timedRuns(runs) {
-        DispatchQueue.concurrentPerform(iterations: threads) { _ in
-            precondition(sam_bf16_dot_peak_run(iterations).isFinite, "fma-peak --bf16: chains overflowed")
-        }
-    }
-    let flops = Double(threads) * 12 * 64 * Double(iterations)
-    emit(["mode": "fma-peak", "precision": "bfloat16", "threads": threads, "runs": times, "median_s": median(times),
-          "gflops": flops / times.min()! / 1e9, "median_gflops": flops / median(times) / 1e9])
-
 case "fma-peak":
+    // `--bf16`: vdpbf16ps chains (two products per lane and step) instead of fused multiply-adds.
     let widest = Int(sam_fma_peak_lanes()), lanes = option(args, "--lanes", widest), runs = option(args, "--runs", 5)
-    guard widest > 0 else { fail("fma-peak: this CPU has neither AVX-512F nor AVX2 with FMA") }
-    guard lanes == 8 || lanes == 16, lanes <= widest else { fail("fma-peak: --lanes must be 8 or 16, at most \(widest) here") }
+    let chains: @Sendable (Int64) -> Float, flopsPerIteration: Double, shape: [String: Any]
+    if args.contains("--bf16") {
+        guard sam_bf16_dot_peak_available() != 0 else { fail("fma-peak --bf16: this CPU has no AVX512_BF16") }
+        chains = { sam_bf16_dot_peak_run($0) }
+        (flopsPerIteration, shape) = (12 * 64, ["precision": "bfloat16"])
+    } else {
+        guard widest > 0 else { fail("fma-peak: this CPU has neither AVX-512F nor AVX2 with FMA") }
+        guard lanes == 8 || lanes == 16, lanes <= widest else { fail("fma-peak: --lanes must be 8 or 16, at most \(widest) here") }
+        chains = { sam_fma_peak_run(Int32(lanes), $0) }
+        (flopsPerIteration, shape) = (24 * Double(lanes), ["lanes": lanes])
+    }
     guard runs >= 1 else { fail("fma-peak: --runs must be at least 1") }
     let iterations: Int64 = 50_000_000  // ~0.2 s per thread at 3 GHz with sixteen lanes
     let times = timedRuns(runs) {
         DispatchQueue.concurrentPerform(iterations: threads) { _ in
-            precondition(sam_fma_peak_run(Int32(lanes), iterations).isFinite, "fma-peak: chains overflowed")
+            precondition(chains(iterations).isFinite, "fma-peak: chains overflowed")
         }
     }
     // A ceiling: other load on the machine only slows a run, so the fastest run is the figure.
-    let flops = Double(threads) * 24 * Double(lanes) * Double(iterations)
-    emit(["mode": "fma-peak", "lanes": lanes, "threads": threads, "runs": times, "median_s": median(times),
-          "gflops": flops / times.min()! / 1e9, "median_gflops": flops / median(times) / 1e9])
+    let flops = Double(threads) * flopsPerIteration * Double(iterations)
+    emit(shape.merging(["mode": "fma-peak", "threads": threads, "runs": times, "median_s": median(times),
+                        "gflops": flops / times.min()! / 1e9, "median_gflops": flops / median(times) / 1e9]) { first, _ in first })
 
 case "attention":
     let runs = option(args, "--runs", 20)
