@@ -45,8 +45,12 @@ extension Kernels {
     /// zero-padded left and right), so per output row: expand the new input rows (one sgemm
     /// each), the depthwise row, one projection sgemm into the output, the epilogue on it. The
     /// input rows above and below a band are expanded by both neighbouring tasks.
+    ///
+    /// `schedule` nil: by channel blocks where that runs and the map is small
+    /// (`invertedResidualByChannelBlocks`), else by rows; given, that one (for A/B runs).
     package static func invertedResidual(_ x: FloatTensor, weights w: InvertedResidualWeights, stride: Int,
-                                        activation: Epilogue.Activation, epilogue: Epilogue) -> FloatTensor {
+                                        activation: Epilogue.Activation, epilogue: Epilogue,
+                                        schedule: InvertedResidualSchedule? = nil) -> FloatTensor {
         precondition(x.shape.count == 4 && x.shape[1] == w.inChannels,
                      "inverted residual: input \(x.shape) is not [B, \(w.inChannels), H, W]")
         let (batch, inChannels, height, width) = (x.shape[0], x.shape[1], x.shape[2], x.shape[3])
@@ -66,6 +70,12 @@ extension Kernels {
            let project = int8Panels(w.projectInt8, shape: [outChannels, expanded]) {
             return int8InvertedResidual(x, weights: w, expand: expand, project: project, stride: stride, activation: activation,
                                         epilogue: epilogue, outShape: outShape)
+        }
+        switch schedule ?? InvertedResidualSchedule.chosen(height: height, width: width) {
+        case .channelBlocks where float32LinearKernel == .panels:
+            return invertedResidualByChannelBlocks(x, weights: w, stride: stride, activation: activation, epilogue: epilogue,
+                                                   outShape: outShape)
+        default: break
         }
         let bandsPerImage = min(outHeight, 2 * workerCount)
         let data = [Float](unsafeUninitializedCapacity: batch * outChannels * outHeight * outWidth) { outBuffer, initializedCount in

@@ -10,6 +10,7 @@
 //   sambench decode MODEL.samw DROP_DIR CASE [--runs N]
 //   sambench attention [--runs N] [--case TEXT] [--kernel blas|small-heads|panels|bfloat16]
 //   sambench conv [--runs N] [--case TEXT]
+//   sambench inverted-residual [--runs N] [--case TEXT]
 //   sambench linear [--runs N] [--case TEXT]
 //   (model modes take --untuned: without Kernels.tuneProcessForInference, as an app that did not opt in,
 //   and --bf16: linear layers in bfloat16 products)
@@ -36,6 +37,8 @@
 // whose name contains TEXT, `--kernel` one kernel (for a profiler on one path).
 // `conv`: Kernels.conv2d alone on encoders' depthwise and dense convolutions (median ms per call;
 // `--case` keeps the cases whose name contains TEXT), to A/B-time a convolution change.
+// `inverted-residual`: Kernels.invertedResidual by rows and by channel blocks beside the three
+// convolutions run apart, on TinyViT's and EfficientViT-SAM L0's blocks (median ms of each; `--case`).
 // `linear`: Kernels.linear alone on the decoder's products over the image tokens and over its prompt
 // tokens (median ms per call, GFLOP/s; `--case` as for `conv`), to A/B-time a linear-layer change.
 import CFMAPeak
@@ -314,6 +317,16 @@ case "conv":
     let cases = [("depthwise: EfficientViT-SAM L0 aggregation, 1536 channels, 5x5 at 16x16", 1536, 1536, 5, 1, 1536, 16),
                  ("depthwise: TinyViT local convolution, 160 channels, 3x3 at 64x64", 160, 160, 3, 1, 160, 64),
                  ("EfficientViT-SAM L0 neck, 256 -> 256, 3x3 at 64x64", 256, 256, 3, 1, 1, 64),
+                 ("pointwise: EfficientViT-SAM L0 stage 4 expansion, 512 -> 3072 at 16x16", 512, 3072, 1, 1, 1, 16),
+                 ("pointwise: EfficientViT-SAM L0 stage 4 projection, 3072 -> 512 at 16x16", 3072, 512, 1, 1, 1, 16),
+                 ("pointwise: EfficientViT-SAM L0 stage 4 downsample expansion, 256 -> 6144 at 32x32", 256, 6144, 1, 1, 1, 32),
+                 ("pointwise: EfficientViT-SAM L0 stage 3 expansion, 256 -> 1024 at 32x32", 256, 1024, 1, 1, 1, 32),
+                 ("pointwise: EfficientViT-SAM L0 stage 3 projection, 1024 -> 256 at 32x32", 1024, 256, 1, 1, 1, 32),
+                 ("pointwise: EfficientViT-SAM L0 stage 3 downsample expansion, 128 -> 2048 at 64x64", 128, 2048, 1, 1, 1, 64),
+                 ("pointwise: EfficientViT-SAM L0 stage 4 attention qkv, 512 -> 1536 at 16x16", 512, 1536, 1, 1, 1, 16),
+                 ("pointwise: EfficientViT-SAM L0 stage 2 projection, 512 -> 128 at 64x64", 512, 128, 1, 1, 1, 64),
+                 ("pointwise: EfficientViT-SAM L0 stage 1 projection, 256 -> 64 at 128x128", 256, 64, 1, 1, 1, 128),
+                 ("pointwise: TinyViT MBConv expansion, 64 -> 256 at 256x256", 64, 256, 1, 1, 1, 256),
                  ("TinyViT patch embedding, 32 -> 64, 3x3 stride 2 at 512x512", 32, 64, 3, 2, 1, 512),
                  ("Hiera patch embedding, 3 -> 96, 7x7 stride 4 at 1024x1024", 3, 96, 7, 4, 1, 1024)]
     var results: [[String: Any]] = []
@@ -325,9 +338,58 @@ case "conv":
         }
         let outSide = (side + 2 * (size / 2) - size) / stride + 1
         let gflop = 2.0 * Double(outChannels * (inChannels / groups) * size * size * outSide * outSide) / 1e9
-        results.append(["case": name, "ms": median(times) * 1000, "gflop": gflop])
+        results.append(["case": name, "ms": median(times) * 1000, "gflop": gflop, "gflops": gflop / median(times)])
     }
     emit(["mode": "conv", "runs": runs, "threads": threads, "cases": results])
+
+case "inverted-residual":
+    // An inverted-residual block (1x1 expansion, GELU, 3x3 depthwise, GELU, 1x1 projection plus the
+    // input) on MobileSAM's and EfficientViT-SAM L0's shapes, three ways alternated in one process
+    // (median ms per call): `Kernels.invertedResidual` by rows and by channel blocks (its two
+    // schedules; channel blocks only where the panel product runs, else rows again) and the three
+    // convolutions one after another (`Kernels.conv2d`, the expanded maps whole).
+    let runs = option(args, "--runs", 10)
+    let caseFilter = textOption(args, "--case")
+    var rng = BenchRandom(seed: 0x5eed)
+    // (name, in channels, expanded, out channels, stride, side)
+    let cases = [("TinyViT MBConv, 64 -> 256 -> 64 at 256x256", 64, 256, 64, 1, 256),
+                 ("TinyViT PatchMerging, 160 -> 320 -> 320 at 64x64", 160, 320, 320, 1, 64),
+                 ("EfficientViT-SAM L0 stage 3 downsample, 128 -> 2048 -> 256, stride 2 at 64x64", 128, 2048, 256, 2, 64),
+                 ("EfficientViT-SAM L0 stage 3, 256 -> 1024 -> 256 at 32x32", 256, 1024, 256, 1, 32),
+                 ("EfficientViT-SAM L0 stage 4 downsample, 256 -> 6144 -> 512, stride 2 at 32x32", 256, 6144, 512, 2, 32),
+                 ("EfficientViT-SAM L0 stage 4, 512 -> 3072 -> 512 at 16x16", 512, 3072, 512, 1, 16)]
+    var results: [[String: Any]] = []
+    for (name, inChannels, expanded, outChannels, stride, side) in cases where caseFilter.map({ name.contains($0) }) ?? true {
+        let x = rng.tensor([1, inChannels, side, side])
+        let weights = Kernels.InvertedResidualWeights(
+            expandWeight: rng.tensor([expanded, inChannels, 1, 1], scale: 0.05), expandBias: rng.tensor([expanded]),
+            depthwiseWeight: rng.tensor([expanded, 1, 3, 3], scale: 0.2), depthwiseBias: rng.tensor([expanded]),
+            projectWeight: rng.tensor([outChannels, expanded, 1, 1], scale: 0.05), projectBias: rng.tensor([outChannels]))
+        let outSide = (side - 1) / stride + 1
+        let residual = stride == 1 && inChannels == outChannels ? x : rng.tensor([1, outChannels, outSide, outSide])
+        var rows: [Double] = [], blocks: [Double] = [], separate: [Double] = []
+        for _ in 0..<runs {
+            rows += timedRuns(1) {
+                _ = Kernels.invertedResidual(x, weights: weights, stride: stride, activation: .geluTanh,
+                                             epilogue: Kernels.Epilogue(residual: residual), schedule: .rows)
+            }
+            blocks += timedRuns(1) {
+                _ = Kernels.invertedResidual(x, weights: weights, stride: stride, activation: .geluTanh,
+                                             epilogue: Kernels.Epilogue(residual: residual), schedule: .channelBlocks)
+            }
+            separate += timedRuns(1) {
+                var y = Kernels.conv2d(x, weight: weights.expandWeight, bias: weights.expandBias, epilogue: .geluTanh)
+                y = Kernels.conv2d(y, weight: weights.depthwiseWeight, bias: weights.depthwiseBias, stride: stride, padding: 1,
+                                   groups: expanded, epilogue: .geluTanh)
+                _ = Kernels.conv2d(y, weight: weights.projectWeight, bias: weights.projectBias,
+                                   epilogue: Kernels.Epilogue(residual: residual))
+            }
+        }
+        let gflop = 2.0 * Double(side * side * inChannels * expanded + outSide * outSide * expanded * (9 + outChannels)) / 1e9
+        results.append(["case": name, "gflop": gflop, "rows_ms": median(rows) * 1000, "channel_blocks_ms": median(blocks) * 1000,
+                        "separate_ms": median(separate) * 1000])
+    }
+    emit(["mode": "inverted-residual", "runs": runs, "threads": threads, "cases": results])
 
 case "linear":
     // Kernels.linear alone (median ms per call, GFLOP/s) on the decoder's per-prompt products over its

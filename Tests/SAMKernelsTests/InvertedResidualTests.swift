@@ -3,19 +3,22 @@ import SAMTensor
 import SAMTestSupport
 import Testing
 
-@Suite("Inverted residual, row by row")
+@Suite("Inverted residual, by rows and by channel blocks")
 struct InvertedResidualTests {
     /// (batch, in channels, expanded, out channels, height, width, stride, residual): MBConv's
     /// shape (stride 1, residual) and PatchMerging's (stride 2, none), odd sizes where a stride-2
-    /// window hangs over the bottom/right padding, maps of one or two rows, and rows of 40 pixels.
+    /// window hangs over the bottom/right padding, maps of one or two rows, rows of 40 pixels, and
+    /// expansions of several channel blocks with a short last one (30 = 12 + 12 + 6, 75).
     static let cases = [(2, 3, 12, 3, 9, 10, 1, true), (1, 4, 8, 6, 9, 7, 2, false), (1, 5, 10, 5, 1, 6, 1, true),
                         (1, 2, 6, 4, 2, 2, 2, false), (1, 3, 7, 3, 16, 5, 1, true),
-                        (1, 3, 13, 3, 6, 40, 1, true)]
+                        (1, 3, 13, 3, 6, 40, 1, true), (2, 4, 30, 5, 7, 6, 2, false), (1, 6, 75, 6, 5, 9, 1, true)]
+    static let schedules: [Kernels.InvertedResidualSchedule] = [.rows, .channelBlocks]
 
     /// The same block as three layers of float64 references: conv2d 1x1 + GELU, depthwise conv2d
-    /// 3x3 (pad 1, stride) + GELU, conv2d 1x1 + epilogue.
-    @Test("equals the three convolutions run one after another", arguments: cases)
-    func equalsSeparateLayers(_ c: (Int, Int, Int, Int, Int, Int, Int, Bool)) {
+    /// 3x3 (pad 1, stride) + GELU, conv2d 1x1 + epilogue. (Channel blocks run where the panel
+    /// product does; elsewhere that schedule is rows again.)
+    @Test("equals the three convolutions run one after another", arguments: cases, schedules)
+    func equalsSeparateLayers(_ c: (Int, Int, Int, Int, Int, Int, Int, Bool), schedule: Kernels.InvertedResidualSchedule) {
         let (batch, inChannels, expanded, outChannels, height, width, stride, hasResidual) = c
         var rng = SplitMix64(seed: UInt64(height * 31 + width * 7 + stride))
         let x = randomTensor([batch, inChannels, height, width], in: -2...2, using: &rng)
@@ -33,7 +36,8 @@ struct InvertedResidualTests {
         let expected = EpilogueTests.finish(projected.values, residual: residual, hasResidual ? .gelu : .none)
 
         let epilogue = Kernels.Epilogue(residual: residual, activation: hasResidual ? .gelu : .none)
-        let fused = Kernels.invertedResidual(x, weights: w, stride: stride, activation: .gelu, epilogue: epilogue)
-        expectClose(fused, expected, shape: projected.shape, "inverted residual \(c)")
+        let fused = Kernels.invertedResidual(x, weights: w, stride: stride, activation: .gelu, epilogue: epilogue,
+                                             schedule: schedule)
+        expectClose(fused, expected, shape: projected.shape, "inverted residual \(c) \(schedule)")
     }
 }

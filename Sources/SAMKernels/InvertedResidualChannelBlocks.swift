@@ -1,0 +1,114 @@
+import SAMTensor
+
+extension Kernels {
+    /// How `invertedResidual` walks a block.
+    package enum InvertedResidualSchedule: Sendable {
+        /// Bands of output rows, three expanded rows in cache at a time: one product per row against the
+        /// whole weight. Wins on large maps (TinyViT's 256x256), whose expanded map would be tens of MB.
+        case rows
+        /// Blocks of expanded channels over the whole map (`invertedResidualByChannelBlocks`), on CPUs
+        /// that run the panel product (elsewhere `.rows`): wins on small maps, where a row is too few
+        /// pixels to pay for a product against the whole weight.
+        case channelBlocks
+
+        /// Channel blocks up to 32x32 pixels. `sambench inverted-residual` (2 threads, Zen 4, medians
+        /// of 10, rows -> channel blocks): EfficientViT-SAM L0's 512 -> 3072 -> 512 over 16x16 15.2 ->
+        /// 9.7 ms, 256 -> 6144 -> 512 at stride 2 over 32x32 44.3 -> 27.1, 256 -> 1024 -> 256 over
+        /// 32x32 7.5 -> 7.2; 128 -> 2048 -> 256 at stride 2 over 64x64 the same (21.6 and 21.4);
+        /// TinyViT's 64 -> 256 -> 64 over 256x256 35.6 -> 47.4.
+        static func chosen(height: Int, width: Int) -> Self { height * width <= 4096 ? .channelBlocks : .rows }
+    }
+
+    /// `invertedResidual` in two phases over whole maps (CPUs that run the panel product): each task takes
+    /// blocks of expanded channels and makes them complete (the 1x1 expansion of the block over every
+    /// pixel, the panel product against the image packed once, its bias and activation, copied into a
+    /// zero-padded plane per channel, then the depthwise rows and their activation) into the shared
+    /// depthwise map [E, H'W']; then the projection, one product split over the workers, and the
+    /// epilogue. The depthwise taps add in the row kernel's order over the same zero padding.
+    static func invertedResidualByChannelBlocks(_ x: FloatTensor, weights w: InvertedResidualWeights, stride: Int,
+                                                activation: Epilogue.Activation, epilogue: Epilogue,
+                                                outShape: [Int]) -> FloatTensor {
+        let (batch, inChannels, height, width) = (x.shape[0], x.shape[1], x.shape[2], x.shape[3])
+        let expanded = w.expanded, outChannels = w.outChannels
+        let outHeight = outShape[2], outWidth = outShape[3]
+        let pixels = height * width, outPixels = outHeight * outWidth
+        let paddedWidth = width + 2, paddedPlane = (height + 2) * paddedWidth
+        // Whole twelve-row blocks of the panel product, about 128 KB of expansion, a few blocks per worker.
+        let blockChannels = max(12, min(96, 32_768 / pixels / 12 * 12, expanded / (4 * workerCount) / 12 * 12))
+        let blocks = (expanded + blockChannels - 1) / blockChannels
+        let depthwise = UnsafeMutablePointer<Float>.allocate(capacity: expanded * outPixels)
+        defer { depthwise.deallocate() }
+        let data = [Float](unsafeUninitializedCapacity: batch * outChannels * outPixels) { outBuffer, initializedCount in
+            withWeightPointers(w) { p in
+            withResidual(epilogue) { residual in
+            x.data.withUnsafeBufferPointer { xBuffer in
+                for image in 0..<batch {
+                    let packed = ProductPanels(features: pixels, inputs: inChannels,
+                                               source: xBuffer.baseAddress! + image * inChannels * pixels,
+                                               featureStride: 1, inputStride: pixels)
+                    parallelForChunks(blocks) { range in
+                        let expandedBlock = UnsafeMutablePointer<Float>.allocate(capacity: blockChannels * pixels)
+                        defer { expandedBlock.deallocate() }
+                        // Planes [channel, 1 + H + 1, 1 + W + 1]: the zero border is the depthwise padding.
+                        let planes = UnsafeMutablePointer<Float>.allocate(capacity: blockChannels * paddedPlane)
+                        defer { planes.deallocate() }
+                        planes.initialize(repeating: 0, count: blockChannels * paddedPlane)
+                        for block in range {
+                            let first = block * blockChannels, channels = min(blockChannels, expanded - first)
+                            packed.product(x: p.expandWeight + first * inChannels, xStride: inChannels, rows: channels,
+                                           bias: nil, into: expandedBlock, outStride: pixels)
+                            for channel in 0..<channels {
+                                let plane = planes + channel * paddedPlane, source = expandedBlock + channel * pixels
+                                addBias(p.expandBias[first + channel], source, count: pixels)
+                                applyEpilogue(activation, source, count: pixels, residual: nil)
+                                for row in 0..<height {
+                                    (plane + (row + 1) * paddedWidth + 1).update(from: source + row * width, count: width)
+                                }
+                                depthwisePlane(first + channel, padded: plane, p, stride: stride, paddedWidth: paddedWidth,
+                                               outHeight: outHeight, outWidth: outWidth,
+                                               into: depthwise + (first + channel) * outPixels)
+                            }
+                            applyEpilogue(activation, depthwise + first * outPixels, count: channels * outPixels, residual: nil)
+                        }
+                    }
+                    // out = epilogue(bias + project * depthwise): one product cut into a block per worker.
+                    let out = outBuffer.baseAddress! + image * outChannels * outPixels
+                    for channel in 0..<outChannels {
+                        (out + channel * outPixels).initialize(repeating: p.projectBias[channel], count: outPixels)
+                    }
+                    gemm(transA: false, transB: false, m: outChannels, n: outPixels, k: expanded, alpha: 1,
+                         a: p.projectWeight, lda: expanded, b: depthwise, ldb: outPixels, beta: 1, c: out, ldc: outPixels)
+                    if !epilogue.isIdentity {
+                        let imageResidual = residual.map { $0 + image * outChannels * outPixels }
+                        parallelRanges(outChannels * outPixels) { range in
+                            applyEpilogue(epilogue.activation, out + range.lowerBound, count: range.count,
+                                          residual: imageResidual.map { $0 + range.lowerBound })
+                        }
+                    }
+                }
+            }
+            }
+            }
+            initializedCount = outBuffer.count
+        }
+        return FloatTensor(shape: outShape, data: data)
+    }
+
+    private static func addBias(_ bias: Float, _ row: UnsafeMutablePointer<Float>, count: Int) {
+        for i in 0..<count { row[i] += bias }
+    }
+
+    /// One channel's depthwise 3x3 output [H', W'] from its zero-padded plane, row by row as the row
+    /// kernel makes it (`depthwise3x3Row` with the padding already in the plane).
+    private static func depthwisePlane(_ channel: Int, padded plane: UnsafePointer<Float>, _ p: InvertedResidualPointers,
+                                       stride: Int, paddedWidth: Int, outHeight: Int, outWidth: Int,
+                                       into out: UnsafeMutablePointer<Float>) {
+        let f = p.depthwiseWeight + channel * 9
+        let k = (f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8])
+        for oy in 0..<outHeight {
+            let top = plane + oy * stride * paddedWidth
+            depthwise3x3Row((top, top + paddedWidth, top + 2 * paddedWidth), out + oy * outWidth, columns: 0..<outWidth,
+                            stride: stride, padding: 0, k: k, bias: p.depthwiseBias[channel])
+        }
+    }
+}
