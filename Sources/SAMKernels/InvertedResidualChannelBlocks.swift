@@ -11,11 +11,12 @@ extension Kernels {
         /// pixels to pay for a product against the whole weight.
         case channelBlocks
 
-        /// Channel blocks up to 32x32 pixels. `sambench inverted-residual` (2 threads, Zen 4, medians
-        /// of 10, rows -> channel blocks): EfficientViT-SAM L0's 512 -> 3072 -> 512 over 16x16 15.2 ->
-        /// 9.7 ms, 256 -> 6144 -> 512 at stride 2 over 32x32 44.3 -> 27.1, 256 -> 1024 -> 256 over
-        /// 32x32 7.5 -> 7.2; 128 -> 2048 -> 256 at stride 2 over 64x64 the same (21.6 and 21.4);
-        /// TinyViT's 64 -> 256 -> 64 over 256x256 35.6 -> 47.4.
+        /// Channel blocks on maps of up to 64x64 pixels. `sambench inverted-residual` (2 threads, Zen 4,
+        /// medians of 20, rows / channel blocks): EfficientViT-SAM L0's 512 -> 3072 -> 512 over 16x16
+        /// 15.7 / 9.0 ms, 256 -> 6144 -> 512 at stride 2 over 32x32 45.0 / 27.8, 256 -> 1024 -> 256 over
+        /// 32x32 7.9 / 6.6, 128 -> 2048 -> 256 at stride 2 over 64x64 22.9 / 21.0; TinyViT's PatchMerging
+        /// 160 -> 320 -> 320 over 64x64 8.3 / 7.9, over 128x128 at stride 2 6.3 / 7.2, its MBConv over
+        /// 256x256 37.6 / 53.6.
         static func chosen(height: Int, width: Int) -> Self { height * width <= 4096 ? .channelBlocks : .rows }
     }
 

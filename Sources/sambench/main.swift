@@ -353,6 +353,8 @@ case "inverted-residual":
     var rng = BenchRandom(seed: 0x5eed)
     // (name, in channels, expanded, out channels, stride, side)
     let cases = [("TinyViT MBConv, 64 -> 256 -> 64 at 256x256", 64, 256, 64, 1, 256),
+                 ("TinyViT PatchMerging, 64 -> 128 -> 128, stride 2 at 256x256", 64, 128, 128, 2, 256),
+                 ("TinyViT PatchMerging, 128 -> 160 -> 160, stride 2 at 128x128", 128, 160, 160, 2, 128),
                  ("TinyViT PatchMerging, 160 -> 320 -> 320 at 64x64", 160, 320, 320, 1, 64),
                  ("EfficientViT-SAM L0 stage 3 downsample, 128 -> 2048 -> 256, stride 2 at 64x64", 128, 2048, 256, 2, 64),
                  ("EfficientViT-SAM L0 stage 3, 256 -> 1024 -> 256 at 32x32", 256, 1024, 256, 1, 32),
