@@ -72,7 +72,7 @@ extension Kernels {
                                         epilogue: epilogue, outShape: outShape)
         }
         switch schedule ?? InvertedResidualSchedule.chosen(height: height, width: width) {
-        case .channelBlocks where float32LinearKernel == .panels:
+        case .channelBlocks:
             return invertedResidualByChannelBlocks(x, weights: w, stride: stride, activation: activation, epilogue: epilogue,
                                                    outShape: outShape)
         default: break

@@ -1,3 +1,4 @@
+import SAMBLAS
 import SAMTensor
 
 extension Kernels {
@@ -6,9 +7,8 @@ extension Kernels {
         /// Bands of output rows, three expanded rows in cache at a time: one product per row against the
         /// whole weight. Wins on large maps (TinyViT's 256x256), whose expanded map would be tens of MB.
         case rows
-        /// Blocks of expanded channels over the whole map (`invertedResidualByChannelBlocks`), on CPUs
-        /// that run the panel product (elsewhere `.rows`): wins on small maps, where a row is too few
-        /// pixels to pay for a product against the whole weight.
+        /// Blocks of expanded channels over the whole map (`invertedResidualByChannelBlocks`): wins on
+        /// small maps, where a row is too few pixels to pay for a product against the whole weight.
         case channelBlocks
 
         /// Channel blocks on maps of up to 64x64 pixels. `sambench inverted-residual` (2 threads, Zen 4,
@@ -16,13 +16,16 @@ extension Kernels {
         /// 15.7 / 9.0 ms, 256 -> 6144 -> 512 at stride 2 over 32x32 45.0 / 27.8, 256 -> 1024 -> 256 over
         /// 32x32 7.9 / 6.6, 128 -> 2048 -> 256 at stride 2 over 64x64 22.9 / 21.0; TinyViT's PatchMerging
         /// 160 -> 320 -> 320 over 64x64 8.3 / 7.9, over 128x128 at stride 2 6.3 / 7.2, its MBConv over
-        /// 256x256 37.6 / 53.6.
+        /// 256x256 37.6 / 53.6. Held to AVX2 (`SAM_CPU_CAP=avx2`, the expansion on OpenBLAS): L0's 16x16
+        /// 17.8 / 10.4, 32x32 at stride 2 47.9 / 31.4, 64x64 at stride 2 24.0 / 23.1; PatchMerging over
+        /// 64x64 8.6 / 8.6, over 128x128 6.6 / 8.5.
         static func chosen(height: Int, width: Int) -> Self { height * width <= 4096 ? .channelBlocks : .rows }
     }
 
-    /// `invertedResidual` in two phases over whole maps (CPUs that run the panel product): each task takes
-    /// blocks of expanded channels and makes them complete (the 1x1 expansion of the block over every
-    /// pixel, the panel product against the image packed once, its bias and activation, copied into a
+    /// `invertedResidual` in two phases over whole maps: each task takes blocks of expanded channels and
+    /// makes them complete (the 1x1 expansion of the block over every pixel, as the panel product
+    /// against the image packed once, or one sgemm where `linear` runs on the BLAS, which packs the
+    /// image on every call: blocks of at least 48 channels there; its bias and activation, copied into a
     /// zero-padded plane per channel, then the depthwise rows and their activation) into the shared
     /// depthwise map [E, H'W']; then the projection, one product split over the workers, and the
     /// epilogue. The depthwise taps add in the row kernel's order over the same zero padding.
@@ -34,8 +37,10 @@ extension Kernels {
         let outHeight = outShape[2], outWidth = outShape[3]
         let pixels = height * width, outPixels = outHeight * outWidth
         let paddedWidth = width + 2, paddedPlane = (height + 2) * paddedWidth
-        // Whole twelve-row blocks of the panel product, about 128 KB of expansion, a few blocks per worker.
-        let blockChannels = max(12, min(96, 32_768 / pixels / 12 * 12, expanded / (4 * workerCount) / 12 * 12))
+        // Whole twelve-row blocks of the panel product, about 128 KB of expansion, a few blocks per worker;
+        // on the BLAS, blocks large enough that its copy of the image per call is a small part of the work.
+        let minimum = float32LinearKernel == .panels ? 12 : 48
+        let blockChannels = max(minimum, min(96, 32_768 / pixels / 12 * 12, expanded / (4 * workerCount) / 12 * 12))
         let blocks = (expanded + blockChannels - 1) / blockChannels
         let depthwise = UnsafeMutablePointer<Float>.allocate(capacity: expanded * outPixels)
         defer { depthwise.deallocate() }
@@ -44,9 +49,10 @@ extension Kernels {
             withResidual(epilogue) { residual in
             x.data.withUnsafeBufferPointer { xBuffer in
                 for image in 0..<batch {
-                    let packed = ProductPanels(features: pixels, inputs: inChannels,
-                                               source: xBuffer.baseAddress! + image * inChannels * pixels,
-                                               featureStride: 1, inputStride: pixels)
+                    let input = xBuffer.baseAddress! + image * inChannels * pixels
+                    let packed = float32LinearKernel == .panels
+                        ? ProductPanels(features: pixels, inputs: inChannels, source: input, featureStride: 1, inputStride: pixels)
+                        : nil
                     parallelForChunks(blocks) { range in
                         let expandedBlock = UnsafeMutablePointer<Float>.allocate(capacity: blockChannels * pixels)
                         defer { expandedBlock.deallocate() }
@@ -56,8 +62,14 @@ extension Kernels {
                         planes.initialize(repeating: 0, count: blockChannels * paddedPlane)
                         for block in range {
                             let first = block * blockChannels, channels = min(blockChannels, expanded - first)
-                            packed.product(x: p.expandWeight + first * inChannels, xStride: inChannels, rows: channels,
-                                           bias: nil, into: expandedBlock, outStride: pixels)
+                            if let packed {
+                                packed.product(x: p.expandWeight + first * inChannels, xStride: inChannels, rows: channels,
+                                               bias: nil, into: expandedBlock, outStride: pixels)
+                            } else {
+                                BLAS.sgemm(transA: false, transB: false, m: channels, n: pixels, k: inChannels, alpha: 1,
+                                           a: p.expandWeight + first * inChannels, lda: inChannels, b: input, ldb: pixels,
+                                           beta: 0, c: expandedBlock, ldc: pixels)
+                            }
                             for channel in 0..<channels {
                                 let plane = planes + channel * paddedPlane, source = expandedBlock + channel * pixels
                                 addBias(p.expandBias[first + channel], source, count: pixels)

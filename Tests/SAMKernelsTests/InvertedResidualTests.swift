@@ -12,13 +12,17 @@ struct InvertedResidualTests {
     static let cases = [(2, 3, 12, 3, 9, 10, 1, true), (1, 4, 8, 6, 9, 7, 2, false), (1, 5, 10, 5, 1, 6, 1, true),
                         (1, 2, 6, 4, 2, 2, 2, false), (1, 3, 7, 3, 16, 5, 1, true),
                         (1, 3, 13, 3, 6, 40, 1, true), (2, 4, 30, 5, 7, 6, 2, false), (1, 6, 75, 6, 5, 9, 1, true)]
-    static let schedules: [Kernels.InvertedResidualSchedule] = [.rows, .channelBlocks]
+    /// Each schedule on each float32 product the CPU runs (channel blocks expand with the panel product
+    /// or the BLAS).
+    static let runs: [(Kernels.InvertedResidualSchedule, Kernels.Float32LinearKernel)] =
+        [(.rows, .blas), (.channelBlocks, .blas)] + (Kernels.panelKernelAvailable ? [(.rows, .panels), (.channelBlocks, .panels)] : [])
 
     /// The same block as three layers of float64 references: conv2d 1x1 + GELU, depthwise conv2d
-    /// 3x3 (pad 1, stride) + GELU, conv2d 1x1 + epilogue. (Channel blocks run where the panel
-    /// product does; elsewhere that schedule is rows again.)
-    @Test("equals the three convolutions run one after another", arguments: cases, schedules)
-    func equalsSeparateLayers(_ c: (Int, Int, Int, Int, Int, Int, Int, Bool), schedule: Kernels.InvertedResidualSchedule) {
+    /// 3x3 (pad 1, stride) + GELU, conv2d 1x1 + epilogue.
+    @Test("equals the three convolutions run one after another", arguments: cases, runs)
+    func equalsSeparateLayers(_ c: (Int, Int, Int, Int, Int, Int, Int, Bool),
+                              run: (Kernels.InvertedResidualSchedule, Kernels.Float32LinearKernel)) throws {
+        let (schedule, kernel) = run
         let (batch, inChannels, expanded, outChannels, height, width, stride, hasResidual) = c
         var rng = SplitMix64(seed: UInt64(height * 31 + width * 7 + stride))
         let x = randomTensor([batch, inChannels, height, width], in: -2...2, using: &rng)
@@ -36,8 +40,9 @@ struct InvertedResidualTests {
         let expected = EpilogueTests.finish(projected.values, residual: residual, hasResidual ? .gelu : .none)
 
         let epilogue = Kernels.Epilogue(residual: residual, activation: hasResidual ? .gelu : .none)
-        let fused = Kernels.invertedResidual(x, weights: w, stride: stride, activation: .gelu, epilogue: epilogue,
-                                             schedule: schedule)
-        expectClose(fused, expected, shape: projected.shape, "inverted residual \(c) \(schedule)")
+        let fused = try Kernels.withFloat32LinearKernel(kernel) {
+            Kernels.invertedResidual(x, weights: w, stride: stride, activation: .gelu, epilogue: epilogue, schedule: schedule)
+        }
+        expectClose(fused, expected, shape: projected.shape, "inverted residual \(c) \(schedule) \(kernel)")
     }
 }
