@@ -411,7 +411,10 @@ case "linear":
                  ("decoder MLP lin2, 106 x 2048 -> 256 + residual", 106, 2048, 256, true),
                  ("decoder token projection, 22 x 256 -> 128", 22, 256, 128, false),
                  ("decoder token projection, 106 x 256 -> 128", 106, 256, 128, false),
-                 ("decoder token out_proj, 106 x 128 -> 256 + residual", 106, 128, 256, true)]
+                 ("decoder token out_proj, 106 x 128 -> 256 + residual", 106, 128, 256, true),
+                 ("SAM ViT-B qkv, 4096 x 768 -> 2304", 4096, 768, 2304, false),
+                 ("SAM ViT-B MLP lin1, 4096 x 768 -> 3072", 4096, 768, 3072, false),
+                 ("SAM ViT-B MLP lin2, 4096 x 3072 -> 768 + residual", 4096, 3072, 768, true)]
     var results: [[String: Any]] = []
     for (name, rows, inFeatures, outFeatures, withResidual) in cases where caseFilter.map({ name.contains($0) }) ?? true {
         let x = rng.tensor([1, rows, inFeatures]), weight = rng.tensor([outFeatures, inFeatures], scale: 0.05)
