@@ -40,7 +40,8 @@
 // `inverted-residual`: Kernels.invertedResidual by rows and by channel blocks beside the three
 // convolutions run apart, on TinyViT's and EfficientViT-SAM L0's blocks (median ms of each; `--case`).
 // `linear`: Kernels.linear alone on the decoder's products over the image tokens and over its prompt
-// tokens (median ms per call, GFLOP/s; `--case` as for `conv`), to A/B-time a linear-layer change.
+// tokens, and on SAM ViT-B's encoder products (median ms per call, GFLOP/s; `--case` as for `conv`), to
+// A/B-time a linear-layer change.
 import CFMAPeak
 import Foundation
 import SAMBLAS
@@ -397,7 +398,8 @@ case "linear":
     // Kernels.linear alone (median ms per call, GFLOP/s) on the decoder's per-prompt products over its
     // 4096 image tokens (q/k/v projections 256 -> 128, out_proj 128 -> 256 plus the residual), the
     // mask head's first transposed convolution as a product, and over its 22 or 106 prompt tokens
-    // (the MLP, the projections).
+    // (the MLP, the projections); SAM ViT-B's qkv and MLP products over its 4096 tokens (the panel
+    // product's share of the FMA ceiling on the encoders' largest products).
     let runs = option(args, "--runs", 20)
     let caseFilter = textOption(args, "--case")
     var rng = BenchRandom(seed: 0x5eed)
