@@ -168,8 +168,9 @@ setenv("SAM_NUM_THREADS", String(threads), 1)
 if mode != "sgemm" && mode != "fma-peak" && !args.contains("--untuned") {
     Kernels.tuneProcessForInference()
 }
-// `--bf16`: linear layers in bfloat16 products (Kernels.setLinearPrecision), the opt-in path.
-if args.contains("--bf16") {
+// `--bf16`: linear layers in bfloat16 products (Kernels.setLinearPrecision), the opt-in path; for
+// `fma-peak`, which runs no linear layer, it picks the bfloat16 chains instead.
+if args.contains("--bf16") && mode != "fma-peak" {
     do { try Kernels.setLinearPrecision(.bfloat16) } catch { fail("\(error)") }
 }
 // `--int8-products`: int8 weights multiplied in int8 products (Kernels.setInt8Products), the opt-in path.
@@ -199,7 +200,9 @@ case "fma-peak":
     let widest = Int(sam_fma_peak_lanes()), lanes = option(args, "--lanes", widest), runs = option(args, "--runs", 5)
     let chains: @Sendable (Int64) -> Float, flopsPerIteration: Double, shape: [String: Any]
     if args.contains("--bf16") {
-        guard sam_bf16_dot_peak_available() != 0 else { fail("fma-peak --bf16: this CPU has no AVX512_BF16") }
+        guard sam_bf16_dot_peak_available() != 0 else {
+            fail("fma-peak --bf16: this CPU has no AVX512_BF16" + (getenv("SAM_CPU_CAP") != nil ? " (or SAM_CPU_CAP holds it below AVX-512)" : ""))
+        }
         chains = { sam_bf16_dot_peak_run($0) }
         (flopsPerIteration, shape) = (12 * 64, ["precision": "bfloat16"])
     } else {
