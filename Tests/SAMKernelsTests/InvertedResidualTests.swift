@@ -8,10 +8,12 @@ struct InvertedResidualTests {
     /// (batch, in channels, expanded, out channels, height, width, stride, residual): MBConv's
     /// shape (stride 1, residual) and PatchMerging's (stride 2, none), odd sizes where a stride-2
     /// window hangs over the bottom/right padding, maps of one or two rows, rows of 40 pixels, and
-    /// expansions of several channel blocks with a short last one (30 = 12 + 12 + 6, 75).
+    /// expansions of several channel blocks with a short last one (30 = 12 + 12 + 6, 75), and a 1x1 map
+    /// at stride 2.
     static let cases = [(2, 3, 12, 3, 9, 10, 1, true), (1, 4, 8, 6, 9, 7, 2, false), (1, 5, 10, 5, 1, 6, 1, true),
                         (1, 2, 6, 4, 2, 2, 2, false), (1, 3, 7, 3, 16, 5, 1, true),
-                        (1, 3, 13, 3, 6, 40, 1, true), (2, 4, 30, 5, 7, 6, 2, false), (1, 6, 75, 6, 5, 9, 1, true)]
+                        (1, 3, 13, 3, 6, 40, 1, true), (2, 4, 30, 5, 7, 6, 2, false), (1, 6, 75, 6, 5, 9, 1, true),
+                        (1, 3, 20, 4, 1, 1, 2, false)]
     /// Each schedule on each float32 product the CPU runs (channel blocks expand with the panel product
     /// or the BLAS).
     static let runs: [(Kernels.InvertedResidualSchedule, Kernels.Float32LinearKernel)] =
