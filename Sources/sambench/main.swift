@@ -350,8 +350,9 @@ case "inverted-residual":
     // An inverted-residual block (1x1 expansion, GELU, 3x3 depthwise, GELU, 1x1 projection plus the
     // input) on MobileSAM's and EfficientViT-SAM L0's shapes, three ways alternated in one process
     // (median ms per call): `Kernels.invertedResidual` by rows and by channel blocks (its two
-    // schedules; channel blocks only where the panel product runs, else rows again) and the three
-    // convolutions one after another (`Kernels.conv2d`, the expanded maps whole).
+    // schedules; channel blocks expand with the panel product, or OpenBLAS under `--blas-linear` and
+    // on CPUs without AVX-512) and the three convolutions one after another (`Kernels.conv2d`, the
+    // expanded maps whole).
     let runs = option(args, "--runs", 10)
     let caseFilter = textOption(args, "--case")
     var rng = BenchRandom(seed: 0x5eed)
