@@ -38,7 +38,7 @@
 // `conv`: Kernels.conv2d alone on encoders' depthwise and dense convolutions (median ms per call;
 // `--case` keeps the cases whose name contains TEXT), to A/B-time a convolution change.
 // `inverted-residual`: Kernels.invertedResidual by rows and by channel blocks beside the three
-// convolutions run apart, on TinyViT's and EfficientViT-SAM L0's blocks (median ms of each; `--case`).
+// convolutions run apart, on TinyViT's and EfficientViT-SAM L0's blocks and XL0's largest (median ms of each; `--case`).
 // `linear`: Kernels.linear alone on the decoder's products over the image tokens and over its prompt
 // tokens, and on SAM ViT-B's encoder products (median ms per call, GFLOP/s; `--case` as for `conv`), to
 // A/B-time a linear-layer change.
@@ -88,6 +88,24 @@ func timedRuns(_ runs: Int, _ body: () -> Void) -> [Double] {
         if run > 0 { times.append(now() - t0) }
     }
     return times
+}
+
+/// One case: `call` with each choice in turn, `runs` times after a warm-up round, so drifts in the
+/// machine's speed hit every choice alike; the median ms per choice's label (the first of each triple;
+/// the second is its `--kernel` name, where a mode has one).
+func alternating<Choice>(_ name: String, runs: Int, _ choices: [(String, String, Choice)],
+                         _ call: (Choice) -> Void) -> [String: Any] {
+    var times: [String: [Double]] = [:]
+    for run in 0...runs {
+        for (label, _, choice) in choices {
+            let t0 = now()
+            call(choice)
+            if run > 0 { times[label, default: []].append(now() - t0) }
+        }
+    }
+    var result: [String: Any] = ["case": name]
+    for (label, values) in times { result[label] = median(values) * 1000 }
+    return result
 }
 
 func option(_ args: [String], _ name: String, _ fallback: Int) -> Int {
@@ -253,25 +271,10 @@ case "attention":
         + (Kernels.queryLanesKernelAvailable ? [("query_lanes_ms", "query-lanes", AttentionChoice(.queryLanes, .float32))] : [])
         + (Kernels.bfloat16Available ? [("bfloat16_ms", "bfloat16", AttentionChoice(.automatic, .bfloat16))] : []))
         .filter { kernelFilter == nil || $0.1 == kernelFilter }
-    // One case: `call` with each kernel in turn, `runs` times after a warm-up, so drifts in the
-    // machine's speed hit every kernel alike; the median ms per kernel's label.
-    func alternating<Choice>(_ name: String, _ kernels: [(String, String, Choice)], _ call: (Choice) -> Void) -> [String: Any] {
-        var times: [String: [Double]] = [:]
-        for run in 0...runs {
-            for (label, _, kernel) in kernels {
-                let t0 = now()
-                call(kernel)
-                if run > 0 { times[label, default: []].append(now() - t0) }
-            }
-        }
-        var result: [String: Any] = ["case": name]
-        for (label, values) in times { result[label] = median(values) * 1000 }
-        return result
-    }
     var results: [[String: Any]] = []
     for (name, batch, lq, lk, heads, dim) in cases where caseFilter.map({ name.contains($0) }) ?? true {
         let q = random([batch, lq, heads * dim]), k = random([batch, lk, heads * dim]), v = random([batch, lk, heads * dim])
-        results.append(alternating(name, kernels) { choice in
+        results.append(alternating(name, runs: runs, kernels) { choice in
             _ = Kernels.attention(q: q, k: k, v: v, heads: heads, scale: 0.25, bias: nil, kernel: choice.kernel, precision: choice.precision)
         })
     }
@@ -305,7 +308,7 @@ case "attention":
     for (name, windows, side, heads, dim) in relativeCases where caseFilter.map({ name.contains($0) }) ?? true {
         let qkv = random([windows, side * side, 3 * heads * dim])
         let positions = Kernels.RelativePositionTables(heights: random([side, side, dim]), widths: random([side, side, dim]))
-        results.append(alternating(name, relativeKernels) { kernel in
+        results.append(alternating(name, runs: runs, relativeKernels) { kernel in
             _ = Kernels.relativePositionAttention(packedQKV: qkv, heads: heads, scale: 0.125, positions: positions, kernel: kernel)
         })
     }
@@ -364,7 +367,8 @@ case "inverted-residual":
                  ("EfficientViT-SAM L0 stage 3 downsample, 128 -> 2048 -> 256, stride 2 at 64x64", 128, 2048, 256, 2, 64),
                  ("EfficientViT-SAM L0 stage 3, 256 -> 1024 -> 256 at 32x32", 256, 1024, 256, 1, 32),
                  ("EfficientViT-SAM L0 stage 4 downsample, 256 -> 6144 -> 512, stride 2 at 32x32", 256, 6144, 512, 2, 32),
-                 ("EfficientViT-SAM L0 stage 4, 512 -> 3072 -> 512 at 16x16", 512, 3072, 512, 1, 16)]
+                 ("EfficientViT-SAM L0 stage 4, 512 -> 3072 -> 512 at 16x16", 512, 3072, 512, 1, 16),
+                 ("EfficientViT-SAM XL0 stage 4 downsample, 256 -> 4096 -> 512, stride 2 at 64x64", 256, 4096, 512, 2, 64)]
     var results: [[String: Any]] = []
     for (name, inChannels, expanded, outChannels, stride, side) in cases where caseFilter.map({ name.contains($0) }) ?? true {
         let x = rng.tensor([1, inChannels, side, side])
@@ -374,17 +378,14 @@ case "inverted-residual":
             projectWeight: rng.tensor([outChannels, expanded, 1, 1], scale: 0.05), projectBias: rng.tensor([outChannels]))
         let outSide = (side - 1) / stride + 1
         let residual = stride == 1 && inChannels == outChannels ? x : rng.tensor([1, outChannels, outSide, outSide])
-        var rows: [Double] = [], blocks: [Double] = [], separate: [Double] = []
-        for _ in 0..<runs {
-            rows += timedRuns(1) {
+        // nil: the three convolutions apart.
+        let ways: [(String, String, Kernels.InvertedResidualSchedule?)] =
+            [("rows_ms", "rows", .rows), ("channel_blocks_ms", "channel-blocks", .channelBlocks), ("separate_ms", "separate", nil)]
+        var result = alternating(name, runs: runs, ways) { schedule in
+            if let schedule {
                 _ = Kernels.invertedResidual(x, weights: weights, stride: stride, activation: .geluTanh,
-                                             epilogue: Kernels.Epilogue(residual: residual), schedule: .rows)
-            }
-            blocks += timedRuns(1) {
-                _ = Kernels.invertedResidual(x, weights: weights, stride: stride, activation: .geluTanh,
-                                             epilogue: Kernels.Epilogue(residual: residual), schedule: .channelBlocks)
-            }
-            separate += timedRuns(1) {
+                                             epilogue: Kernels.Epilogue(residual: residual), schedule: schedule)
+            } else {
                 var y = Kernels.conv2d(x, weight: weights.expandWeight, bias: weights.expandBias, epilogue: .geluTanh)
                 y = Kernels.conv2d(y, weight: weights.depthwiseWeight, bias: weights.depthwiseBias, stride: stride, padding: 1,
                                    groups: expanded, epilogue: .geluTanh)
@@ -392,9 +393,9 @@ case "inverted-residual":
                                    epilogue: Kernels.Epilogue(residual: residual))
             }
         }
-        let gflop = 2.0 * Double(side * side * inChannels * expanded + outSide * outSide * expanded * (9 + outChannels)) / 1e9
-        results.append(["case": name, "gflop": gflop, "rows_ms": median(rows) * 1000, "channel_blocks_ms": median(blocks) * 1000,
-                        "separate_ms": median(separate) * 1000])
+        let multiplyAdds = side * side * inChannels * expanded + outSide * outSide * expanded * (9 + outChannels)
+        result["gflop"] = 2.0 * Double(multiplyAdds) / 1e9
+        results.append(result)
     }
     emit(["mode": "inverted-residual", "runs": runs, "threads": threads, "cases": results])
 
