@@ -11,14 +11,15 @@ extension Kernels {
         /// small maps, where a row is too few pixels to pay for a product against the whole weight.
         case channelBlocks
 
-        /// Channel blocks on maps of up to 64x64 pixels. `sambench inverted-residual` (2 threads, Zen 4,
-        /// medians of 20, rows / channel blocks): EfficientViT-SAM L0's 512 -> 3072 -> 512 over 16x16
-        /// 15.7 / 9.0 ms, 256 -> 6144 -> 512 at stride 2 over 32x32 45.0 / 27.8, 256 -> 1024 -> 256 over
-        /// 32x32 7.9 / 6.6, 128 -> 2048 -> 256 at stride 2 over 64x64 22.9 / 21.0; TinyViT's PatchMerging
-        /// 160 -> 320 -> 320 over 64x64 8.3 / 7.9, over 128x128 at stride 2 6.3 / 7.2, its MBConv over
-        /// 256x256 37.6 / 53.6. Held to AVX2 (`SAM_CPU_CAP=avx2`, the expansion on OpenBLAS): L0's 16x16
-        /// 17.8 / 10.4, 32x32 at stride 2 47.9 / 31.4, 64x64 at stride 2 24.0 / 23.1; PatchMerging over
-        /// 64x64 8.6 / 8.6, over 128x128 6.6 / 8.5.
+        /// Channel blocks on maps of up to 64x64 pixels. `sambench inverted-residual --runs 20` (2 threads,
+        /// Zen 4, the ways alternated, medians, rows / channel blocks): EfficientViT-SAM L0's 512 -> 3072
+        /// -> 512 over 16x16 14.7 / 8.7 ms, 256 -> 6144 -> 512 at stride 2 over 32x32 37.5 / 26.2, 256 ->
+        /// 1024 -> 256 over 32x32 7.6 / 6.8, 128 -> 2048 -> 256 at stride 2 over 64x64 21.4 / 20.2; XL0's
+        /// 256 -> 4096 -> 512 at stride 2 over 64x64 86.5 / 70.1; TinyViT's PatchMerging 160 -> 320 -> 320
+        /// over 64x64 7.9 / 7.3 (about even over several runs, either side ahead), over 128x128 at stride 2
+        /// 5.8 / 6.4, its MBConv over 256x256 34.8 / 45.0. Held to AVX2 (`SAM_CPU_CAP=avx2`, the expansion
+        /// on OpenBLAS): L0's 16x16 14.0 / 9.0, 32x32 at stride 2 38.8 / 29.4, 64x64 at stride 2 23.4 /
+        /// 22.3; XL0's 86.0 / 76.6; PatchMerging over 64x64 8.4 / 8.0, over 128x128 6.3 / 7.8.
         static func chosen(height: Int, width: Int) -> Self { height * width <= 4096 ? .channelBlocks : .rows }
     }
 
