@@ -40,8 +40,8 @@ extension Kernels {
         let paddedWidth = width + 2, paddedPlane = (height + 2) * paddedWidth
         // Whole twelve-row blocks of the panel product, about 128 KB of expansion, a few blocks per worker;
         // on the BLAS, blocks large enough that its copy of the image per call is a small part of the work.
-        let minimum = float32LinearKernel == .panels ? 12 : 48
-        let blockChannels = max(minimum, min(96, 32_768 / pixels / 12 * 12, expanded / (4 * workerCount) / 12 * 12))
+        let panels = float32LinearKernel == .panels
+        let blockChannels = max(panels ? 12 : 48, min(96, 32_768 / pixels / 12 * 12, expanded / (4 * workerCount) / 12 * 12))
         let blocks = (expanded + blockChannels - 1) / blockChannels
         let depthwise = UnsafeMutablePointer<Float>.allocate(capacity: expanded * outPixels)
         defer { depthwise.deallocate() }
@@ -51,7 +51,7 @@ extension Kernels {
             x.data.withUnsafeBufferPointer { xBuffer in
                 for image in 0..<batch {
                     let input = xBuffer.baseAddress! + image * inChannels * pixels
-                    let packed = float32LinearKernel == .panels
+                    let packed = panels
                         ? ProductPanels(features: pixels, inputs: inChannels, source: input, featureStride: 1, inputStride: pixels)
                         : nil
                     parallelForChunks(blocks) { range in
