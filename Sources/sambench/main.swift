@@ -316,7 +316,7 @@ case "attention":
 
 case "conv":
     // Kernels.conv2d alone on encoders' convolutions (median ms per call): EfficientViT-SAM L0's
-    // 5x5 depthwise aggregation and its largest 3x3, TinyViT's and Hiera's patch embeddings.
+    // 5x5 depthwise aggregation and its largest 3x3, TinyViT's (both convolutions) and Hiera's patch embeddings.
     let runs = option(args, "--runs", 10)
     let caseFilter = textOption(args, "--case")
     var rng = BenchRandom(seed: 0x5eed)
@@ -334,6 +334,7 @@ case "conv":
                  ("pointwise: EfficientViT-SAM L0 stage 2 projection, 512 -> 128 at 64x64", 512, 128, 1, 1, 1, 64),
                  ("pointwise: EfficientViT-SAM L0 stage 1 projection, 256 -> 64 at 128x128", 256, 64, 1, 1, 1, 128),
                  ("pointwise: TinyViT MBConv expansion, 64 -> 256 at 256x256", 64, 256, 1, 1, 1, 256),
+                 ("TinyViT patch embedding, 3 -> 32, 3x3 stride 2 at 1024x1024", 3, 32, 3, 2, 1, 1024),
                  ("TinyViT patch embedding, 32 -> 64, 3x3 stride 2 at 512x512", 32, 64, 3, 2, 1, 512),
                  ("Hiera patch embedding, 3 -> 96, 7x7 stride 4 at 1024x1024", 3, 96, 7, 4, 1, 1024)]
     var results: [[String: Any]] = []
