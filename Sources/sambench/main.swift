@@ -6,7 +6,7 @@
 //   sambench load MODEL.samw [--runs N] [--skip-checksums]
 //   sambench encoder MODEL.samw IMAGE.npy|SET_DIR [--runs N] [--threads T]
 //   sambench profile-decoder MODEL.samw DROP_DIR [--runs N] [--depth D]
-//   sambench profile-encoder MODEL.samw DROP_DIR [--runs N] [--depth D] [--top N]
+//   sambench profile-encoder MODEL.samw DROP_DIR [--runs N] [--modules] [--depth D] [--top N]
 //   sambench decode MODEL.samw DROP_DIR CASE [--runs N]
 //   sambench attention [--runs N] [--case TEXT] [--kernel blas|small-heads|panels|bfloat16]
 //   sambench conv [--runs N] [--case TEXT]
@@ -477,11 +477,14 @@ case "profile-decoder":
     }
 
 case "profile-encoder":
-    // Where a warm image-encoder call's time goes, per module, on the full-size set's input image. Unlike
+    // Where a warm image-encoder call's time goes, on the full-size set's input image. Unlike
     // `samrun --profile` (one cold call: first-touch page faults included) this times what
-    // `run` times: calls after an untimed warm-up.
+    // `run` times: calls after an untimed warm-up. By stage (patch embedding, each stage or block,
+    // neck), each on the paths it runs unobserved (`StageObservation`); `--modules`: every module,
+    // on the unfused paths an observer of every module's output makes them take, cut to `--depth`.
     guard args.count >= 3 else { fail("profile-encoder needs MODEL.samw DROP_DIR") }
-    let runs = option(args, "--runs", 3), depth = option(args, "--depth", 3)
+    let modules = args.contains("--modules")
+    let runs = option(args, "--runs", 3), depth = option(args, "--depth", modules ? 3 : 8)
     let sam: Sam
     do { sam = try ModelFile.load(args[1]).sam } catch { fail("\(args[1]): \(error)") }
     let image = load(args[2] + "/references/input_image.npy")
@@ -489,10 +492,13 @@ case "profile-encoder":
     for run in 0...runs {  // run 0 is a warm-up, not recorded
         let recorder = run == 0 ? ModuleProfile(depth: depth) : profile
         recorder.start()
-        do { _ = try sam.encodeImage(image, observer: recorder.observer) } catch { fail("encodeImage: \(error)") }
+        StageObservation.$isOn.withValue(!modules) {
+            do { _ = try sam.encodeImage(image, observer: recorder.observer) } catch { fail("encodeImage: \(error)") }
+        }
         recorder.finish()
     }
-    print("image encoder: \(runs) runs, times summed\n" + profile.table(top: option(args, "--top", 40)))
+    let scope = modules ? "every module, unfused paths" : "by stage, the paths it runs unobserved"
+    print("image encoder (\(scope)): \(runs) runs, times summed\n" + profile.table(top: option(args, "--top", 40)))
 
 case "run":
     guard args.count >= 3 else { fail("run needs MODEL.samw DROP_DIR") }

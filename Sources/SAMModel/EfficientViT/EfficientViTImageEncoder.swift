@@ -51,12 +51,15 @@ package struct EfficientViTImageEncoder: ImageEncoder {
         let read = Set(config.neck.inputStages)
         var outputs: [FloatTensor] = []
         var x = image
+        let stageObserver = StageObservation.observer(for: observer)
         for (index, stage) in stages.enumerated() {
-            x = stage(x, observer: observer)
+            x = stage(x, observer: stageObserver)
+            StageObservation.finished(stage.path, x, observer)
             outputs.append(read.contains(index) ? x : FloatTensor(zeros: [0]))
         }
-        var y = neck(stages: outputs, observer: observer)
-        norm(&y, observer: observer)
+        var y = neck(stages: outputs, observer: stageObserver)
+        norm(&y, observer: stageObserver)
+        StageObservation.finished(neck.path, y, observer)
         observer?(path, y)
         return ImageFeatures(embedding: y)
     }

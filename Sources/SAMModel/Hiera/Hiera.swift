@@ -109,17 +109,20 @@ package struct Hiera: Sendable {
     /// ref: hieradet.py Hiera.forward
     package func callAsFunction(_ image: FloatTensor, observer: ModuleObserver? = nil) -> [FloatTensor] {
         let batch = image.shape[0]
-        let patches = patchEmbed(image, observer: observer)
+        let stageObserver = StageObservation.observer(for: observer)
+        let patches = patchEmbed(image, observer: stageObserver)
         var grid = GridSize(height: patches.shape[2], width: patches.shape[3])
         var x = Kernels.nchwToTokens(patches)
-        observer?(modulePath(path, "patch_embed"), x.reshaped([batch, grid.height, grid.width, x.shape[2]]))
+        stageObserver?(modulePath(path, "patch_embed"), x.reshaped([batch, grid.height, grid.width, x.shape[2]]))
         // ref: forward — x = x + self._get_pos_embed(x.shape[1:3]), the same table for every image
         Kernels.add(&x, repeating: positionEmbedding)
-        observer?("\(path):pos_embed", positionEmbedding.reshaped([1, grid.height, grid.width, x.shape[2]]))
+        stageObserver?("\(path):pos_embed", positionEmbedding.reshaped([1, grid.height, grid.width, x.shape[2]]))
+        StageObservation.finished(modulePath(path, "patch_embed"), x, observer)
         var outputs: [FloatTensor] = []
         let ends = Set(config.stageEnds)
         for (index, block) in blocks.enumerated() {
-            x = block(x, grid: grid, observer: observer)
+            x = block(x, grid: grid, observer: stageObserver)
+            StageObservation.finished(block.path, x, observer)
             grid = block.outputGrid(grid)
             // ref: forward — feats = x.permute(0, 3, 1, 2) at every stage end (return_interm_layers)
             if ends.contains(index) { outputs.append(Kernels.tokensToNCHW(x, height: grid.height, width: grid.width)) }

@@ -206,14 +206,18 @@ package struct TinyViT: Sendable {
             throw .imageShape(expected: inputShapeDescription, actual: shape)
         }
         // ref: tiny_vit_sam.py TinyViT.forward_features (L600-614)
-        var x = patchEmbed(image, observer: observer)
+        let stageObserver = StageObservation.observer(for: observer)
+        var x = patchEmbed(image, observer: stageObserver)
+        StageObservation.finished(patchEmbed.path, x, observer)
         for (layer, stagePath) in zip(layers, stagePaths) {
-            x = layer(x, observer: observer)
+            x = layer(x, observer: stageObserver)
+            StageObservation.finished(stagePath, x, observer)
             if taps.contains(stagePath) { tapped[stagePath] = x }
         }
         // L610-612: x.view(B, 64, 64, C).permute(0, 3, 1, 2) — the grid side is computed here, not hard-coded
         x = Kernels.tokensToNCHW(x, height: outputResolution.height, width: outputResolution.width)
-        x = neck(x, observer: observer)
+        x = neck(x, observer: stageObserver)
+        StageObservation.finished(neck.path, x, observer)
         observer?(path, x)
         return (x, tapped)
     }

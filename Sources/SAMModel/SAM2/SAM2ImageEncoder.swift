@@ -81,6 +81,8 @@ package struct SAM2ImageEncoder: ImageEncoder {
             throw .imageShape(expected: inputShapeDescription, actual: shape)
         }
         let levels = trunk(image, observer: observer)
+        // The neck and conv_s0/conv_s1 are one stage to a stage observer (`StageObservation`).
+        let neckObserver = StageObservation.observer(for: observer)
         // ref: image_encoder.py ImageEncoder.forward — features[: -self.scalp]
         let folded = foldedHighResolutionConvs.count
         // ref: sam2_base.py forward_image — backbone_fpn[0] = conv_s0(...), backbone_fpn[1] = conv_s1(...)
@@ -89,21 +91,22 @@ package struct SAM2ImageEncoder: ImageEncoder {
         if folded > 0 {
             // An observer is shown the neck's finest levels and conv_s0/conv_s1 as upstream runs them;
             // the features themselves come from the folded convs either way.
-            fpn = neck(levels, keep: config.keptLevels, from: observer == nil ? folded : 0, observer: observer)
-            if let observer {
+            fpn = neck(levels, keep: config.keptLevels, from: neckObserver == nil ? folded : 0, observer: neckObserver)
+            if let observer = neckObserver {
                 for (level, conv) in highResolutionConvs.enumerated() { _ = conv(fpn[level], observer: observer) }
                 fpn.removeFirst(folded)
             }
             highResolution = foldedHighResolutionConvs.enumerated().map { level, conv in conv(levels[level]) }
         } else {
-            fpn = neck(levels, keep: config.keptLevels, observer: observer)
-            highResolution = highResolutionConvs.enumerated().map { level, conv in conv(fpn[level], observer: observer) }
+            fpn = neck(levels, keep: config.keptLevels, observer: neckObserver)
+            highResolution = highResolutionConvs.enumerated().map { level, conv in conv(fpn[level], observer: neckObserver) }
         }
         var embedding = fpn.removeLast()
         if addingNoMemoryEmbedding, let noMemoryEmbedding {
             // ref: set_image — vision_feats[-1] = vision_feats[-1] + self.model.no_mem_embed (per channel)
             Kernels.addBias(&embedding, channelBias: noMemoryEmbedding)
         }
+        StageObservation.finished(neck.path, embedding, observer)
         return ImageFeatures(embedding: embedding, highResolution: highResolution)
     }
 }

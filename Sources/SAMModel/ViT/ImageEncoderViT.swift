@@ -77,12 +77,13 @@ package struct ImageEncoderViT: Sendable {
             throw .imageShape(expected: inputShapeDescription, actual: shape)
         }
         let batch = shape[0], grid = config.gridSize, dim = embedDim
-        let observeGrid = observer.map { observer in
+        let stageObserver = StageObservation.observer(for: observer)
+        let observeGrid = stageObserver.map { observer in
             { (path: String, y: FloatTensor) in observer(path, Self.gridLayout(y)) } as ModuleObserver
         }
         // PatchEmbed: conv, then permute(0, 2, 3, 1) to [B, H, W, C].
         let patches = Kernels.conv2d(image, weight: patchWeight, bias: patchBias, stride: config.patchSize)
-        observer?(modulePath(path, "patch_embed.proj"), patches)
+        stageObserver?(modulePath(path, "patch_embed.proj"), patches)
         var x = Kernels.nchwToTokens(patches)
         observeGrid?(modulePath(path, "patch_embed"), x)
         if let positionEmbedding {
@@ -95,12 +96,15 @@ package struct ImageEncoderViT: Sendable {
                 }
             }
         }
+        StageObservation.finished(modulePath(path, "patch_embed"), x, observer)
         for block in blocks {
             x = block(x, observer: observeGrid)
+            StageObservation.finished(block.path, x, observer)
             if taps.contains(block.path) { tapped[block.path] = x }
         }
         var y = Kernels.tokensToNCHW(x, height: grid, width: grid)
-        y = neck(y, observer: observer)
+        y = neck(y, observer: stageObserver)
+        StageObservation.finished(neck.path, y, observer)
         observer?(path, y)
         return (y, tapped)
     }
