@@ -39,13 +39,9 @@ extension Kernels {
         guard let tensor = weight as? WeightTensor, let stored = int8ProductCodes(tensor.quantized) else { return nil }
         let (outFeatures, inFeatures) = (stored.shape[0], stored.shape[1])
         let rows = x.count / inFeatures
-        let packed = rows < keptPanelRowLimit ? tensor.derived("int8 panels") { Int8Panels(stored) }
-            : Int8Panels(stored)
+        let packed = int8ProductPanels(tensor, codes: stored, rows: rows)
         let rowBytes = Int(sam_q8_row_bytes(Int64(inFeatures)))
-        // Tiles of whole row blocks (AMX's 32 rows, the VNNI kernel's 6); at least two per worker when
-        // there are rows enough.
-        let block = sam_q8_implementation() == 3 ? 32 : 6
-        let tileRows = max(block, min(96, (rows / (2 * workerCount) + block - 1) / block * block))
+        let tileRows = int8TileRows(rows)
         let tiles = (rows + tileRows - 1) / tileRows
         let count = rows * outFeatures
         let data = [Float](unsafeUninitializedCapacity: count) { outBuffer, initialized in
@@ -59,12 +55,9 @@ extension Kernels {
                             let codes = UnsafeMutablePointer<UInt8>.allocate(capacity: tileCount * rowBytes)
                             let scales = UnsafeMutablePointer<Float>.allocate(capacity: tileCount)
                             defer { codes.deallocate(); scales.deallocate() }
-                            sam_q8_quantize_rows(xs + first * inFeatures, Int64(tileCount), Int64(inFeatures), Int64(inFeatures),
-                                                 codes, scales)
-                            let tileOut = out + first * outFeatures
-                            packed.product(codes: codes, scales: scales, rows: tileCount, bias: biasPointer, into: tileOut)
-                            applyEpilogue(epilogue.activation, tileOut, count: tileCount * outFeatures,
-                                          residual: residual.map { $0 + first * outFeatures })
+                            packed.product(rows: xs + first * inFeatures, count: tileCount, codes: codes, scales: scales,
+                                           bias: biasPointer, into: out + first * outFeatures, activation: epilogue.activation,
+                                           residual: residual.map { $0 + first * outFeatures })
                         }
                     }
                 }
@@ -72,6 +65,20 @@ extension Kernels {
             initialized = count
         }
         return FloatTensor(shape: outShape, data: data)
+    }
+
+    /// `codes`' panels for a product over `rows` rows: kept with the weight for calls on few rows (as
+    /// `linear`'s float32 panels are), packed for the call otherwise.
+    static func int8ProductPanels(_ tensor: WeightTensor, codes: QuantizedWeight, rows: Int) -> Int8Panels {
+        rows < keptPanelRowLimit ? tensor.derived("int8 panels") { Int8Panels(codes) } : Int8Panels(codes)
+    }
+
+    /// Rows per task of an int8 product over `rows` rows: whole row blocks of the product kernel
+    /// (AMX's 32 rows, the VNNI kernel's 6), at most 96, at least two tiles per worker when there are
+    /// rows enough.
+    static func int8TileRows(_ rows: Int) -> Int {
+        let block = sam_q8_implementation() == 3 ? 32 : 6
+        return max(block, min(96, (rows / (2 * workerCount) + block - 1) / block * block))
     }
 
     /// Longest rows whose integer sums cannot overflow 32 bits (65536 × 255 × 127 < 2³¹).
@@ -120,6 +127,16 @@ extension Kernels {
             let weightScales = weight.scaleBytes.baseAddress!.assumingMemoryBound(to: Float.self)
             sam_q8_linear(codes, scales, Int64(rows), Int64(inputs), panels, sums, weightScales, Int64(features),
                           bias, 0, out, Int64(features))
+        }
+
+        /// `count` float rows (`inputs` floats each) quantized into `codes` and `scales` (scratch for
+        /// that many rows), multiplied, then `activation` after adding `residual` (laid out as out).
+        func product(rows x: UnsafePointer<Float>, count: Int, codes: UnsafeMutablePointer<UInt8>,
+                     scales: UnsafeMutablePointer<Float>, bias: UnsafePointer<Float>?, into out: UnsafeMutablePointer<Float>,
+                     activation: Epilogue.Activation, residual: UnsafePointer<Float>?) {
+            sam_q8_quantize_rows(x, Int64(count), Int64(inputs), Int64(inputs), codes, scales)
+            product(codes: codes, scales: scales, rows: count, bias: bias, into: out)
+            applyEpilogue(activation, out, count: count * features, residual: residual)
         }
     }
 }

@@ -23,15 +23,10 @@ extension Kernels {
         let rows = x.count / inFeatures, outShape = Array(x.shape.dropLast()) + [outFeatures]
         epilogue.check(outputShape: outShape, "int8 MLP")
         guard rows > 0 else { return FloatTensor(zeros: outShape) }
-        let keep = rows < keptPanelRowLimit
-        let firstPanels = keep ? first.derived("int8 panels") { Int8Panels(firstCodes) } : Int8Panels(firstCodes)
-        let secondPanels = keep ? second.derived("int8 panels") { Int8Panels(secondCodes) } : Int8Panels(secondCodes)
-        let (inBytes, hiddenBytes) = (Int(sam_q8_row_bytes(Int64(inFeatures))), Int(sam_q8_row_bytes(Int64(hidden))))
-        // `int8Linear`'s tiles: whole row blocks of the product kernel, at least two per worker.
-        let block = sam_q8_implementation() == 3 ? 32 : 6
-        let tileRows = max(block, min(96, (rows / (2 * workerCount) + block - 1) / block * block))
-        let tiles = (rows + tileRows - 1) / tileRows
-        let count = rows * outFeatures
+        let firstPanels = int8ProductPanels(first, codes: firstCodes, rows: rows)
+        let secondPanels = int8ProductPanels(second, codes: secondCodes, rows: rows)
+        let codeBytes = Int(sam_q8_row_bytes(Int64(max(inFeatures, hidden)))), tileRows = int8TileRows(rows)
+        let tiles = (rows + tileRows - 1) / tileRows, count = rows * outFeatures
         let data = [Float](unsafeUninitializedCapacity: count) { outBuffer, initialized in
             let out = outBuffer.baseAddress!
             x.data.withUnsafeBufferPointer { xBuffer in
@@ -41,21 +36,17 @@ extension Kernels {
                 let xs = xBuffer.baseAddress!
                 let b1 = firstBias == nil ? nil : firstBiasBuffer.baseAddress, b2 = secondBias == nil ? nil : secondBiasBuffer.baseAddress
                 parallelForChunks(tiles) { range in
-                    let codes = UnsafeMutablePointer<UInt8>.allocate(capacity: tileRows * max(inBytes, hiddenBytes))
+                    let codes = UnsafeMutablePointer<UInt8>.allocate(capacity: tileRows * codeBytes)
                     let scales = UnsafeMutablePointer<Float>.allocate(capacity: tileRows)
                     let hiddenTile = UnsafeMutablePointer<Float>.allocate(capacity: tileRows * hidden)
                     defer { codes.deallocate(); scales.deallocate(); hiddenTile.deallocate() }
                     for tile in range {
                         let firstRow = tile * tileRows, tileCount = min(tileRows, rows - firstRow)
-                        sam_q8_quantize_rows(xs + firstRow * inFeatures, Int64(tileCount), Int64(inFeatures), Int64(inFeatures),
-                                             codes, scales)
-                        firstPanels.product(codes: codes, scales: scales, rows: tileCount, bias: b1, into: hiddenTile)
-                        applyEpilogue(activation, hiddenTile, count: tileCount * hidden, residual: nil)
-                        sam_q8_quantize_rows(hiddenTile, Int64(tileCount), Int64(hidden), Int64(hidden), codes, scales)
-                        let tileOut = out + firstRow * outFeatures
-                        secondPanels.product(codes: codes, scales: scales, rows: tileCount, bias: b2, into: tileOut)
-                        applyEpilogue(epilogue.activation, tileOut, count: tileCount * outFeatures,
-                                      residual: residual.map { $0 + firstRow * outFeatures })
+                        firstPanels.product(rows: xs + firstRow * inFeatures, count: tileCount, codes: codes, scales: scales,
+                                            bias: b1, into: hiddenTile, activation: activation, residual: nil)
+                        secondPanels.product(rows: hiddenTile, count: tileCount, codes: codes, scales: scales, bias: b2,
+                                             into: out + firstRow * outFeatures, activation: epilogue.activation,
+                                             residual: residual.map { $0 + firstRow * outFeatures })
                     }
                 }
             }
