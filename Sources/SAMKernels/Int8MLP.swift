@@ -12,7 +12,7 @@ extension Kernels {
     ///
     /// Nil when int8 products are off or either weight is not int8 (the caller runs the two layers).
     package static func int8MLP(_ x: FloatTensor, first: WeightTensor, firstBias: FloatTensor?, activation: Epilogue.Activation,
-                        second: WeightTensor, secondBias: FloatTensor?, epilogue: Epilogue) -> FloatTensor? {
+                                second: WeightTensor, secondBias: FloatTensor?, epilogue: Epilogue) -> FloatTensor? {
         guard let firstCodes = int8ProductCodes(first.quantized), let secondCodes = int8ProductCodes(second.quantized) else {
             return nil
         }

@@ -91,13 +91,12 @@ func timedRuns(_ runs: Int, _ body: () -> Void) -> [Double] {
 }
 
 /// One case: `call` with each choice in turn, `runs` times after a warm-up round, so drifts in the
-/// machine's speed hit every choice alike; the median ms per choice's label (the first of each triple;
-/// the second is its `--kernel` name, where a mode has one).
-func alternating<Choice>(_ name: String, runs: Int, _ choices: [(String, String, Choice)],
+/// machine's speed hit every choice alike; the median ms per choice's label.
+func alternating<Choice>(_ name: String, runs: Int, _ choices: [(label: String, choice: Choice)],
                          _ call: (Choice) -> Void) -> [String: Any] {
     var times: [String: [Double]] = [:]
     for run in 0...runs {
-        for (label, _, choice) in choices {
+        for (label, choice) in choices {
             let t0 = now()
             call(choice)
             if run > 0 { times[label, default: []].append(now() - t0) }
@@ -270,7 +269,7 @@ case "attention":
         + (Kernels.panelKernelAvailable ? [("panels_ms", "panels", AttentionChoice(.panels, .float32))] : [])
         + (Kernels.queryLanesKernelAvailable ? [("query_lanes_ms", "query-lanes", AttentionChoice(.queryLanes, .float32))] : [])
         + (Kernels.bfloat16Available ? [("bfloat16_ms", "bfloat16", AttentionChoice(.automatic, .bfloat16))] : []))
-        .filter { kernelFilter == nil || $0.1 == kernelFilter }
+        .filter { kernelFilter == nil || $0.1 == kernelFilter }.map { (label: $0.0, choice: $0.2) }
     var results: [[String: Any]] = []
     for (name, batch, lq, lk, heads, dim) in cases where caseFilter.map({ name.contains($0) }) ?? true {
         let q = random([batch, lq, heads * dim]), k = random([batch, lk, heads * dim]), v = random([batch, lk, heads * dim])
@@ -304,7 +303,7 @@ case "attention":
                          ("relative positions: ViT-B 14x14 windows", 25, 14, 12, 64)]
     let relativeKernels = ([("blas_ms", "blas", Kernels.AttentionKernel.blas)]
         + (Kernels.panelKernelAvailable ? [("panels_ms", "panels", .panels)] : []))
-        .filter { kernelFilter == nil || $0.1 == kernelFilter }
+        .filter { kernelFilter == nil || $0.1 == kernelFilter }.map { (label: $0.0, choice: $0.2) }
     for (name, windows, side, heads, dim) in relativeCases where caseFilter.map({ name.contains($0) }) ?? true {
         let qkv = random([windows, side * side, 3 * heads * dim])
         let positions = Kernels.RelativePositionTables(heights: random([side, side, dim]), widths: random([side, side, dim]))
@@ -380,8 +379,8 @@ case "inverted-residual":
         let outSide = (side - 1) / stride + 1
         let residual = stride == 1 && inChannels == outChannels ? x : rng.tensor([1, outChannels, outSide, outSide])
         // nil: the three convolutions apart.
-        let ways: [(String, String, Kernels.InvertedResidualSchedule?)] =
-            [("rows_ms", "rows", .rows), ("channel_blocks_ms", "channel-blocks", .channelBlocks), ("separate_ms", "separate", nil)]
+        let ways: [(label: String, choice: Kernels.InvertedResidualSchedule?)] =
+            [("rows_ms", .rows), ("channel_blocks_ms", .channelBlocks), ("separate_ms", nil)]
         var result = alternating(name, runs: runs, ways) { schedule in
             if let schedule {
                 _ = Kernels.invertedResidual(x, weights: weights, stride: stride, activation: .geluTanh,
