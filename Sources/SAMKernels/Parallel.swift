@@ -2,8 +2,12 @@ import SAMParallel
 
 // The kernels' parallel loops run on the package's one pool of workers (SAMParallel).
 extension Kernels {
-    /// Worker threads the parallel loops (and `gemm`) split across here; see `Workers.available`.
-    public static var workerCount: Int { Workers.available }
+    /// Worker threads the kernels cut their work for (`gemm`'s blocks, tiles, bands): the pool's
+    /// size, inside `Workers.serially` too, where the same pieces then run inline. OpenBLAS's
+    /// sgemm rounds a product by its shape (its Haswell kernels give other bits for almost any
+    /// split of the columns), so cutting by the threads a loop may use would give a batch item run
+    /// serially other bits than the same item run alone.
+    public static var workerCount: Int { Workers.count }
 
     /// Runs `body(i)` for every `i` in `0..<count` on the workers; see `Workers.forEach`.
     package static func parallelFor(_ count: Int, _ body: (Int) -> Void) {
