@@ -49,6 +49,12 @@ package struct SAM2MLP: Sendable {
     package func callAsFunction(_ x: FloatTensor, plusResidual residual: FloatTensor? = nil,
                                observer: ModuleObserver? = nil) -> FloatTensor {
         let hidden: Kernels.Epilogue = activation == .gelu ? .gelu : .relu
+        // Two int8 layers with int8 products on (Hiera's MLPs): one pass in tiles, the hidden map kept in cache.
+        if observer == nil, layers.count == 2, !sigmoidOutput,
+           let y = Kernels.int8MLP(x, first: layers[0].weight, firstBias: layers[0].bias, activation: hidden.activation,
+                                   second: layers[1].weight, secondBias: layers[1].bias, epilogue: Kernels.Epilogue(residual: residual)) {
+            return y
+        }
         var y = x
         for (index, layer) in layers.enumerated() {
             let last = index == layers.count - 1
