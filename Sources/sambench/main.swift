@@ -419,6 +419,11 @@ case "linear":
                  ("decoder token projection, 22 x 256 -> 128", 22, 256, 128, false),
                  ("decoder token projection, 106 x 256 -> 128", 106, 256, 128, false),
                  ("decoder token out_proj, 106 x 128 -> 256 + residual", 106, 128, 256, true),
+                 ("TinyViT stage 1 qkv, 16384 x 128 -> 384", 16384, 128, 384, false),
+                 ("TinyViT stage 1 MLP fc2, 16384 x 512 -> 128 + residual", 16384, 512, 128, true),
+                 ("TinyViT stage 2 qkv, 4096 x 160 -> 480", 4096, 160, 480, false),
+                 ("TinyViT stage 2 MLP fc1, 4096 x 160 -> 640", 4096, 160, 640, false),
+                 ("TinyViT stage 3 MLP fc1, 4096 x 320 -> 1280", 4096, 320, 1280, false),
                  ("SAM ViT-B qkv, 4096 x 768 -> 2304", 4096, 768, 2304, false),
                  ("SAM ViT-B MLP lin1, 4096 x 768 -> 3072", 4096, 768, 3072, false),
                  ("SAM ViT-B MLP lin2, 4096 x 3072 -> 768 + residual", 4096, 3072, 768, true)]
