@@ -61,6 +61,18 @@ struct WideVectorMathTests {
         #expect(values.map(\.bitPattern) == expected.map(\.bitPattern))
     }
 
+    @Test("sixteen-lane GELU on NaN, infinities, signed zeros and the clamps' edges: as the recipe")
+    func geluSpecialValues() {
+        let edge: Float = 3.925 / 0.707_106_781_186_547_5
+        var values: [Float] = [.nan, .infinity, -.infinity, 0, -0.0, edge, -edge, edge.nextUp, (-edge).nextDown,
+                               .greatestFiniteMagnitude, -.greatestFiniteMagnitude, .leastNonzeroMagnitude, 1, -1, .nan, 2]
+        let expected = values.map(Self.fusedGELU)
+        sam_gelu_avx512(&values, Int64(values.count))
+        for (got, want) in zip(values, expected) {
+            #expect(got.isNaN ? want.isNaN : got.bitPattern == want.bitPattern, "\(got) against \(want)")
+        }
+    }
+
     /// Kernels.geluTanh8's recipe on one float: x * σ(2u) from e = e^-|2u| (fusedExp), fused multiply-adds.
     static func fusedGELUTanh(_ x: Float) -> Float {
         let inner = x.addingProduct(x * x * x, 0.044_715)
