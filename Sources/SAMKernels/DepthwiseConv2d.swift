@@ -1,3 +1,4 @@
+import CVectorMath
 import SAMTensor
 
 extension Kernels {
@@ -135,12 +136,26 @@ extension Kernels {
         }
     }
 
+    /// Whether `depthwise3x3Row` runs on CVectorMath's sixteen lanes: AVX-512 (and SAM_CPU_CAP allows it).
+    static let depthwiseRowsOnSixteenLanes = sam_vector_math_has_avx512() != 0
+
     /// One output row of a 3x3 depthwise convolution over the input rows `rows` (top, middle,
     /// bottom): out[ox] = bias + the nine taps at columns ox*stride - padding ... + 2, for the
     /// output columns `columns`, whose taps must all lie inside the rows.
     static func depthwise3x3Row(_ rows: (UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>),
                                 _ outRow: UnsafeMutablePointer<Float>, columns: Range<Int>, stride: Int, padding: Int,
                                 k: (Float, Float, Float, Float, Float, Float, Float, Float, Float), bias: Float) {
+        // Sixteen lanes where the CPU has them: the same multiplies and adds as the loop below (which
+        // the compiler runs on eight), so the same bits in every build.
+        if depthwiseRowsOnSixteenLanes && (stride == 1 || stride == 2) && !columns.isEmpty {
+            withUnsafePointer(to: k) { taps in
+                taps.withMemoryRebound(to: Float.self, capacity: 9) { taps in
+                    sam_depthwise3x3_row_avx512(rows.0, rows.1, rows.2, outRow, Int64(columns.lowerBound), Int64(columns.upperBound),
+                                                Int64(stride), Int64(padding), taps, bias)
+                }
+            }
+            return
+        }
         // Literal strides let the compiler specialise (and vectorise) the common cases.
         switch stride {
         case 1: depthwise3x3Row(rows, outRow, columns: columns, literalStride: 1, padding: padding, k: k, bias: bias)

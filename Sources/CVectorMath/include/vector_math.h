@@ -77,6 +77,14 @@ void sam_gelu_tanh_avx512(float *values, int64_t count);
 /// (the same erf fit, same fused multiply-adds). Only call when sam_vector_math_has_avx512() is 1.
 void sam_gelu_avx512(float *values, int64_t count);
 
+/// One output row of a 3x3 depthwise convolution, out[ox] for first_column <= ox < end_column: bias plus
+/// the taps of the three input rows at columns ox * stride - padding ... + 2 (stride 1 or 2), which must
+/// lie inside the rows, with SAMKernels' `depthwise3x3Row` (its multiplies and adds, the same order, no
+/// fused multiply-add: the same bits). Only call when sam_vector_math_has_avx512() is 1.
+void sam_depthwise3x3_row_avx512(const float *top, const float *middle, const float *bottom, float *out,
+                                 int64_t first_column, int64_t end_column, int64_t stride, int64_t padding,
+                                 const float k[9], float bias);
+
 /// out[r, c] = row_scales[r * scale_stride] * Σ_t a[r, t] * b[t, c] for r < rows, t < depth,
 /// c < columns (a multiple of 8), rows of a, b and out a_stride, b_stride and out_stride apart:
 /// each element a fused multiply-add chain over t from zero, then one multiply, as SAMKernels'
