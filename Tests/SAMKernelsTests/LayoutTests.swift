@@ -9,8 +9,8 @@ import Testing
 @Suite("Layout and parallelFor")
 struct LayoutTests {
     /// (batch, channels, height, width): sizes off the 8x8 blocks and the 64-column strips on
-    /// either side, several strips, and whole blocks only.
-    static let layoutShapes = [(2, 37, 5, 9), (1, 19, 9, 15), (2, 11, 3, 5), (1, 24, 16, 16)]
+    /// either side, several strips, whole blocks only, and few strips of many rows.
+    static let layoutShapes = [(2, 37, 5, 9), (1, 19, 9, 15), (2, 11, 3, 5), (1, 24, 16, 16), (1, 320, 20, 23), (2, 70, 30, 31)]
 
     @Test("nchwToTokens and tokensToNCHW transpose per batch and round-trip", arguments: layoutShapes)
     func tokens(batch: Int, channels: Int, height: Int, width: Int) {
