@@ -25,12 +25,7 @@ extension TinyViT {
         package func callAsFunction(_ x: FloatTensor, plusResidual residual: FloatTensor? = nil,
                                    observer: ModuleObserver? = nil) -> FloatTensor {
             let normed = norm.normalized(x, observer: observer)
-            // Both weights int8 with int8 products on: one pass in tiles, the hidden map kept in cache.
-            if observer == nil, let y = Kernels.int8MLP(normed, first: fc1.weight, firstBias: fc1.bias, activation: .gelu,
-                                                        second: fc2.weight, secondBias: fc2.bias,
-                                                        epilogue: Kernels.Epilogue(residual: residual)) {
-                return y
-            }
+            if let y = fc2.int8MLP(normed, after: fc1, activation: .gelu, plus: residual, observer: observer) { return y }
             let h = fc1(normed, then: .gelu, observer: observer)
             observer?("\(path).act", h)
             guard let observer else { return fc2(h, then: Kernels.Epilogue(residual: residual)) }

@@ -28,5 +28,16 @@ extension NN {
             Kernels.applyEpilogue(epilogue, to: &y)
             return y
         }
+
+        /// residual + self(activation(first(x))) as one pass in tiles of int8 products, the hidden map
+        /// kept in cache (`Kernels.int8MLP`: the same bits as the two layers apart), when both weights
+        /// are stored int8, int8 products are on and no observer wants the hidden map; nil otherwise,
+        /// and the caller runs the two layers.
+        package func int8MLP(_ x: FloatTensor, after first: Linear, activation: Kernels.Epilogue.Activation,
+                             plus residual: FloatTensor?, observer: ModuleObserver?) -> FloatTensor? {
+            guard observer == nil else { return nil }
+            return Kernels.int8MLP(x, first: first.weight, firstBias: first.bias, activation: activation,
+                                   second: weight, secondBias: bias, epilogue: Kernels.Epilogue(residual: residual))
+        }
     }
 }

@@ -49,10 +49,9 @@ package struct SAM2MLP: Sendable {
     package func callAsFunction(_ x: FloatTensor, plusResidual residual: FloatTensor? = nil,
                                observer: ModuleObserver? = nil) -> FloatTensor {
         let hidden: Kernels.Epilogue = activation == .gelu ? .gelu : .relu
-        // Two int8 layers with int8 products on (Hiera's MLPs): one pass in tiles, the hidden map kept in cache.
-        if observer == nil, layers.count == 2, !sigmoidOutput,
-           let y = Kernels.int8MLP(x, first: layers[0].weight, firstBias: layers[0].bias, activation: hidden.activation,
-                                   second: layers[1].weight, secondBias: layers[1].bias, epilogue: Kernels.Epilogue(residual: residual)) {
+        // Two layers (Hiera's MLPs) may run as one pass of int8 products.
+        if layers.count == 2, !sigmoidOutput,
+           let y = layers[1].int8MLP(x, after: layers[0], activation: hidden.activation, plus: residual, observer: observer) {
             return y
         }
         var y = x

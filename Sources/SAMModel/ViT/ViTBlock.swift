@@ -81,12 +81,7 @@ extension ImageEncoderViT {
         /// residual + mlp(x)
         /// ref: segment_anything/modeling/common.py MLPBlock.forward
         func callAsFunction(_ x: FloatTensor, plusResidual residual: FloatTensor, observer: ModuleObserver?) -> FloatTensor {
-            // Both weights int8 with int8 products on: one pass in tiles, the hidden map kept in cache.
-            if observer == nil, let y = Kernels.int8MLP(x, first: lin1.weight, firstBias: lin1.bias, activation: .gelu,
-                                                        second: lin2.weight, secondBias: lin2.bias,
-                                                        epilogue: Kernels.Epilogue(residual: residual)) {
-                return y
-            }
+            if let y = lin2.int8MLP(x, after: lin1, activation: .gelu, plus: residual, observer: observer) { return y }
             let hidden = lin1(x, then: .gelu, observer: observer)
             if let observer {
                 observer("\(path).act", hidden)
