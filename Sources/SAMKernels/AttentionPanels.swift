@@ -1,11 +1,9 @@
 extension Kernels {
     /// Query rows per block of the panel path. Each block streams all of its head's key panels once.
     /// While they fit in a 2 MB L2, blocks are sized so their scores stay within ~512 KB (L2) in whole
-    /// twelve-row register blocks; beyond that the panels come from L3 or memory for every block,
-    /// so 96 rows share each pass (SAM 2's memory attention, `sambench attention --case memory`, 2
-    /// cores, alternating runs: cross-attention over 7 memories, 28,736 keys of 256, 737-814 ms
-    /// against 990-1592 ms with 12 rows; self-attention, 4,096 keys of 256, 82-83 against 87-90 ms
-    /// with 24). Rows per block change no result.
+    /// twelve-row register blocks; beyond that the panels come from L3 or memory for every block, so
+    /// 96 rows share each pass (long keys walk in chunks instead, `attentionPanelsByKeyChunks`: this
+    /// holds for wide heads over at most 1,024 keys). Rows per block change no result.
     static func attentionBlockRows(keyLength: Int, headDim: Int) -> Int {
         keyLength * headDim * MemoryLayout<Float>.size > 2 << 20 ? 96 : max(12, 131_072 / keyLength / 12 * 12)
     }
@@ -26,6 +24,11 @@ extension Kernels {
                                 k: UnsafePointer<Float>, kRowStride: Int, v: UnsafePointer<Float>, vRowStride: Int,
                                 scale: Float, bias: UnsafePointer<Float>?, biasPerBatch: Bool,
                                 into out: UnsafeMutablePointer<Float>) {
+        if attentionByKeyChunksPays(s) {
+            attentionPanelsByKeyChunks(s, q: q, qRowStride: qRowStride, k: k, kRowStride: kRowStride, v: v, vRowStride: vRowStride,
+                                       scale: scale, bias: bias, biasPerBatch: biasPerBatch, into: out)
+            return
+        }
         let (queryLength, keyLength, heads) = (s.queryLength, s.keyLength, s.heads)
         let valueWidth = heads * s.valueHeadDim
         // The value product broadcasts from twelve score rows at once; rows a multiple of 4 KB apart (4096

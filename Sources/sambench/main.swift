@@ -244,23 +244,26 @@ case "attention":
     let runs = option(args, "--runs", 20)
     var rng = BenchRandom(seed: 0x5eed)
     func random(_ shape: [Int]) -> FloatTensor { rng.tensor(shape) }
-    // (name, batch, queries, keys, heads, head dim): the decoder's two cross attentions (the
-    // prompt's points, a padding point and 5 output tokens against 64x64 image tokens),
-    // TinyViT's 7x7 and 14x14 windows, and SAM 2.1 tiny's global block and its windows of each stage.
-    let cases = [("decoder image-to-token, 100 points", 1, 4096, 106, 8, 16),
-                 ("decoder token-to-image, 100 points", 1, 106, 4096, 8, 16),
-                 ("decoder image-to-token, 16 points", 1, 4096, 22, 8, 16),
-                 ("decoder token-to-image, 16 points", 1, 22, 4096, 8, 16),
-                 ("decoder token-to-image, 1 point", 1, 7, 4096, 8, 16),
-                 ("encoder stage 2, 7x7 windows", 64, 49, 49, 5, 32),
-                 ("encoder stage 3, 14x14 windows", 4, 196, 196, 10, 32),
-                 ("SAM 2.1 tiny global block, 64x64", 1, 4096, 4096, 4, 96),
-                 ("SAM 2.1 tiny 8x8 windows", 1024, 64, 64, 1, 96),
-                 ("SAM 2.1 tiny 4x4 windows", 1024, 16, 16, 2, 96),
-                 ("SAM 2.1 tiny 14x14 windows", 25, 196, 196, 4, 96),
-                 ("SAM 2.1 tiny 7x7 windows", 25, 49, 49, 8, 96),
-                 ("SAM 2 memory self-attention", 1, 4096, 4096, 1, 256),
-                 ("SAM 2 memory cross-attention, 7 memories", 1, 4096, 28736, 1, 256)]
+    // (name, batch, queries, keys, heads, head dim, value head dim when not the head dim): the
+    // decoder's two cross attentions (the prompt's points, a padding point and 5 output tokens against
+    // 64x64 image tokens), TinyViT's 7x7 and 14x14 windows, SAM 2.1 tiny's global block and its windows
+    // of each stage, and SAM 2's memory attention (its cross-attention's values are the memories' 64
+    // channels, projected after the attention).
+    let cases: [(String, Int, Int, Int, Int, Int, Int?)] = [("decoder image-to-token, 100 points", 1, 4096, 106, 8, 16, nil),
+                 ("decoder token-to-image, 100 points", 1, 106, 4096, 8, 16, nil),
+                 ("decoder image-to-token, 16 points", 1, 4096, 22, 8, 16, nil),
+                 ("decoder token-to-image, 16 points", 1, 22, 4096, 8, 16, nil),
+                 ("decoder token-to-image, 1 point", 1, 7, 4096, 8, 16, nil),
+                 ("encoder stage 2, 7x7 windows", 64, 49, 49, 5, 32, nil),
+                 ("encoder stage 3, 14x14 windows", 4, 196, 196, 10, 32, nil),
+                 ("SAM 2.1 tiny global block, 64x64", 1, 4096, 4096, 4, 96, nil),
+                 ("SAM 2.1 tiny 8x8 windows", 1024, 64, 64, 1, 96, nil),
+                 ("SAM 2.1 tiny 4x4 windows", 1024, 16, 16, 2, 96, nil),
+                 ("SAM 2.1 tiny 14x14 windows", 25, 196, 196, 4, 96, nil),
+                 ("SAM 2.1 tiny 7x7 windows", 25, 49, 49, 8, 96, nil),
+                 ("SAM 2 memory self-attention", 1, 4096, 4096, 1, 256, nil),
+                 ("SAM 2 memory cross-attention, 7 memories", 1, 4096, 28736, 1, 256, nil),
+                 ("SAM 2 memory cross-attention, 7 memories, 64-wide values", 1, 4096, 28736, 1, 256, 64)]
     let caseFilter = textOption(args, "--case")
     let kernelFilter = textOption(args, "--kernel")
     // bfloat16: both products in bfloat16 (`precision: .bfloat16`, as SAM 2's memory attention runs under --bf16).
@@ -271,8 +274,8 @@ case "attention":
         + (Kernels.bfloat16Available ? [("bfloat16_ms", "bfloat16", AttentionChoice(.automatic, .bfloat16))] : []))
         .filter { kernelFilter == nil || $0.1 == kernelFilter }.map { (label: $0.0, choice: $0.2) }
     var results: [[String: Any]] = []
-    for (name, batch, lq, lk, heads, dim) in cases where caseFilter.map({ name.contains($0) }) ?? true {
-        let q = random([batch, lq, heads * dim]), k = random([batch, lk, heads * dim]), v = random([batch, lk, heads * dim])
+    for (name, batch, lq, lk, heads, dim, valueDim) in cases where caseFilter.map({ name.contains($0) }) ?? true {
+        let q = random([batch, lq, heads * dim]), k = random([batch, lk, heads * dim]), v = random([batch, lk, heads * (valueDim ?? dim)])
         results.append(alternating(name, runs: runs, kernels) { choice in
             _ = Kernels.attention(q: q, k: k, v: v, heads: heads, scale: 0.25, bias: nil, kernel: choice.kernel, precision: choice.precision)
         })
