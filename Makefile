@@ -213,12 +213,13 @@ bench: setup bench-venv
 
 # Image encoders alone against onnxruntime on reference sets that carry an ImageEncoder.onnx (ENCODER_SETS:
 # export_reference.py, export_sam_hq.py --onnx ... sets), 10 interleaved rounds of separate processes each,
-# 2 threads; prints the tables, writes out/bench-encoders.json (benchmarks/run_encoder_bench.py).
+# 2 threads, on OpenBLAS's own kernel choice; prints the tables, writes out/bench-encoders.json
+# (benchmarks/run_encoder_bench.py).
 bench-encoders: setup bench-venv
 	@test -n "$(ENCODER_SETS)" || { echo "bench-encoders: name the sets with ENCODER_SETS=..." >&2; exit 1; }
 	$(SWIFT) build $(RELEASE) --product sambench
 	$(SWIFT) build $(RELEASE) --product samconvert
-	$(PYTHON) benchmarks/run_encoder_bench.py --bin "$$($(SWIFT) build $(RELEASE) --show-bin-path)" --threads 2 \
+	env -u OPENBLAS_CORETYPE $(PYTHON) benchmarks/run_encoder_bench.py --bin "$$($(SWIFT) build $(RELEASE) --show-bin-path)" --threads 2 \
 	    $(foreach set,$(ENCODER_SETS),--encoder-set "$(set)") $(ENCODER_BENCH_ARGS)
 
 # The image encoder by weight precision (benchmarks/run_quantized_bench.py) on QUANT_SETS (REFERENCE_SET and
@@ -226,7 +227,8 @@ bench-encoders: setup bench-venv
 # f32, f16, int8 and q4 (a dtype samconvert refuses is reported and left out), file sizes, conversion time and
 # peak RSS; `sambench encoder` at each, onnxruntime on the set's ImageEncoder.onnx and on onnxruntime's own
 # quantize_dynamic int8 export of it (weight_type QInt8), separate processes, 5 interleaved rounds, 2 threads;
-# medians, fastest runs, load, peak RSS, ratios; each side's error against PyTorch's references (samverify).
+# medians, fastest runs, load, peak RSS, ratios; each side's error against PyTorch's references (samverify);
+# on OpenBLAS's own kernel choice.
 # Prints the tables, writes out/bench-quantized.json. QUANT_BENCH_ARGS passes options (e.g. --rounds 1 --no-accuracy).
 QUANT_SETS       ?= $(REFERENCE_SET) $(ENCODER_SETS)
 QUANT_BENCH_ARGS ?=
@@ -235,7 +237,7 @@ bench-quantized: setup bench-venv
 	$(SWIFT) build $(RELEASE) --product sambench
 	$(SWIFT) build $(RELEASE) --product samconvert
 	$(SWIFT) build $(RELEASE) --product samverify
-	$(PYTHON) benchmarks/run_quantized_bench.py --bin "$$($(SWIFT) build $(RELEASE) --show-bin-path)" --threads 2 \
+	env -u OPENBLAS_CORETYPE $(PYTHON) benchmarks/run_quantized_bench.py --bin "$$($(SWIFT) build $(RELEASE) --show-bin-path)" --threads 2 \
 	    $(foreach set,$(QUANT_SETS),--set "$(set)") --rounds 5 --json out/bench-quantized.json $(QUANT_BENCH_ARGS)
 
 # SAM 2.1's image encoder beside onnxruntime on samexporter's export of the same model (SAM2_SET, a

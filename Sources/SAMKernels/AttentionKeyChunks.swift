@@ -52,8 +52,8 @@ extension Kernels {
                     parallelFor(chunkStarts.count) { c in
                         let start = chunkStarts[c]
                         slots[c] = ProductPanels(features: valueHeadDim, inputs: min(chunk, keyLength - start),
-                                                         source: v + (b * keyLength + start) * vRowStride + h * s.vHeadStep,
-                                                         featureStride: 1, inputStride: vRowStride)
+                                                 source: v + (b * keyLength + start) * vRowStride + h * s.vHeadStep,
+                                                 featureStride: 1, inputStride: vRowStride)
                     }
                 }
                 let biasHead = biasPerBatch ? b * heads + h : h

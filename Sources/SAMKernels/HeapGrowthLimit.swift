@@ -11,12 +11,16 @@ extension Kernels {
     /// over 80 frames as its holes stopped fitting the next frame's temporaries.
     /// Off Linux (no /proc/self/statm, and `returnFreedMemory` a no-op there) it never returns.
     public struct HeapGrowthLimit: Sendable {
+        /// How far the resident set may grow past the reference before freed memory is given back,
+        /// as a fraction of it (0.1: by more than 10%).
         public let allowedGrowth: Double
         /// Reads the resident set (tests give their own).
         private let residentBytes: @Sendable () -> Int?
         /// Resident bytes after the first unit since the last return; nil until that unit ends.
         private var reference: Int?
 
+        /// A limit that gives freed memory back once the resident set grows by more than `allowedGrowth`
+        /// (a fraction, 0 or more) over what the first unit after the last return left resident.
         public init(allowedGrowth: Double = 0.1) {
             self.init(allowedGrowth: allowedGrowth, residentBytes: { Kernels.residentBytes() })
         }
