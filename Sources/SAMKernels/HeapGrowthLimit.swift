@@ -6,9 +6,9 @@ extension Kernels {
     /// When to give freed memory back between units of work of one kind (a video's frames): only once
     /// the resident set has grown by more than `allowedGrowth` over what the first unit after the last
     /// return left resident. Returning after every unit bounds RSS but makes each unit fault its
-    /// temporaries in again (samtrack, SAM 2.1 tiny, one object, Zen 5: 1.59–1.64 s a frame against
-    /// 1.70–1.71 s); never returning let the heap of two tracked objects grow from 0.75 to 2.3 GB
-    /// over 80 frames as its holes stopped fitting the next frame's temporaries.
+    /// temporaries in again (samtrack, SAM 2.1 tiny, one object, Zen 5, medians per frame: 1.70–1.71 s
+    /// against 1.59–1.64 s never returning); never returning let the heap of two tracked objects grow
+    /// from 0.75 to 2.3 GB over 80 frames as its holes stopped fitting the next frame's temporaries.
     /// Off Linux (no /proc/self/statm, and `returnFreedMemory` a no-op there) it never returns.
     public struct HeapGrowthLimit: Sendable {
         /// How far the resident set may grow past the reference before freed memory is given back,
