@@ -1,9 +1,4 @@
 import CBFloat16
-#if canImport(Darwin)
-import Darwin
-#else
-import Glibc
-#endif
 
 extension Kernels {
     /// Whether `attention` at `precision` runs `attentionBFloat16` on this CPU.
@@ -72,17 +67,8 @@ extension Kernels {
                         for r in 0..<rows {
                             let row = scores + r * scoreStride
                             if let bias { addInPlace(row, bias + (biasHead * queryLength + firstRow + r) * keyLength + first, count: count) }
-                            let raised = max(runningMax[r], maxOfRow(UnsafePointer(row), count: count))
-                            guard raised > -.infinity else {
-                                // Every score so far is -inf (a masking bias): weights 0, as the whole row's softmax gives them.
-                                row.update(repeating: 0, count: count)
-                                continue
-                            }
-                            // exp(-inf) = 0 before the first block: the sum and output are still zero.
-                            let factor = expf(runningMax[r] - raised)
-                            if factor != 1 { scaleRow(output + r * valueWidth, count: valueDim, by: factor) }
-                            sums[r] = sums[r] * factor + exponentiateRow(row, count: count, minus: raised)
-                            runningMax[r] = raised
+                            runningSoftmaxStep(row, count: count, runningMax: &runningMax[r], sum: &sums[r],
+                                               output: output + r * valueWidth, outputCount: valueDim)
                         }
                         values.withUnsafeBufferPointer { panels in
                             sam_bf16_linear_accumulate_inputs(scores, Int64(rows), Int64(first), Int64(count), Int64(scoreStride),

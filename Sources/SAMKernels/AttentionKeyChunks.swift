@@ -1,9 +1,3 @@
-#if canImport(Darwin)
-import Darwin
-#else
-import Glibc
-#endif
-
 extension Kernels {
     /// Keys per chunk of `attentionPanelsByKeyChunks` (sixteen key panels), and query rows per block:
     /// a block's scores for one chunk are 400 KB, in L2, and every key comes from memory once per 192
@@ -63,6 +57,9 @@ extension Kernels {
                     let sums = scratch + rows * scoreStride, maxima = sums + rows
                     let output = maxima + rows, chunkOutput = output + rows * valueHeadDim
                     let queries = q + (b * queryLength + firstRow) * qRowStride + h * s.qHeadStep
+                    output.initialize(repeating: 0, count: rows * valueHeadDim)
+                    maxima.initialize(repeating: -.infinity, count: rows)
+                    sums.initialize(repeating: 0, count: rows)
                     for (c, start) in chunkStarts.enumerated() {
                         let width = min(chunk, keyLength - start)
                         // Score column j of this chunk is key start + j: the product writes at the key's index.
@@ -72,24 +69,12 @@ extension Kernels {
                         for r in 0..<rows {
                             let row = scores + r * scoreStride
                             if let bias { addInPlace(row, bias + (biasHead * queryLength + firstRow + r) * keyLength + start, count: width) }
-                            let before = c == 0 ? -Float.infinity : maxima[r]
-                            let raised = max(before, maxOfRow(UnsafePointer(row), count: width))
-                            guard raised > -.infinity else {
-                                // Every score so far is -inf (a masking bias): weights 0, as the whole row's softmax gives them.
-                                row.update(repeating: 0, count: width)
-                                if c == 0 { sums[r] = 0; maxima[r] = raised }
-                                continue
-                            }
-                            // exp(-inf) = 0 after the first chunk's -inf rows: the sum and output so far are zero.
-                            let carried = c == 0 ? 0 : expf(before - raised)
-                            let chunkSum = exponentiateRow(row, count: width, minus: raised)
-                            sums[r] = c == 0 ? chunkSum : sums[r] * carried + chunkSum
-                            maxima[r] = raised
-                            if c > 0 && carried != 1 { scaleRow(output + r * valueHeadDim, count: valueHeadDim, by: carried) }
+                            runningSoftmaxStep(row, count: width, runningMax: &maxima[r], sum: &sums[r],
+                                               output: output + r * valueHeadDim, outputCount: valueHeadDim)
                         }
                         values[c]!.product(x: scores, xStride: scoreStride, rows: rows, bias: nil,
-                                           into: c == 0 ? output : chunkOutput, outStride: valueHeadDim)
-                        if c > 0 { addInPlace(output, UnsafePointer(chunkOutput), count: rows * valueHeadDim) }
+                                           into: chunkOutput, outStride: valueHeadDim)
+                        addInPlace(output, UnsafePointer(chunkOutput), count: rows * valueHeadDim)
                     }
                     for r in 0..<rows {
                         let target = out + (b * queryLength + firstRow + r) * valueWidth + h * valueHeadDim

@@ -1,5 +1,10 @@
 import CVectorMath
 import SAMTensor
+#if canImport(Darwin)
+import Darwin
+#else
+import Glibc
+#endif
 
 extension Kernels {
     /// Softmax over the last dimension, in place. Subtracts each row's max before exponentiating
@@ -22,6 +27,26 @@ extension Kernels {
         if let bias { addInPlace(row, bias, count: count) }
         let rowMax = maxOfRow(UnsafePointer(row), count: count)
         scaleRow(row, count: count, by: 1 / exponentiateRow(row, count: count, minus: rowMax))
+    }
+
+    /// One block of keys of a running softmax (flash attention's order) for one query row: `row` holds
+    /// the block's scores and becomes their weights exp(score - max), the row's running maximum is raised
+    /// to the block's, and its sum and output so far (`outputCount` floats) are scaled by exp(old - new)
+    /// before the block's weights are added to the sum. While every score so far is -inf (a masking
+    /// bias) the weights are 0 and the maximum and sum stay, as the whole row's softmax gives them.
+    @inline(__always)
+    static func runningSoftmaxStep(_ row: UnsafeMutablePointer<Float>, count: Int, runningMax: inout Float, sum: inout Float,
+                                   output: UnsafeMutablePointer<Float>, outputCount: Int) {
+        let raised = max(runningMax, maxOfRow(UnsafePointer(row), count: count))
+        guard raised > -.infinity else {
+            row.update(repeating: 0, count: count)
+            return
+        }
+        // exp(-inf) = 0 before the first block: the sum and output are still zero.
+        let factor = expf(runningMax - raised)
+        if factor != 1 { scaleRow(output, count: outputCount, by: factor) }
+        sum = sum * factor + exponentiateRow(row, count: count, minus: raised)
+        runningMax = raised
     }
 
     /// row[j] *= factor for j < count.
