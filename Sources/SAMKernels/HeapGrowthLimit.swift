@@ -14,21 +14,25 @@ extension Kernels {
         /// How far the resident set may grow past the reference before freed memory is given back,
         /// as a fraction of it (0.1: by more than 10%).
         public let allowedGrowth: Double
-        /// Reads the resident set (tests give their own).
+        /// Reads the resident set, and gives freed memory back (tests give their own of both).
         private let residentBytes: @Sendable () -> Int?
+        private let returnFreedMemory: @Sendable () -> Void
         /// Resident bytes after the first unit since the last return; nil until that unit ends.
         private var reference: Int?
 
         /// A limit that gives freed memory back once the resident set grows by more than `allowedGrowth`
         /// (a fraction, 0 or more) over what the first unit after the last return left resident.
         public init(allowedGrowth: Double = 0.1) {
-            self.init(allowedGrowth: allowedGrowth, residentBytes: { Kernels.residentBytes() })
+            self.init(allowedGrowth: allowedGrowth, residentBytes: { Kernels.residentBytes() },
+                      returnFreedMemory: { Kernels.returnFreedMemory() })
         }
 
-        init(allowedGrowth: Double, residentBytes: @escaping @Sendable () -> Int?) {
+        init(allowedGrowth: Double, residentBytes: @escaping @Sendable () -> Int?,
+             returnFreedMemory: @escaping @Sendable () -> Void) {
             precondition(allowedGrowth >= 0, "HeapGrowthLimit: allowedGrowth \(allowedGrowth) is negative")
             self.allowedGrowth = allowedGrowth
             self.residentBytes = residentBytes
+            self.returnFreedMemory = returnFreedMemory
         }
 
         /// Call after each unit of work; returns whether freed memory was given back.
@@ -40,7 +44,7 @@ extension Kernels {
                 return false
             }
             guard Double(resident) > Double(reference) * (1 + allowedGrowth) else { return false }
-            Kernels.returnFreedMemory()
+            returnFreedMemory()
             self.reference = nil
             return true
         }
