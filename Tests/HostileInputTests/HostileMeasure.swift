@@ -4,7 +4,7 @@ import Testing
 
 /// One hostile run and what it must show: exit 1 or 2 (or the status given), no signal, within
 /// `seconds` and `megabytes` of peak resident memory, a message naming the file and the limit (every
-/// string of `mentions`), nothing at `output`. Runs are measured by the kernel (wait4's rusage) and
+/// string of `mentions`), nothing at `output`. Runs are measured by the kernel (/proc VmHWM) and
 /// killed at 30 s, so a hang fails the test instead of stalling the suite.
 struct HostileRun {
     var label: String

@@ -80,6 +80,10 @@ extension CommandLineTool {
     /// figure, and a spawned child's pre-exec memory is this test process's (posix_spawn shares it),
     /// so `ru_maxrss` reports the test runner's size. wait4's figure is the fallback when the child
     /// ends before a first reading.
+    ///
+    /// A reading counts only when the status names the tool: `execve` wakes the spawning thread
+    /// before it swaps the child's memory map, so a reading at once after the spawn can still show
+    /// this test process's map, and the kernel renames the child only after the swap.
     public struct MeasuredRun: Sendable {
         public var status: Int32
         public var stderr: String
@@ -127,7 +131,7 @@ extension CommandLineTool {
         var timedOut = false
         var peakKilobytes = 0
         while true {
-            peakKilobytes = max(peakKilobytes, Self.highWaterKilobytes(of: pid))
+            peakKilobytes = max(peakKilobytes, Self.highWaterKilobytes(of: pid, running: binary))
             let waited = wait4(pid, &status, WNOHANG, &usage)
             if waited == pid { break }
             if waited < 0 && errno != EINTR { throw SpawnFailed(description: "wait4: \(String(cString: strerror(errno)))") }
@@ -147,10 +151,15 @@ extension CommandLineTool {
         return (run, peakKilobytes > 0)
     }
 
-    /// `VmHWM` of a running process in kB (0 when it is gone or not yet readable).
-    static func highWaterKilobytes(of pid: pid_t) -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
+    /// `VmHWM` in kB of a process once it runs `binary` (0 when it is gone, not yet readable, or
+    /// still named as the process that spawned it). The kernel keeps 15 bytes of a name.
+    public static func highWaterKilobytes(of pid: pid_t, running binary: String) -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
+        let lines = text.split(separator: "\n")
+        let toolName = String(URL(fileURLWithPath: binary).lastPathComponent.utf8.prefix(15)) ?? ""
+        guard lines.first(where: { $0.hasPrefix("Name:") })?.dropFirst("Name:".count)
+                  .trimmingCharacters(in: .whitespaces) == toolName,
+              let line = lines.first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
         return Int(line.split(separator: " ").dropFirst().first { Int($0) != nil } ?? "") ?? 0
     }
 }
