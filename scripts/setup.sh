@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(pkg-config libprotobuf-c-dev protobuf-c-compiler libhdf5-dev libopenblas-dev libpng-dev libjpeg62-turbo-dev
-          zlib1g-dev libavformat-dev libavcodec-dev libavutil-dev libswscale-dev binutils)
+          zlib1g-dev libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libjemalloc-dev binutils)
 
 if [ "$(uname -s)" != "Linux" ]; then
     # Accelerate is the BLAS on Apple platforms; the rest comes from Homebrew.

@@ -9,7 +9,10 @@ extension Kernels {
     /// temporaries in again (samtrack, SAM 2.1 tiny, one object, Zen 5, medians per frame: 1.70–1.71 s
     /// against 1.59–1.64 s never returning); never returning let the heap of two tracked objects grow
     /// from 0.75 to 2.3 GB over 80 frames as its holes stopped fitting the next frame's temporaries.
-    /// Off Linux (no /proc/self/statm, and `returnFreedMemory` a no-op there) it never returns.
+    /// Off Linux (no /proc/self/statm, and `returnFreedMemory` a no-op there) it never returns. For a
+    /// process on glibc's malloc that runs a `VideoTracker` frame after frame: samtrack links jemalloc
+    /// instead (its resident peak stays flat over a long clip; see docs/video.md), where this has
+    /// nothing to return.
     public struct HeapGrowthLimit: Sendable {
         /// How far the resident set may grow past the reference before freed memory is given back,
         /// as a fraction of it (0.1: by more than 10%).

@@ -56,7 +56,8 @@ extension Kernels {
     /// Gives the pages of freed memory back to the kernel (glibc's `malloc_trim`) and keeps the
     /// address space. Under `keepFreedMemoryForReuse` the heap is never trimmed, so a long run whose
     /// temporaries change size leaves holes that later, larger requests do not fit, and RSS climbs
-    /// with the run: samtrack after 88 frames held a 720 MiB heap of which 543 MiB were free chunks.
+    /// with the run: samtrack on glibc after 88 frames held a 720 MiB heap of which 543 MiB were free
+    /// chunks.
     /// Called between units of work (a video's frames; `HeapGrowthLimit` says when), it bounds RSS by
     /// what is live at the price of faulting pages in again on their next use. No-op off glibc.
     public static func returnFreedMemory() {

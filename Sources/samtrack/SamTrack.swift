@@ -95,7 +95,6 @@ struct SamTrack: ParsableCommand {
         var tracker = try TrackFailure.wrap { try VideoTracker(model: tracking, frames: clip) }
         let started = Date()
         var done = 0
-        var heap = Kernels.HeapGrowthLimit()
         var masks: [Int: [UInt8]] = [:]
         for (entry, mask) in file.masks.enumerated() { if let mask { masks[entry] = mask } }
         try TrackFailure.wrap {
@@ -103,8 +102,6 @@ struct SamTrack: ParsableCommand {
                 do { try outputs.write(frame, image: { try clip.frame(at: frame.frameIndex) }, prompts: file.prompts) } catch {
                     throw .frames("writing the outputs of frame \(frame.frameIndex): \(error)")
                 }
-                // The next frames' temporaries would otherwise grow the heap around this frame's holes.
-                heap.unitFinished()
                 done += 1
                 let seconds = Date().timeIntervalSince(started)
                 FileHandle.standardError.write(Data(String(format: "samtrack: frame %@ (%d of %d) %.2f frames/s\n",

@@ -71,6 +71,35 @@ struct SamTrackCommandLineTests {
         #expect(Set(try manager.contentsOfDirectory(atPath: folder + "/lean")) == ["masks", "overlay", "result.json"])
     }
 
+    #if os(Linux)
+    /// jemalloc prints its options and what it holds when MALLOC_CONF asks (stats_print; only the
+    /// general part, which keeps stderr small): freed pages stay with the process (no decay, no
+    /// separate arena for large requests), which keeps the resident peak flat over a long clip, and
+    /// a tracking run's memory is jemalloc's (it holds more after tracking than after `--help`).
+    @Test("on Linux samtrack allocates through jemalloc, keeping freed pages for the next frame")
+    func allocator() throws {
+        let (folder, model, frames, prompts) = try Self.workspace("samtrack-allocator")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["MALLOC_CONF"] = "stats_print:true,stats_print_opts:mdablxeh"
+        let help = try samtrackTool.run(["--help"], environment: environment)
+        let run = try samtrackTool.run([model, frames, "--prompts", prompts, "--out", folder + "/out", "--no-logits", "--max-frames", "2"],
+                                       environment: environment)
+        #expect(run.status == 0, "\(run.stderr.prefix(2000))")
+        for option in ["opt.dirty_decay_ms: -1", "opt.muzzy_decay_ms: -1", "opt.oversize_threshold: 0"] {
+            #expect(run.stderr.contains(option), "jemalloc's statistics do not show \(option)")
+        }
+        // "Allocated: N, active: N, metadata: N (n_thp N), resident: N, ..."
+        func resident(_ stderr: String) -> Int? {
+            stderr.split(separator: "\n").first { $0.hasPrefix("Allocated:") }?
+                .split(separator: ",").first { $0.contains("resident:") }?.split(separator: " ").last.flatMap { Int($0) }
+        }
+        let idle = resident(help.stderr), tracked = resident(run.stderr)
+        #expect(idle != nil && tracked != nil && tracked! > idle! + (4 << 20),
+                "jemalloc holds \(tracked.map(String.init) ?? "?") bytes after tracking, \(idle.map(String.init) ?? "?") after --help")
+    }
+    #endif
+
     @Test("--corrections-as-conditioning --non-overlapping-masks on a model converted without them: upstream's switched run")
     func predictorSwitches() throws {
         let folder = try TestPaths.temporaryFolder("samtrack-switches")
