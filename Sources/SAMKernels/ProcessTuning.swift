@@ -57,9 +57,9 @@ extension Kernels {
     /// address space. Under `keepFreedMemoryForReuse` the heap is never trimmed, so a long run whose
     /// temporaries change size leaves holes that later, larger requests do not fit, and RSS climbs
     /// with the run: samtrack on glibc after 88 frames held a 720 MiB heap of which 543 MiB were free
-    /// chunks.
-    /// Called between units of work (a video's frames; `HeapGrowthLimit` says when), it bounds RSS by
-    /// what is live at the price of faulting pages in again on their next use. No-op off glibc.
+    /// chunks. Called between units of work (a video's frames), it bounds RSS by what is live at the
+    /// price of faulting pages in again on their next use (samtrack links jemalloc instead; see
+    /// docs/video.md). No-op off glibc.
     public static func returnFreedMemory() {
         #if canImport(Glibc)
         guard let trim = mallocTrim else { return }
