@@ -10,11 +10,7 @@ import Glibc
 @Suite("Measured peak: a status reading counts only once it names the tool")
 struct MeasuredPeakTests {
     /// This process's name as the kernel keeps it (15 bytes of the executable's name).
-    static var ownName: String {
-        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("Name:") } ?? ""
-        return line.dropFirst("Name:".count).trimmingCharacters(in: .whitespaces)
-    }
+    static var ownName: String { CommandLineTool.processStatus(of: getpid())["Name"] ?? "" }
 
     @Test("This process read as itself gives its peak; read as a tool it is not, nothing")
     func readingNamesTheProcess() {

@@ -154,13 +154,22 @@ extension CommandLineTool {
     /// `VmHWM` in kB of a process once it runs `binary` (0 when it is gone, not yet readable, or
     /// still named as the process that spawned it). The kernel keeps 15 bytes of a name.
     public static func highWaterKilobytes(of pid: pid_t, running binary: String) -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
-        let lines = text.split(separator: "\n")
+        // One read: a name read after the swap vouches for the map read with it.
+        let status = processStatus(of: pid)
         let toolName = String(URL(fileURLWithPath: binary).lastPathComponent.utf8.prefix(15)) ?? ""
-        guard lines.first(where: { $0.hasPrefix("Name:") })?.dropFirst("Name:".count)
-                  .trimmingCharacters(in: .whitespaces) == toolName,
-              let line = lines.first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
-        return Int(line.split(separator: " ").dropFirst().first { Int($0) != nil } ?? "") ?? 0
+        guard status["Name"] == toolName, let peak = status["VmHWM"] else { return 0 }
+        return Int(peak.split(separator: " ").first ?? "") ?? 0
+    }
+
+    /// /proc/PID/status as fields ("VmHWM" -> "1234 kB"), values trimmed; empty when it cannot be read.
+    public static func processStatus(of pid: pid_t) -> [String: String] {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return [:] }
+        var fields: [String: String] = [:]
+        for line in text.split(separator: "\n") {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            fields[String(line[..<colon])] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return fields
     }
 }
 #endif
