@@ -59,12 +59,32 @@ public struct CommandLineTool: Sendable {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        // Read before waiting, so a full pipe cannot block the child.
+        // Both pipes drained at once and before waiting: a child blocked writing to a full stderr pipe
+        // (64 KB) while this thread waits for the end of its stdout would never end.
+        let stderrReader = PipeReader(err.fileHandleForReading)
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        let stderr = stderrReader.data()
         process.waitUntilExit()
         return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
                    stderr: String(decoding: stderr, as: UTF8.self), crashed: process.terminationReason == .uncaughtSignal)
+    }
+}
+
+/// Reads a pipe to its end on a thread of its own; `data()` waits for the end.
+private final class PipeReader: @unchecked Sendable {
+    private var contents = Data()
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(_ handle: FileHandle) {
+        Thread.detachNewThread { [self] in
+            contents = handle.readDataToEndOfFile()
+            finished.signal()
+        }
+    }
+
+    func data() -> Data {
+        finished.wait()
+        return contents
     }
 }
 
