@@ -42,6 +42,13 @@ public struct CommandLineTool: Sendable {
         }
     }
 
+    /// A program at a known path (a system program, for the harness's own tests).
+    public init(path: String) {
+        name = URL(fileURLWithPath: path).lastPathComponent
+        searched = [URL(fileURLWithPath: path).deletingLastPathComponent().path]
+        binary = FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }
+
     /// The executable's path, or an error naming where it was looked for.
     public func path() throws -> String {
         guard let binary else { throw NotBuilt(name: name, searched: searched) }
