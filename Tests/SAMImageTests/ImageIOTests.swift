@@ -129,6 +129,29 @@ struct ImageIOTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["gray.png", "rgb.png"])
     }
 
+    /// Noise does not compress: the encoder's one pass into libpng's size bound must hold it whole.
+    @Test("PNG writer round-trips incompressible noise at odd sizes, RGB and gray")
+    func writeNoiseRoundTrip() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("samimage-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func noise(_ count: Int) -> [UInt8] {
+            (0..<count).map { _ in
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                return UInt8(truncatingIfNeeded: state >> 56)
+            }
+        }
+        for (width, height) in [(1, 1), (333, 97), (1, 513), (2049, 3)] {
+            let rgb = try RGBImage(width: width, height: height, pixels: noise(width * height * 3))
+            try ImageIO.writePNG(rgb, to: folder + "/rgb.png")
+            #expect(try ImageIO.read(folder + "/rgb.png") == rgb, "RGB \(width)x\(height)")
+            let gray = noise(width * height)
+            try ImageIO.writeGrayPNG(pixels: gray, width: width, height: height, to: folder + "/gray.png")
+            #expect(try ImageIO.read(folder + "/gray.png").pixels == gray.flatMap { [$0, $0, $0] }, "gray \(width)x\(height)")
+        }
+    }
+
     @Test("writer errors are typed: missing folder, wrong buffer size, empty image")
     func writeErrors() throws {
         let rgb = try RGBImage(width: 2, height: 1, pixels: [1, 2, 3, 4, 5, 6])
