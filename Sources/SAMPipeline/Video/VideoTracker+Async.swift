@@ -5,12 +5,12 @@ extension VideoTracker {
     /// The frames of `run(prompts:...)` as they are made, for an app to show one by one. Tracking runs
     /// on a thread of its own; cancelling the consuming task (or dropping the stream) stops it part-way
     /// through a frame (its parallel loops skip what they have not started, `Workers.stoppable`), and
-    /// the consumer's next call throws `CancellationError`. Errors end the sequence with the
+    /// the consumer's next call throws `CancellationError` once the thread has returned. Errors end the sequence with the
     /// `TrackingError`. At most one finished frame waits for the consumer: tracking runs ahead by one
     /// frame, not to the end.
     public func frames(_ prompts: [TrackPrompt], masks: [Int: [UInt8]] = [:], start: Int? = nil, maxFrames: Int? = nil,
                        reverse: Bool = false) -> TrackedFrames {
-        let signal = StopSignal()
+        let signal = StopSignal(), end = TrackingThreadEnd()
         let tracker = self
         let stream = AsyncThrowingStream(TrackedFrame.self, bufferingPolicy: .bufferingOldest(1)) { continuation in
             // A thread of its own, not a task: tracking is long synchronous work, and waiting for the consumer
@@ -42,10 +42,11 @@ extension VideoTracker {
                 } catch {
                     continuation.finish(throwing: error)
                 }
+                end.markEnded()
             }
             producer.start()
             continuation.onTermination = { _ in signal.raise() }
         }
-        return TrackedFrames(stream: stream)
+        return TrackedFrames(stream: stream, stop: signal, end: end)
     }
 }
