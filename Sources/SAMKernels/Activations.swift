@@ -22,4 +22,22 @@ extension Kernels {
     package static func sigmoid(_ x: inout FloatTensor) {
         for i in x.data.indices { x.data[i] = 1 / (1 + expf(-x.data[i])) }
     }
+
+    /// sigmoid(x) * scale + bias in place, rounded after each step as `sigmoid` then a multiply then an
+    /// add would round them, in ranges over the workers (SAM 2's memory encoder takes a 1024x1024 mask so).
+    package static func scaledSigmoid(_ x: inout FloatTensor, scale: Float, bias: Float) {
+        let count = x.count
+        guard count > 0 else { return }
+        x.data.withUnsafeMutableBufferPointer { buffer in
+            let p = buffer.baseAddress!
+            parallelRanges(count) { range in
+                for i in range {
+                    var value = 1 / (1 + expf(-p[i]))
+                    value *= scale
+                    value += bias
+                    p[i] = value
+                }
+            }
+        }
+    }
 }

@@ -51,24 +51,45 @@ package struct MemoryAttention: Sendable {
         norm = try NN.LayerNorm(weights: weights, path: "\(path).norm", dim: modelDim)
     }
 
+    /// The rotary encoding of a `width` x `height` grid of tokens, as the attention layers use it: the
+    /// same for every frame of a clip, so a tracker makes it once.
+    package func rotaryEncoding(width: Int, height: Int) -> AxialRotaryEncoding {
+        AxialRotaryEncoding(headDim: layers[0].selfAttention.headDim, width: width, height: height, theta: theta)
+    }
+
     /// current [L, C] (the frame's tokens, row-major over a `width` x `height` grid) and their
     /// position encoding; memory and its position encoding [M, mem_dim], whose last `pointerTokens`
     /// rows are object pointers -> [L, C].
     /// ref: MemoryAttention.forward, MemoryAttentionLayer.forward, _forward_sa, _forward_ca
     package func callAsFunction(current: FloatTensor, currentPosition: FloatTensor, memory: FloatTensor, memoryPosition: FloatTensor,
                                pointerTokens: Int, width: Int, height: Int, observer: ModuleObserver? = nil) -> FloatTensor {
-        let headDim = layers[0].selfAttention.headDim
-        let rope = AxialRotaryEncoding(headDim: headDim, width: width, height: height, theta: theta)
-        // ref: forward — output = curr + 0.1 * curr_pos
+        let rope = rotaryEncoding(width: width, height: height)
+        return callAsFunction(firstSelfAttended: firstSelfAttended(current: current, currentPosition: currentPosition, rope: rope,
+                                                                   observer: observer),
+                              memory: memory, memoryPosition: memoryPosition, pointerTokens: pointerTokens, rope: rope, observer: observer)
+    }
+
+    /// The frame's tokens after the first layer's self-attention [L, C]: the memories enter only at the
+    /// first cross-attention, so every object tracked on a frame has the same, and a frame with several
+    /// objects makes it once (`callAsFunction(firstSelfAttended:...)`).
+    /// ref: MemoryAttention.forward — output = curr + 0.1 * curr_pos; layers[0]._forward_sa
+    package func firstSelfAttended(current: FloatTensor, currentPosition: FloatTensor, rope: AxialRotaryEncoding,
+                                   observer: ModuleObserver? = nil) -> FloatTensor {
         var output = current
         for i in output.data.indices { output.data[i] += 0.1 * currentPosition.data[i] }
+        selfAttend(&output, layers[0], rope: rope, observer: observer)
+        return output
+    }
+
+    /// The rest of `callAsFunction(current:...)` from `firstSelfAttended`'s tokens.
+    package func callAsFunction(firstSelfAttended: FloatTensor, memory: FloatTensor, memoryPosition: FloatTensor, pointerTokens: Int,
+                               rope: AxialRotaryEncoding, observer: ModuleObserver? = nil) -> FloatTensor {
         // ref: _forward_ca — k = memory + pos
         var keys = memory
         Kernels.add(&keys, memoryPosition)
+        var output = firstSelfAttended
         for (index, layer) in layers.enumerated() {
-            // ref: _forward_sa — tgt2 = norm1(tgt); q = k = v = tgt2
-            let normed1 = layer.norm1.normalized(output)
-            Kernels.add(&output, layer.selfAttention(queries: normed1, keys: normed1, values: normed1, rope: rope, observer: observer))
+            if index > 0 { selfAttend(&output, layer, rope: rope, observer: observer) }
             // ref: _forward_ca — tgt2 = norm2(tgt); cross_attn_image(q=tgt2, k=memory + pos, v=memory)
             let normed2 = layer.norm2.normalized(output)
             Kernels.add(&output, layer.crossAttention(queries: normed2, keys: keys, values: memory, rope: rope,
@@ -81,5 +102,11 @@ package struct MemoryAttention: Sendable {
         }
         norm(&output, observer: observer)
         return output
+    }
+
+    /// ref: _forward_sa — tgt2 = norm1(tgt); q = k = v = tgt2; tgt = tgt + self_attn(q, k, v)
+    private func selfAttend(_ output: inout FloatTensor, _ layer: Layer, rope: AxialRotaryEncoding, observer: ModuleObserver?) {
+        let normed1 = layer.norm1.normalized(output)
+        Kernels.add(&output, layer.selfAttention(queries: normed1, keys: normed1, values: normed1, rope: rope, observer: observer))
     }
 }

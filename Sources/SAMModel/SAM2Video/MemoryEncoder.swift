@@ -106,10 +106,10 @@ package struct MemoryEncoder: Sendable {
         positionEncoding = PositionEmbeddingSine(channels: outProjection?.outChannels ?? featureDim)
     }
 
-    /// features [1, C, h, w] and the scaled mask [1, 1, S, S] -> the memory [1, mem_dim, h, w] and
-    /// its position encoding [1, mem_dim, h, w].
+    /// features [1, C, h, w] and the scaled mask [1, 1, S, S] -> the memory [1, mem_dim, h, w]. Its
+    /// position encoding is the same for every memory: `positionEncoding`, made once by the caller.
     /// ref: MemoryEncoder.forward (skip_mask_sigmoid=True)
-    package func callAsFunction(features: FloatTensor, mask: FloatTensor, observer: ModuleObserver? = nil) -> (memory: FloatTensor, position: FloatTensor) {
+    package func callAsFunction(features: FloatTensor, mask: FloatTensor, observer: ModuleObserver? = nil) -> FloatTensor {
         var m = mask
         for (conv, norm) in zip(downsamplerConvs, downsamplerNorms) {
             m = conv(m)
@@ -124,6 +124,6 @@ package struct MemoryEncoder: Sendable {
         for block in fuser { x = block(x, observer: observer) }
         if let outProjection { x = outProjection(x) }
         observer?(path, x)
-        return (x, positionEncoding(batch: 1, height: x.shape[2], width: x.shape[3]))
+        return x
     }
 }

@@ -92,11 +92,10 @@ extension TrackingModel {
         }
         let memoryRows = memoryValues.count / memDim
         guard memoryRows > 0 else { throw .invalidRequest("frame \(frame): the object has no memory to attend to") }
-        let attended = video.memoryAttention(current: Kernels.nchwToTokens(features.embedding).reshaped([tokens, c]),
-                                             currentPosition: currentPositionTokens,
+        let attended = video.memoryAttention(firstSelfAttended: features.firstSelfAttended ?? firstSelfAttended(features),
                                              memory: FloatTensor(shape: [memoryRows, memDim], data: memoryValues),
                                              memoryPosition: FloatTensor(shape: [memoryRows, memDim], data: memoryPositions),
-                                             pointerTokens: pointerTokens, width: g, height: g)
+                                             pointerTokens: pointerTokens, rope: memoryRotaryEncoding)
         return Kernels.tokensToNCHW(attended.reshaped([1, tokens, c]), height: g, width: g)
     }
 }

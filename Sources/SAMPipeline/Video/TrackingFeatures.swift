@@ -8,6 +8,9 @@ import SAMTensor
 package struct TrackingFeatures: Sendable {
     package let embedding: FloatTensor
     package let highResolution: [FloatTensor]
+    /// Memory attention's tokens after its first self-attention (`TrackingModel.firstSelfAttended`),
+    /// when several objects are tracked on the frame and share them; nil: each object makes its own.
+    package var firstSelfAttended: FloatTensor? = nil
 
     package var grid: Int { embedding.shape[2] }
     package var channels: Int { embedding.shape[1] }

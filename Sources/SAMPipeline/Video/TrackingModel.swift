@@ -21,6 +21,8 @@ public struct TrackingModel: Sendable {
     /// the same for every frame, so made once.
     let currentPositionTokens: FloatTensor
     let memoryPositionTokens: FloatTensor
+    /// Memory attention's rotary encoding of the grid, likewise.
+    let memoryRotaryEncoding: AxialRotaryEncoding
 
     package var config: SAM2VideoConfig { video.config }
     /// Background holes up to this area in the low-resolution masks become foreground (0: none);
@@ -68,6 +70,7 @@ public struct TrackingModel: Sendable {
             .reshaped([tokens, video.hiddenDim])
         memoryPositionTokens = Kernels.nchwToTokens(video.memoryEncoder.positionEncoding(batch: 1, height: grid, width: grid))
             .reshaped([tokens, video.config.memoryDim])
+        memoryRotaryEncoding = video.memoryAttention.rotaryEncoding(width: grid, height: grid)
         fillHoleArea = video.config.fillHoleArea
         addCorrectionsAsConditioning = video.config.addCorrectionsAsConditioning
         nonOverlappingMasks = video.config.nonOverlappingMasks ?? false
@@ -78,6 +81,14 @@ public struct TrackingModel: Sendable {
         let maps: ImageFeatures
         do { maps = try encoder.trackingFeatures(image) } catch { throw .frames("image encoder: \(error)") }
         return TrackingFeatures(embedding: maps.embedding, highResolution: maps.highResolution)
+    }
+
+    /// The frame's tokens after memory attention's first self-attention, which every object tracked
+    /// on the frame shares (`MemoryAttention.firstSelfAttended`).
+    func firstSelfAttended(_ features: TrackingFeatures) -> FloatTensor {
+        let tokens = features.grid * features.grid
+        return video.memoryAttention.firstSelfAttended(current: Kernels.nchwToTokens(features.embedding).reshaped([tokens, features.channels]),
+                                                       currentPosition: currentPositionTokens, rope: memoryRotaryEncoding)
     }
 
     /// What the SAM heads give (`_forward_sam_heads`), the best mask chosen.
@@ -184,17 +195,18 @@ public struct TrackingModel: Sendable {
     func encodeMemory(_ features: TrackingFeatures, highResolution: FloatTensor, objectScore: Float, fromPoints: Bool) -> FloatTensor {
         let binarize = config.binarizeMaskFromPoints && fromPoints
         var mask = highResolution
-        if binarize {
-            for i in mask.data.indices { mask.data[i] = mask.data[i] > 0 ? 1 : 0 }
-        } else {
-            Kernels.sigmoid(&mask)
-        }
         let (scale, bias) = (config.memorySigmoidScale, config.memorySigmoidBias)
-        for i in mask.data.indices {
-            if scale != 1 { mask.data[i] *= scale }
-            if bias != 0 { mask.data[i] += bias }
+        if binarize {
+            mask.data = mask.data.map { logit in
+                var value: Float = logit > 0 ? 1 : 0
+                value *= scale
+                value += bias
+                return value
+            }
+        } else {
+            Kernels.scaledSigmoid(&mask, scale: scale, bias: bias)
         }
-        var (memory, _) = video.memoryEncoder(features: features.embedding, mask: mask)
+        var memory = video.memoryEncoder(features: features.embedding, mask: mask)
         if let spatial = video.noObjectEmbedSpatial, objectScore <= 0 {
             // ref: maskmem_features += (1 - is_obj_appearing) * no_obj_embed_spatial (a present object's adds zeros)
             Kernels.addBias(&memory, channelBias: spatial.reshaped([spatial.count]))

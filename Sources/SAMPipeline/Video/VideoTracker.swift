@@ -169,7 +169,11 @@ public struct VideoTracker: Sendable {
             order = Array(first...end)
         }
         for frame in order {
-            let features = try featuresOf(frame)
+            var features = try featuresOf(frame)
+            // Objects tracked on the frame (not prompted there) share memory attention's first self-attention.
+            if objects.count(where: { $0.bank.conditioning[frame] == nil }) > 1 {
+                features.firstSelfAttended = model.firstSelfAttended(features)
+            }
             var lowResolution: [Float] = [], scores: [Float] = []
             for index in objects.indices {
                 var object = objects[index]
