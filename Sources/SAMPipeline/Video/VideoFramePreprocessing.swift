@@ -22,7 +22,7 @@ package enum VideoFramePreprocessing {
         let data = [Float](unsafeUninitializedCapacity: 3 * plane) { out, initialized in
             resized.pixels.withUnsafeBufferPointer { pixels in
                 table.withUnsafeBufferPointer { table in
-                    for c in 0..<3 {
+                    for c in 0..<3 where plane > 0 {
                         let channel = out.baseAddress! + c * plane, lookup = table.baseAddress! + c * 256
                         for i in 0..<plane { channel[i] = lookup[Int(pixels[i * 3 + c])] }
                     }
