@@ -12,6 +12,7 @@
 //   sambench conv [--runs N] [--case TEXT]
 //   sambench inverted-residual [--runs N] [--case TEXT]
 //   sambench linear [--runs N] [--case TEXT]
+//   sambench cancel-encode MODEL.samw [--runs N]
 //   (model modes take --untuned: without Kernels.tuneProcessForInference, as an app that did not opt in,
 //   and --bf16: linear layers in bfloat16 products)
 //
@@ -42,6 +43,8 @@
 // `linear`: Kernels.linear alone on the decoder's products over the image tokens and over its prompt
 // tokens, and on SAM ViT-B's encoder products (median ms per call, GFLOP/s; `--case` as for `conv`), to
 // A/B-time a linear-layer change.
+// `cancel-encode`: how soon `Segmenter.encode` returns once its task is cancelled (ms from the cancel to
+// the CancellationError, median and largest), cancelled at 10%, 50% and 90% of an uncancelled encode.
 import CFMAPeak
 import Foundation
 import SAMBLAS
@@ -611,6 +614,55 @@ case "encoder":
           "linear_kernel": Kernels.float32LinearKernel.rawValue, "threads": threads,
           "weight_dtype": loaded.metadata.weightDType, "int8_products": Kernels.int8Products,
           "kernel_workers": Kernels.workerCount, "peak_rss_kib": peakRSSKiB()])
+
+case "cancel-encode":
+    // How soon a cancelled `Segmenter.encode` gives up: an encode of a 1024x768 photo started in a task,
+    // cancelled after 10%, 50% and 90% of an uncancelled encode's time, timed from `cancel()` to the
+    // task's end (CancellationError).
+    guard args.count >= 2 else { fail("cancel-encode needs MODEL.samw") }
+    let runs = option(args, "--runs", 5)
+    let loaded: LoadedModel
+    do { loaded = try ModelFile.load(args[1]) } catch { fail("\(args[1]): \(error)") }
+    let segmenter = Segmenter(model: loaded)
+    var rng = BenchRandom(seed: 0x5eed)
+    let pixels = rng.tensor([1024 * 768 * 3]).data.map { UInt8(truncatingIfNeeded: Int(($0 + 4) * 32)) }
+    let photo: RGBImage
+    do { photo = try RGBImage(width: 1024, height: 768, pixels: pixels) } catch { fail("photo: \(error)") }
+    /// One encode in a task, cancelled `after` seconds from its start (nil: never): its outcome and the
+    /// seconds from the cancel to the task's end (from the start when not cancelled).
+    func encodeInTask(cancellingAfter after: Double?) -> (cancelled: Bool, seconds: Double) {
+        final class Outcome: @unchecked Sendable {  // written by the task before `done` is signalled
+            var end = 0.0
+            var cancelled = false
+        }
+        let outcome = Outcome(), done = DispatchSemaphore(value: 0)
+        let started = now()
+        let task = Task.detached {
+            do { _ = try await segmenter.encode(photo) } catch { outcome.cancelled = error is CancellationError }
+            outcome.end = now()
+            done.signal()
+        }
+        var cancelledAt = started
+        if let after {
+            usleep(UInt32(after * 1e6))
+            cancelledAt = now()
+            task.cancel()
+        }
+        done.wait()
+        return (outcome.cancelled, outcome.end - cancelledAt)
+    }
+    _ = encodeInTask(cancellingAfter: nil)  // warm-up
+    let whole = median((0..<runs).map { _ in encodeInTask(cancellingAfter: nil).seconds })
+    var points: [[String: Any]] = []
+    for share in [0.1, 0.5, 0.9] {
+        let outcomes = (0..<runs).map { _ in encodeInTask(cancellingAfter: share * whole) }
+        let latencies = outcomes.filter(\.cancelled).map(\.seconds)
+        points.append(["cancelled_after_share": share, "cancelled_runs": latencies.count, "runs": runs,
+                       "latency_ms_median": latencies.isEmpty ? NSNull() : median(latencies) * 1000,
+                       "latency_ms_max": latencies.max().map { $0 * 1000 } ?? NSNull()])
+    }
+    emit(["mode": "cancel-encode", "encode_ms_median": whole * 1000, "threads": threads,
+          "family": loaded.metadata.config.imageEncoder.family, "points": points])
 
 default:
     fail("unknown mode \(mode)")
