@@ -3,7 +3,8 @@ import SAMParallel
 /// The frames `VideoTracker.frames` yields, as they are made. A consumer whose task is cancelled
 /// takes no further frame, not even one already made: the stream underneath buffers the frame
 /// tracked ahead and would otherwise hand it out after the cancellation. When the iteration ends
-/// (the last frame, cancellation or an error), tracking has stopped: nothing of it runs on.
+/// (the last frame, cancellation or an error), tracking has stopped: nothing of it runs on. Leaving
+/// the loop early (`break`) stops tracking without waiting for it; cancel the task to wait.
 public struct TrackedFrames: AsyncSequence, Sendable {
     /// Each element is one tracked frame, in processing order.
     public typealias Element = TrackedFrame
