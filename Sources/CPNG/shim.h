@@ -236,29 +236,21 @@ static inline int cpng_encode_8bit(const unsigned char *pixels, unsigned width, 
     *out = NULL;
     *out_size = 0;
     png_int_32 stride = (png_int_32)(width * (unsigned)channels);
-    // One compression into a buffer of libpng's bound for the image; should the bound be short,
-    // libpng says the size it needs and the second pass writes that.
+    // One compression into a buffer of libpng's bound for the image, which the PNG never fills.
     png_alloc_size_t size = PNG_IMAGE_PNG_SIZE_MAX(image);
-    for (int pass = 0; pass < 2; pass++) {
-        unsigned char *buffer = (unsigned char *)malloc(size ? size : 1);
-        if (!buffer) {
-            strncpy(message, "cannot allocate the PNG", messageSize - 1);
-            message[messageSize - 1] = 0;
-            png_image_free(&image);
-            return 1;
-        }
-        png_alloc_size_t capacity = size;
-        if (png_image_write_to_memory(&image, buffer, &size, 0, pixels, stride, NULL)) {
-            *out = buffer;
-            *out_size = size;
-            return 0;
-        }
-        free(buffer);
-        // A failed write with a larger size than the buffer's is the buffer being short, not an error.
-        if (size <= capacity || pass == 1) break;
-        image.warning_or_error = 0;
-        image.message[0] = 0;
+    unsigned char *buffer = (unsigned char *)malloc(size);
+    if (!buffer) {
+        strncpy(message, "cannot allocate the PNG", messageSize - 1);
+        message[messageSize - 1] = 0;
+        png_image_free(&image);
+        return 1;
     }
+    if (png_image_write_to_memory(&image, buffer, &size, 0, pixels, stride, NULL)) {
+        *out = buffer;
+        *out_size = size;
+        return 0;
+    }
+    free(buffer);
     strncpy(message, image.message[0] ? image.message : "cannot encode the PNG", messageSize - 1);
     message[messageSize - 1] = 0;
     png_image_free(&image);

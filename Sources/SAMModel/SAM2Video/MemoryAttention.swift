@@ -57,21 +57,10 @@ package struct MemoryAttention: Sendable {
         AxialRotaryEncoding(headDim: layers[0].selfAttention.headDim, width: width, height: height, theta: theta)
     }
 
-    /// current [L, C] (the frame's tokens, row-major over a `width` x `height` grid) and their
-    /// position encoding; memory and its position encoding [M, mem_dim], whose last `pointerTokens`
-    /// rows are object pointers -> [L, C].
-    /// ref: MemoryAttention.forward, MemoryAttentionLayer.forward, _forward_sa, _forward_ca
-    package func callAsFunction(current: FloatTensor, currentPosition: FloatTensor, memory: FloatTensor, memoryPosition: FloatTensor,
-                               pointerTokens: Int, width: Int, height: Int, observer: ModuleObserver? = nil) -> FloatTensor {
-        let rope = rotaryEncoding(width: width, height: height)
-        return callAsFunction(firstSelfAttended: firstSelfAttended(current: current, currentPosition: currentPosition, rope: rope,
-                                                                   observer: observer),
-                              memory: memory, memoryPosition: memoryPosition, pointerTokens: pointerTokens, rope: rope, observer: observer)
-    }
-
-    /// The frame's tokens after the first layer's self-attention [L, C]: the memories enter only at the
-    /// first cross-attention, so every object tracked on a frame has the same, and a frame with several
-    /// objects makes it once (`callAsFunction(firstSelfAttended:...)`).
+    /// current [L, C] (the frame's tokens, row-major over the rotary encoding's grid) and their position
+    /// encoding -> the tokens after the first layer's self-attention [L, C]: the memories enter only at
+    /// the first cross-attention, so every object tracked on a frame has the same, and a frame with
+    /// several objects makes it once (`callAsFunction(firstSelfAttended:...)`).
     /// ref: MemoryAttention.forward — output = curr + 0.1 * curr_pos; layers[0]._forward_sa
     package func firstSelfAttended(current: FloatTensor, currentPosition: FloatTensor, rope: AxialRotaryEncoding,
                                    observer: ModuleObserver? = nil) -> FloatTensor {
@@ -81,7 +70,10 @@ package struct MemoryAttention: Sendable {
         return output
     }
 
-    /// The rest of `callAsFunction(current:...)` from `firstSelfAttended`'s tokens.
+    /// The frame's tokens after `firstSelfAttended` [L, C] attended with the memories and object
+    /// pointers: memory and its position encoding [M, mem_dim], whose last `pointerTokens` rows are
+    /// object pointers -> [L, C].
+    /// ref: MemoryAttention.forward, MemoryAttentionLayer.forward, _forward_sa, _forward_ca
     package func callAsFunction(firstSelfAttended: FloatTensor, memory: FloatTensor, memoryPosition: FloatTensor, pointerTokens: Int,
                                rope: AxialRotaryEncoding, observer: ModuleObserver? = nil) -> FloatTensor {
         // ref: _forward_ca — k = memory + pos

@@ -27,15 +27,19 @@ public struct TrackedFrames: AsyncSequence, Sendable {
                 try Task.checkCancellation()
                 if let frame = try await base.next() { return frame }
             } catch {
-                stop.raise()
-                await end.ended()
+                await trackingStopped()
                 throw error
             }
             // The stream ended: the thread finished it, or the consuming task was cancelled while waiting.
-            stop.raise()
-            await end.ended()
+            await trackingStopped()
             try Task.checkCancellation()
             return nil
+        }
+
+        /// Stops the tracking thread, if it still runs, and waits for it to return.
+        private func trackingStopped() async {
+            stop.raise()
+            await end.ended()
         }
     }
 

@@ -8,6 +8,9 @@ import SAMTensor
 package enum VideoFramePreprocessing {
     static let mean: [Float] = [0.485, 0.456, 0.406]
     static let std: [Float] = [0.229, 0.224, 0.225]
+    /// Each channel's 256 byte values, normalised: the values every pixel gets, [3 * 256].
+    /// ref: img_np / 255.0 (float64), stored into a float32 tensor; (x - mean) / std
+    static let normalizedBytes = (0..<3).flatMap { c in (0..<256).map { value in (Float(Double(value) / 255.0) - mean[c]) / std[c] } }
 
     /// [1, 3, side, side].
     package static func normalized(_ image: RGBImage, side: Int) throws(TrackingError) -> FloatTensor {
@@ -16,12 +19,9 @@ package enum VideoFramePreprocessing {
             throw .frames("resizing a frame: \(error)")
         }
         let plane = side * side
-        // Each channel's 256 byte values, normalised once: the values every pixel would get.
-        // ref: img_np / 255.0 (float64), stored into a float32 tensor; (x - mean) / std
-        let table = (0..<3).flatMap { c in (0..<256).map { value in (Float(Double(value) / 255.0) - mean[c]) / std[c] } }
         let data = [Float](unsafeUninitializedCapacity: 3 * plane) { out, initialized in
             resized.pixels.withUnsafeBufferPointer { pixels in
-                table.withUnsafeBufferPointer { table in
+                normalizedBytes.withUnsafeBufferPointer { table in
                     for c in 0..<3 where plane > 0 {
                         let channel = out.baseAddress! + c * plane, lookup = table.baseAddress! + c * 256
                         for i in 0..<plane { channel[i] = lookup[Int(pixels[i * 3 + c])] }
