@@ -194,7 +194,7 @@ extension Kernels {
         case queryLanes
     }
 
-    private static func attention(_ s: AttentionShape, kernel: AttentionKernel, precision: LinearPrecision, q: UnsafePointer<Float>,
+    static func attention(_ s: AttentionShape, kernel: AttentionKernel, precision: LinearPrecision, q: UnsafePointer<Float>,
                                   qRowStride: Int, k: UnsafePointer<Float>, kRowStride: Int, v: UnsafePointer<Float>, vRowStride: Int,
                                   scale: Float, bias: UnsafePointer<Float>?, biasPerBatch: Bool,
                                   into out: UnsafeMutablePointer<Float>) {

@@ -41,7 +41,7 @@ extension Kernels {
     /// apart, eight channels at a time; a NaN wins, as in max_pool2d (val > max || isnan(val)),
     /// and the cells are taken in the same row-major order.
     @inline(__always)
-    private static func poolCell(_ first: UnsafePointer<Float>, rowStride: Int, columnStride: Int, stride: Int,
+    static func poolCell(_ first: UnsafePointer<Float>, rowStride: Int, columnStride: Int, stride: Int,
                                  channels: Int, into out: UnsafeMutablePointer<Float>) {
         var c = 0
         while c + 8 <= channels {

@@ -56,6 +56,45 @@ package struct HieraBlock: Sendable {
         // ref: forward — shortcut = x; x = self.norm1(x)
         let normed = norm1.normalized(x, observer: nil)
         observer?(norm1.path, onGrid(normed, grid))
+        var y: FloatTensor
+        if observer == nil, let fused = pooledWindowFront(normed, grid: grid) {
+            // ref: forward — window_partition, attention with pooled queries, window_unpartition, cropped,
+            // x = shortcut + self.drop_path(x): the attention's output projection, then the merge
+            let window = layout.window, pooledWindow = layout.window / (layout.queryStride ?? 1)
+            let merge = WindowPartition(resolution: outGrid, window: pooledWindow)
+            precondition(merge.windowRows * merge.windowColumns * batch == fused.attended.shape[0],
+                         "\(path): \(grid) in windows of \(window) and \(outGrid) in windows of \(pooledWindow) do not line up")
+            y = merge.merge(attn.proj(fused.attended), batch: batch, plusResidual: fused.shortcut)
+        } else {
+            y = attendUnfused(x, normed: normed, grid: grid, outGrid: outGrid, observer: observer)
+        }
+        // ref: forward — x = x + self.drop_path(self.mlp(self.norm2(x)))
+        let normed2 = norm2.normalized(y, observer: nil)
+        observer?(norm2.path, onGrid(normed2, outGrid))
+        let mlpObserver = observer.map { observer in
+            { (p: String, t: FloatTensor) in observer(p, t.shape.count == 3 ? onGrid(t, outGrid) : t) } as ModuleObserver
+        }
+        y = mlp(normed2, plusResidual: y, observer: mlpObserver)
+        observer?(path, onGrid(y, outGrid))
+        return y
+    }
+
+    /// A stage transition's shortcut, queries pooled and window attention in one pass over the
+    /// windows (`Kernels.pooledWindowAttention`), where that runs: no observer, float32 panel products.
+    private func pooledWindowFront(_ normed: FloatTensor, grid: GridSize) -> (attended: FloatTensor, shortcut: FloatTensor)? {
+        guard layout.window > 0, let stride = layout.queryStride, let proj else { return nil }
+        return Kernels.pooledWindowAttention(normed, height: grid.height, width: grid.width, window: layout.window, stride: stride,
+                                             qkv: attn.qkv.weight, qkvBias: attn.qkv.bias, shortcutProjection: proj.weight,
+                                             shortcutBias: proj.bias, heads: attn.heads, scale: attn.scale)
+    }
+
+    /// x + attn(norm1(x)) layer by layer, as upstream runs it (the shortcut projected and pooled at a
+    /// stage transition): every block an observer watches, and the blocks `pooledWindowFront` leaves.
+    private func attendUnfused(_ x: FloatTensor, normed: FloatTensor, grid: GridSize, outGrid: GridSize,
+                               observer: ModuleObserver?) -> FloatTensor {
+        let batch = x.shape[0]
+        func onGrid(_ y: FloatTensor, _ g: GridSize) -> FloatTensor { y.reshaped([batch, g.height, g.width, y.shape[2]]) }
+        var y: FloatTensor
         var shortcut = x
         if let proj {
             // ref: forward — shortcut = do_pool(self.proj(x), self.pool)
@@ -68,7 +107,6 @@ package struct HieraBlock: Sendable {
                 shortcut = projected
             }
         }
-        var y: FloatTensor
         if layout.window > 0 && layout.queryStride == nil {
             // ref: forward — window_partition (zero padding after norm1), attention, window_unpartition, cropped,
             // then x = shortcut + self.drop_path(x) (drop_path is the identity in eval)
@@ -88,14 +126,6 @@ package struct HieraBlock: Sendable {
             // Global attention: its products follow the linear layers' precision.
             y = attn(normed, grid: grid, then: Kernels.Epilogue(residual: shortcut), precision: Kernels.linearPrecision, observer: observer)
         }
-        // ref: forward — x = x + self.drop_path(self.mlp(self.norm2(x)))
-        let normed2 = norm2.normalized(y, observer: nil)
-        observer?(norm2.path, onGrid(normed2, outGrid))
-        let mlpObserver = observer.map { observer in
-            { (p: String, t: FloatTensor) in observer(p, t.shape.count == 3 ? onGrid(t, outGrid) : t) } as ModuleObserver
-        }
-        y = mlp(normed2, plusResidual: y, observer: mlpObserver)
-        observer?(path, onGrid(y, outGrid))
         return y
     }
 }
