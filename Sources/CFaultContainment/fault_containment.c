@@ -1,6 +1,6 @@
 // See include/fault_containment.h. Everything the handlers touch is fixed-size static or
-// thread-local storage, and they call only write, open, close, lseek, getdents64, fstatat, unlink,
-// unlinkat, rmdir, kill, sigaction, raise, siglongjmp, pause and _exit (getdents64 is the one outside POSIX's
+// thread-local storage, and they call only write, open, openat, close, lseek, getdents64, fstatat,
+// unlink, unlinkat, rmdir, kill, sigaction, raise, siglongjmp, pause and _exit (getdents64 is the one outside POSIX's
 // async-signal-safe list: a bare system call, no lock, no allocation).
 #define _GNU_SOURCE
 #include "fault_containment.h"
@@ -139,13 +139,13 @@ static int is_regular_file(int folder, const char *name) {
     return fstatat(folder, name, &status, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(status.st_mode);
 }
 
-// Unlinks the regular files in `path` (as OutputRule.removeTemporary does): a staging folder holds the
-// outputs already written, which no slot names. Rescanned until a pass removes nothing, as unlinking
-// while reading a directory may make the reading skip entries.
-static void empty_folder(const char *path) {
-    int folder = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (folder < 0) return;
-    char buffer[2048] __attribute__((aligned(8)));
+// Removes what the open folder holds (as OutputRule.removeTemporary does): its regular files, and
+// its folders, emptied the same way `depth` levels down, then removed; links and anything else stay.
+// A staging folder holds the outputs already written, which no slot names (samtrack's in folders of
+// their own: masks/<frame>/). Rescanned until a pass removes nothing, as unlinking while reading a
+// directory may make the reading skip entries. Small buffers: each level is a frame on the signal stack.
+static void empty_folder_at(int folder, int depth) {
+    char buffer[512] __attribute__((aligned(8)));
     for (int pass = 0; pass < 8; pass++) {
         int removed = 0;
         if (lseek(folder, 0, SEEK_SET) != 0) break;
@@ -154,12 +154,36 @@ static void empty_folder(const char *path) {
             for (ssize_t at = 0; at < count;) {
                 const struct dirent64 *entry = (const struct dirent64 *)(buffer + at);
                 at += entry->d_reclen;
-                int regular = entry->d_type == DT_REG || (entry->d_type == DT_UNKNOWN && is_regular_file(folder, entry->d_name));
-                if (regular && unlinkat(folder, entry->d_name, 0) == 0) removed++;
+                const char *name = entry->d_name;
+                if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0))) continue;
+                int type = entry->d_type;
+                if (type == DT_UNKNOWN) {
+                    struct stat status;
+                    if (fstatat(folder, name, &status, AT_SYMLINK_NOFOLLOW) != 0) continue;
+                    type = S_ISREG(status.st_mode) ? DT_REG : S_ISDIR(status.st_mode) ? DT_DIR : DT_UNKNOWN;
+                }
+                if (type == DT_REG) {
+                    if (unlinkat(folder, name, 0) == 0) removed++;
+                } else if (type == DT_DIR && depth > 0) {
+                    int child = openat(folder, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                    if (child < 0) continue;
+                    empty_folder_at(child, depth - 1);
+                    close(child);
+                    if (unlinkat(folder, name, AT_REMOVEDIR) == 0) removed++;
+                }
             }
         }
         if (removed == 0) break;
     }
+}
+
+// Folders inside a staging folder, at most (samtrack's masks/<frame>/ is two).
+#define STAGING_DEPTH 4
+
+static void empty_folder(const char *path) {
+    int folder = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (folder < 0) return;
+    empty_folder_at(folder, STAGING_DEPTH);
     close(folder);
 }
 

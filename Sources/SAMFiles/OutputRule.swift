@@ -180,8 +180,10 @@ package enum OutputRule {
         return String(cString: name.assumingMemoryBound(to: CChar.self))
     }
 
-    /// Unlinks a regular file, or empties (of regular files) and removes a folder; leaves anything else.
-    static func removeTemporary(_ path: String) {
+    /// Unlinks a regular file, or removes a folder with the regular files and folders in it (folders
+    /// `depth` levels down; samtrack stages masks/<frame>/); leaves links and anything else, and so
+    /// the folders holding them. Fault containment's signal handlers remove a staging folder the same way.
+    static func removeTemporary(_ path: String, depth: Int = 4) {
         var status = stat()
         guard lstat(path, &status) == 0 else { return }
         switch status.st_mode & S_IFMT {
@@ -196,7 +198,12 @@ package enum OutputRule {
             closedir(directory)
             for name in names {
                 var child = stat()
-                if lstat(path + "/" + name, &child) == 0, child.st_mode & S_IFMT == S_IFREG { unlink(path + "/" + name) }
+                guard lstat(path + "/" + name, &child) == 0 else { continue }
+                switch child.st_mode & S_IFMT {
+                case S_IFREG: unlink(path + "/" + name)
+                case S_IFDIR where depth > 0: removeTemporary(path + "/" + name, depth: depth - 1)
+                default: break
+                }
             }
             rmdir(path)
         default: break

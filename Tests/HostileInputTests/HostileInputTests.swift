@@ -6,6 +6,7 @@ let saminspect = CommandLineTool("saminspect")
 let samconvert = CommandLineTool("samconvert")
 let samverify = CommandLineTool("samverify")
 let samrun = CommandLineTool("samrun")
+let samtrack = CommandLineTool("samtrack")
 
 enum Hostile {
     static func folder() throws -> String {

@@ -71,6 +71,37 @@ struct SignalTests {
         }
     }
 
+    @Test("samtrack: SIGINT or SIGTERM once frames are staged in their folders removes the staging folder", arguments: [SIGINT, SIGTERM])
+    func trackingInterrupted(by signal: Int32) throws {
+        let folder = try Hostile.folder()
+        defer { Hostile.remove(folder) }
+        let set = TestPaths.sam2TinyVideoReferences
+        let model = folder + "/video.samw"
+        let converted = try samconvert.run([set + "/checkpoint.pt", "--config", set + "/config.json", "--out", model])
+        try #require(converted.status == 0, "\(converted.stderr)")
+        // The set's eight frames over and over: a clip long enough to be signalled part-way.
+        let frames = folder + "/frames"
+        try FileManager.default.createDirectory(atPath: frames, withIntermediateDirectories: false)
+        for index in 0..<3000 {
+            try FileManager.default.linkItem(atPath: set + String(format: "/frames/%05d.jpg", index % 8),
+                                             toPath: frames + String(format: "/%05d.jpg", index))
+        }
+        let out = folder + "/out"
+        let tool = try BackgroundTool(samtrack, [model, frames, "--prompts", set + "/prompts.json", "--out", out, "--no-logits"])
+        // Signalled once a frame's mask is staged two folders down (masks/<frame>/object_1.png).
+        let staged = tool.waitUntil(seconds: 300) {
+            InterruptibleInputs.temporaries(in: folder).contains { staging in
+                FileManager.default.fileExists(atPath: folder + "/" + staging + "/masks/00002/object_1.png")
+            }
+        }
+        try #require(staged, "no staged mask appeared: \(tool.report())")
+        tool.send(signal)
+        let ending = tool.waitForEnd()
+        #expect(ending == .signalled(signal), "\(tool.report())")
+        #expect(InterruptibleInputs.temporaries(in: folder).isEmpty, "left \(InterruptibleInputs.temporaries(in: folder))")
+        #expect(!FileManager.default.fileExists(atPath: out), "an --out folder appeared")
+    }
+
     @Test("samrun: a model truncated in place while it is mapped ends with exit 2 naming the model, not SIGBUS")
     func modelTruncatedWhileMapped() throws {
         let folder = try Hostile.folder()

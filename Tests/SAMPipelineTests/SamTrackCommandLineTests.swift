@@ -173,6 +173,9 @@ struct SamTrackCommandLineTests {
         #expect(run.status == 2, "\(run.stderr)")
         #expect(run.stderr.contains(message), "\(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
+        // Nor a staging folder with the frames tracked before the failure.
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.contains(".tmp-") }
+        #expect(left.isEmpty, "left \(left)")
         #expect(Date().timeIntervalSince(started) < 30)
     }
 
@@ -185,7 +188,7 @@ struct SamTrackCommandLineTests {
         try Self.refuses("[" + many + "]", message: "64")
     }
 
-    @Test("bad frames: two sizes in one folder, a file that is not a frame")
+    @Test("bad frames: two sizes in one folder, a file that is not a frame, a frame cut off after the first five")
     func badFrames() throws {
         try Self.refuses(nil, message: "00003") { frames in
             // A frame of another size (the first frame is 64x48).
@@ -194,6 +197,12 @@ struct SamTrackCommandLineTests {
         }
         try Self.refuses(nil, message: "notes.txt") { frames in
             try "not a frame".write(toFile: frames + "/notes.txt", atomically: true, encoding: .utf8)
+        }
+        // Its header is whole (the sizes check passes), its data ends early: found while tracking,
+        // once frames 0-4 are staged in their folders.
+        try Self.refuses(nil, message: "00005.jpg") { frames in
+            let whole = try Data(contentsOf: URL(fileURLWithPath: frames + "/00005.jpg"))
+            try whole.prefix(300).write(to: URL(fileURLWithPath: frames + "/00005.jpg"))
         }
     }
 
