@@ -92,23 +92,40 @@ struct SamTrack: ParsableCommand {
         let outputs = try TrackFailure.wrap {
             try TrackOutputs(folder: out, inputs: [modelPath, frames, prompts] + file.maskFiles, stems: clipFrames.stems, writeLogits: !noLogits)
         }
-        var tracker = try TrackFailure.wrap { try VideoTracker(model: tracking, frames: clip) }
+        let clipOnce = RememberedFrames(clip)
+        var tracker = try TrackFailure.wrap { try VideoTracker(model: tracking, frames: clipOnce) }
         let started = Date()
-        var done = 0
+        var submitted = 0
         var masks: [Int: [UInt8]] = [:]
         for (entry, mask) in file.masks.enumerated() { if let mask { masks[entry] = mask } }
-        try TrackFailure.wrap {
+        let writer = OutputWriter(), trackPrompts = file.prompts, stems = clipFrames.stems, frameCount = clip.frameCount
+        do {
             try tracker.run(file.prompts, masks: masks, start: startFrame, maxFrames: maxFrames, reverse: reverse) { (frame) throws(TrackingError) in
-                do { try outputs.write(frame, image: { try clip.frame(at: frame.frameIndex) }, prompts: file.prompts) } catch {
-                    throw .frames("writing the outputs of frame \(frame.frameIndex): \(error)")
+                let image: RGBImage
+                do { image = try clipOnce.frame(at: frame.frameIndex) } catch { throw .frames("\(error)") }
+                submitted += 1
+                let done = submitted
+                do {
+                    try writer.submit {
+                        do { try outputs.write(frame, image: image, prompts: trackPrompts) } catch {
+                            throw TrackFailure("writing the outputs of frame \(frame.frameIndex): \(error)")
+                        }
+                        let seconds = Date().timeIntervalSince(started)
+                        FileHandle.standardError.write(Data(String(format: "samtrack: frame %@ (%d of %d) %.2f frames/s\n",
+                                                                   stems[frame.frameIndex], done, frameCount,
+                                                                   Double(done) / max(seconds, 1e-9)).utf8))
+                    }
+                } catch {
+                    throw .frames("\(error)")
                 }
-                done += 1
-                let seconds = Date().timeIntervalSince(started)
-                FileHandle.standardError.write(Data(String(format: "samtrack: frame %@ (%d of %d) %.2f frames/s\n",
-                                                           clipFrames.stems[frame.frameIndex], done, clip.frameCount,
-                                                           Double(done) / max(seconds, 1e-9)).utf8))
             }
+        } catch {
+            // The frames queued before the failure are written into the staging folder, which the
+            // failure then removes: wait for them first.
+            try? writer.finish()
+            throw TrackFailure("\(error)")
         }
+        try TrackFailure.wrap { try writer.finish() }
         try TrackFailure.wrap {
             try outputs.finish(prompts: file, model: loaded.metadata.identity, options: [
                 "reverse": reverse, "start_frame": startFrame.map { $0 as Any } ?? NSNull(), "max_frames": maxFrames.map { $0 as Any } ?? NSNull(),

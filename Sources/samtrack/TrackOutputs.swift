@@ -7,8 +7,9 @@ import SAMPipeline
 import SAMTensor
 
 /// samtrack's output folder: masks/, logits/, overlay/ and result.json, written into a staging folder
-/// frame by frame and published together at the end (nothing appears if tracking fails).
-final class TrackOutputs {
+/// frame by frame and published together at the end (nothing appears if tracking fails). Frames are
+/// written by one thread at a time (`OutputWriter`'s), `finish` once they all are.
+final class TrackOutputs: @unchecked Sendable {
     static let ownedNames = ["masks", "logits", "overlay", "result.json"]
     /// Object colours, cycled by position in the ascending id order.
     static let palette: [Overlay.Color] = [
@@ -30,12 +31,12 @@ final class TrackOutputs {
         }
     }
 
-    /// One tracked frame's files; `image` reads the frame for the overlay.
-    func write(_ frame: TrackedFrame, image: () throws -> RGBImage, prompts: [TrackPrompt]) throws {
+    /// One tracked frame's files; `image` is the frame, for the overlay.
+    func write(_ frame: TrackedFrame, image: RGBImage, prompts: [TrackPrompt]) throws {
         let stem = stems[frame.frameIndex]
         let height = frame.logits.shape[2], width = frame.logits.shape[3], plane = height * width
         try FileManager.default.createDirectory(atPath: staged.path("masks/\(stem)"), withIntermediateDirectories: false)
-        var overlay = try image()
+        var overlay = image
         var areas: [Int] = []
         for (index, id) in frame.objectIDs.enumerated() {
             let logits = frame.logits.data[(index * plane)..<((index + 1) * plane)]
