@@ -134,11 +134,6 @@ static void forward(int sig, siginfo_t *info, void *raw_context) {
     chain(&previous_actions[signal_index(sig)], sig, info, raw_context);
 }
 
-static int is_regular_file(int folder, const char *name) {
-    struct stat status;
-    return fstatat(folder, name, &status, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(status.st_mode);
-}
-
 // Removes what the open folder holds (as OutputRule.removeTemporary does): its regular files, and
 // its folders, emptied the same way `depth` levels down, then removed; links and anything else stay.
 // A staging folder holds the outputs already written, which no slot names (samtrack's in folders of
