@@ -134,7 +134,7 @@ static void forward(int sig, siginfo_t *info, void *raw_context) {
     chain(&previous_actions[signal_index(sig)], sig, info, raw_context);
 }
 
-// Removes what the open folder holds (as OutputRule.removeTemporary does): its regular files, and
+// Removes what the open folder holds: its regular files, and
 // its folders, emptied the same way `depth` levels down, then removed; links and anything else stay.
 // A staging folder holds the outputs already written, which no slot names (samtrack's in folders of
 // their own: masks/<frame>/). Rescanned until a pass removes nothing, as unlinking while reading a
@@ -180,6 +180,17 @@ static void empty_folder(const char *path) {
     if (folder < 0) return;
     empty_folder_at(folder, STAGING_DEPTH);
     close(folder);
+}
+
+void sam_fault_remove_temporary(const char *path) {
+    struct stat status;
+    if (lstat(path, &status) != 0) return;
+    if (S_ISREG(status.st_mode)) {
+        unlink(path);
+    } else if (S_ISDIR(status.st_mode)) {
+        empty_folder(path);
+        rmdir(path);
+    }
 }
 
 // Files first, then folders: a folder is removed once its files have gone.

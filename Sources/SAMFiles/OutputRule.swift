@@ -1,3 +1,4 @@
+import CFaultContainment
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -152,8 +153,8 @@ package enum OutputRule {
     }
 
     /// Removes temporaries of `path` (`<name>.tmp-<pid>-<hex>`) left by processes that no longer
-    /// run (a conversion killed with SIGKILL). Only regular files and folders of regular files are
-    /// removed; a temporary of a live process is left alone.
+    /// run (a conversion killed with SIGKILL). Only regular files and folders of them are removed
+    /// (`removeTemporary`); a temporary of a live process is left alone.
     package static func removeStaleTemporaries(of path: String) {
         let slash = path.lastIndex(of: "/")
         let folder = slash.map { String(path[..<$0]) } ?? "."
@@ -181,32 +182,7 @@ package enum OutputRule {
     }
 
     /// Unlinks a regular file, or removes a folder with the regular files and folders in it (folders
-    /// `depth` levels down; samtrack stages masks/<frame>/); leaves links and anything else, and so
-    /// the folders holding them. Fault containment's signal handlers remove a staging folder the same way.
-    static func removeTemporary(_ path: String, depth: Int = 4) {
-        var status = stat()
-        guard lstat(path, &status) == 0 else { return }
-        switch status.st_mode & S_IFMT {
-        case S_IFREG: unlink(path)
-        case S_IFDIR:
-            guard let directory = opendir(path) else { return }
-            var names: [String] = []
-            while let entry = readdir(directory) {
-                let name = entryName(entry)
-                if name != "." && name != ".." { names.append(name) }
-            }
-            closedir(directory)
-            for name in names {
-                var child = stat()
-                guard lstat(path + "/" + name, &child) == 0 else { continue }
-                switch child.st_mode & S_IFMT {
-                case S_IFREG: unlink(path + "/" + name)
-                case S_IFDIR where depth > 0: removeTemporary(path + "/" + name, depth: depth - 1)
-                default: break
-                }
-            }
-            rmdir(path)
-        default: break
-        }
-    }
+    /// up to 4 levels down; samtrack stages masks/<frame>/); leaves links and anything else, and so the
+    /// folders holding them. The same code as fault containment's signal handlers remove a temporary with.
+    static func removeTemporary(_ path: String) { sam_fault_remove_temporary(path) }
 }

@@ -39,13 +39,17 @@ void sam_library_unlock(void);
 
 /// Temporaries to remove when a contained fault or an interrupt (below) ends the process: an output
 /// not yet renamed into place, or a folder of outputs not yet published. A folder is removed after the
-/// files: the regular files in it are unlinked, then the folder itself (rmdir; a folder still holding
-/// anything else stays). At most 16 files and folders at once; returns 0 when registered, -1 when full
-/// or the path is too long (the path is then not removed).
+/// files: the regular files and folders in it are removed (folders up to 4 levels down, emptied the
+/// same way), then the folder itself (rmdir; a folder still holding anything else, a link say, stays).
+/// At most 16 files and folders at once; returns 0 when registered, -1 when full or the path is too
+/// long (the path is then not removed).
 int sam_fault_register_temporary(const char *path);
 int sam_fault_register_temporary_folder(const char *path);
 /// Forgets a file or folder registered under `path` (nothing when none is).
 void sam_fault_unregister_temporary(const char *path);
+/// Removes `path` now as the handlers remove a temporary: a regular file is unlinked, a folder emptied
+/// (as above) and removed; a link or anything else is left. Never follows links.
+void sam_fault_remove_temporary(const char *path);
 
 /// The mappings a SIGBUS is blamed on: `length` bytes at `start`, mapped from `file` (the name printed,
 /// escaped by the caller). At most 256 at once; returns 0 when registered, -1 when full or the name is
