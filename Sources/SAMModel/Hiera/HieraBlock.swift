@@ -52,10 +52,9 @@ package struct HieraBlock: Sendable {
     package func callAsFunction(_ x: FloatTensor, grid: GridSize, observer: ModuleObserver? = nil) -> FloatTensor {
         let batch = x.shape[0]
         let outGrid = outputGrid(grid)
-        func onGrid(_ y: FloatTensor, _ g: GridSize) -> FloatTensor { y.reshaped([batch, g.height, g.width, y.shape[2]]) }
         // ref: forward — shortcut = x; x = self.norm1(x)
         let normed = norm1.normalized(x, observer: nil)
-        observer?(norm1.path, onGrid(normed, grid))
+        observer?(norm1.path, Self.onGrid(normed, grid))
         var y: FloatTensor
         if observer == nil, let fused = pooledWindowFront(normed, grid: grid) {
             // ref: forward — window_partition, attention with pooled queries, window_unpartition, cropped,
@@ -70,14 +69,17 @@ package struct HieraBlock: Sendable {
         }
         // ref: forward — x = x + self.drop_path(self.mlp(self.norm2(x)))
         let normed2 = norm2.normalized(y, observer: nil)
-        observer?(norm2.path, onGrid(normed2, outGrid))
+        observer?(norm2.path, Self.onGrid(normed2, outGrid))
         let mlpObserver = observer.map { observer in
-            { (p: String, t: FloatTensor) in observer(p, t.shape.count == 3 ? onGrid(t, outGrid) : t) } as ModuleObserver
+            { (p: String, t: FloatTensor) in observer(p, t.shape.count == 3 ? Self.onGrid(t, outGrid) : t) } as ModuleObserver
         }
         y = mlp(normed2, plusResidual: y, observer: mlpObserver)
-        observer?(path, onGrid(y, outGrid))
+        observer?(path, Self.onGrid(y, outGrid))
         return y
     }
+
+    /// Tokens [B, H*W, C] on grid `g` as PyTorch's [B, H, W, C], for an observer.
+    private static func onGrid(_ y: FloatTensor, _ g: GridSize) -> FloatTensor { y.reshaped([y.shape[0], g.height, g.width, y.shape[2]]) }
 
     /// A stage transition's shortcut, queries pooled and window attention in one pass over the
     /// windows (`Kernels.pooledWindowAttention`), where that runs: no observer, float32 panel products.
@@ -93,13 +95,12 @@ package struct HieraBlock: Sendable {
     private func attendUnfused(_ x: FloatTensor, normed: FloatTensor, grid: GridSize, outGrid: GridSize,
                                observer: ModuleObserver?) -> FloatTensor {
         let batch = x.shape[0]
-        func onGrid(_ y: FloatTensor, _ g: GridSize) -> FloatTensor { y.reshaped([batch, g.height, g.width, y.shape[2]]) }
         var y: FloatTensor
         var shortcut = x
         if let proj {
             // ref: forward — shortcut = do_pool(self.proj(x), self.pool)
             let projected = proj(normed)
-            observer?(proj.path, onGrid(projected, grid))
+            observer?(proj.path, Self.onGrid(projected, grid))
             if let stride = layout.queryStride {
                 shortcut = Kernels.maxPoolTokens(projected, height: grid.height, width: grid.width, stride: stride)
                 observer?("\(path).pool", Kernels.tokensToNCHW(shortcut, height: outGrid.height, width: outGrid.width))
