@@ -13,6 +13,16 @@ import Glibc
 /// place while samrun has it mapped ends samrun with exit 2 and a message naming the model.
 @Suite("Hostile: interrupted writes leave nothing behind; a model truncated while mapped is exit 2", .serialized)
 struct SignalTests {
+    /// Sends `signal` to `tool`; it dies of that signal, and no temporary is left in `folder`.
+    static func interrupt(_ tool: BackgroundTool, with signal: Int32, expectingNothingLeftIn folder: String,
+                          sourceLocation: SourceLocation = #_sourceLocation) {
+        tool.send(signal)
+        let ending = tool.waitForEnd()
+        #expect(ending == .signalled(signal), "\(tool.report())", sourceLocation: sourceLocation)
+        #expect(InterruptibleInputs.temporaries(in: folder).isEmpty, "left \(InterruptibleInputs.temporaries(in: folder))",
+                sourceLocation: sourceLocation)
+    }
+
     @Test("samconvert: SIGINT or SIGTERM while the model is written removes its temporary", arguments: [SIGINT, SIGTERM])
     func conversionInterrupted(by signal: Int32) throws {
         let model = try InterruptibleInputs.wideModel.get()
@@ -22,10 +32,7 @@ struct SignalTests {
         let tool = try BackgroundTool(samconvert, [model.weights, "--config", model.config, "--out", out])
         let writing = tool.waitUntil(seconds: 300) { InterruptibleInputs.temporaries(in: folder).count > 0 }
         try #require(writing, "no temporary appeared beside --out: \(tool.report())")
-        tool.send(signal)
-        let ending = tool.waitForEnd()
-        #expect(ending == .signalled(signal), "\(tool.report())")
-        #expect(InterruptibleInputs.temporaries(in: folder).isEmpty, "left \(InterruptibleInputs.temporaries(in: folder))")
+        Self.interrupt(tool, with: signal, expectingNothingLeftIn: folder)
         #expect(!FileManager.default.fileExists(atPath: out), "a model appeared at --out")
     }
 
@@ -56,10 +63,7 @@ struct SignalTests {
             }
         }
         try #require(staging, "no staged output appeared: \(tool.report())")
-        tool.send(signal)
-        let ending = tool.waitForEnd()
-        #expect(ending == .signalled(signal), "\(tool.report())")
-        #expect(InterruptibleInputs.temporaries(in: folder).isEmpty, "left \(InterruptibleInputs.temporaries(in: folder))")
+        Self.interrupt(tool, with: signal, expectingNothingLeftIn: folder)
         if folderBefore == .absent {
             #expect(!FileManager.default.fileExists(atPath: out), "an --out folder appeared")
         } else {
@@ -95,10 +99,7 @@ struct SignalTests {
             }
         }
         try #require(staged, "no staged mask appeared: \(tool.report())")
-        tool.send(signal)
-        let ending = tool.waitForEnd()
-        #expect(ending == .signalled(signal), "\(tool.report())")
-        #expect(InterruptibleInputs.temporaries(in: folder).isEmpty, "left \(InterruptibleInputs.temporaries(in: folder))")
+        Self.interrupt(tool, with: signal, expectingNothingLeftIn: folder)
         #expect(!FileManager.default.fileExists(atPath: out), "an --out folder appeared")
     }
 
