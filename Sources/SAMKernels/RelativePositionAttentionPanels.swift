@@ -17,8 +17,11 @@ extension Kernels {
     static let relativePositionPanelsGlobalTokens = 1024
 
     /// `relativePositionAttention` on the panel product: for each (batch, head), the keys and values
-    /// are packed once, the decomposed relative positions of every query computed once (rel_h
-    /// [tokens, gridHeight], rel_w [tokens, gridWidth]), then blocks of query rows run in parallel:
+    /// are packed once, the decomposed relative positions of every query computed once (rel_h and
+    /// rel_w, one small product per query grid row and column: `TransposedRelativeTables`;
+    /// `sambench attention --case relative --kernel panels`, Zen 5, 3 alternating rounds: ViT-B's
+    /// global block 135.9–139.6 -> 133.6–135.3 ms, its 14x14 windows 12.9–13.0 -> 12.2–12.4 ms against
+    /// a dot product per query and key), then blocks of query rows run in parallel:
     /// scores = scale * q kᵀ (panel product); exp(scores + rel_h + rel_w - max) in two passes over each
     /// row (`sam_relative_softmax_numerators_avx512`); out = those numerators times v (panel product),
     /// each output row then divided by its sum. The bands of the BLAS path pack the head's keys and
@@ -32,34 +35,33 @@ extension Kernels {
         let tokens = gridHeight * gridWidth, width = heads * headDim, rowStride = 3 * width
         let scoreStride = strideOffFourKilobytes(tokens)
         let preferredRows = attentionBlockRows(keyLength: tokens, headDim: headDim)
-        // rel_h then rel_w of every query of one head: tokens * (gridHeight + gridWidth) floats.
-        let relative = UnsafeMutablePointer<Float>.allocate(capacity: tokens * (gridHeight + gridWidth))
+        let tables = TransposedRelativeTables(positions)
+        defer { tables.deallocate() }
+        // rel_h then rel_w of every query of one head, rows of tables.heightLanes and tables.widthLanes floats.
+        let relative = UnsafeMutablePointer<Float>.allocate(capacity: tokens * (tables.heightLanes + tables.widthLanes))
         defer { relative.deallocate() }
-        let relativeHeights = relative, relativeWidths = relative + tokens * gridHeight
-        positions.heights.data.withUnsafeBufferPointer { heightBuffer in
-        positions.widths.data.withUnsafeBufferPointer { widthBuffer in
-            let (heightTable, widthTable) = (heightBuffer.baseAddress!, widthBuffer.baseAddress!)
-            for b in 0..<batch {
-                for h in 0..<heads {
-                    let q = qkv + b * tokens * rowStride + h * headDim
-                    let (keys, values) = packedKeysAndValues(q: q, tokens: tokens, headDim: headDim, width: width)
-                    parallelForChunks(gridHeight) { gridRows in
-                        relativePositions(ofGridRows: gridRows, q: q, rowStride: rowStride, positions: positions,
-                                          heightTable: heightTable, widthTable: widthTable,
-                                          relativeHeights: relativeHeights, relativeWidths: relativeWidths)
-                    }
-                    // A block's scratch: its rows of scores, then each row's inverse sum.
-                    forEachAttentionBlock(batch: 1, heads: 1, queryLength: tokens, scratchPerRow: scoreStride + 1,
-                                          preferredRows: preferredRows) { scores, _, _, firstRow, rows in
-                        relativeAttentionRows(q: q, rowStride: rowStride, keys: keys, values: values, scale: scale,
-                                              relativeHeights: relativeHeights, relativeWidths: relativeWidths,
-                                              positions: positions, firstRow: firstRow, rows: rows,
-                                              scores: scores, scoreStride: scoreStride, softmaxScratch: nil,
-                                              out: out + (b * tokens + firstRow) * width + h * headDim, outStride: width)
+        let relativeHeights = relative, relativeWidths = relative + tokens * tables.heightLanes
+        for b in 0..<batch {
+            for h in 0..<heads {
+                let q = qkv + b * tokens * rowStride + h * headDim
+                let (keys, values) = packedKeysAndValues(q: q, tokens: tokens, headDim: headDim, width: width)
+                // rel_h by query grid rows, then rel_w by query grid columns: each group shares a table.
+                parallelForChunks(gridHeight + gridWidth) { groups in
+                    for group in groups {
+                        tables.relativePositions(group: group, q: q, rowStride: rowStride,
+                                                 relativeHeights: relativeHeights, relativeWidths: relativeWidths)
                     }
                 }
+                // A block's scratch: its rows of scores, then each row's inverse sum.
+                forEachAttentionBlock(batch: 1, heads: 1, queryLength: tokens, scratchPerRow: scoreStride + 1,
+                                      preferredRows: preferredRows) { scores, _, _, firstRow, rows in
+                    relativeAttentionRows(q: q, rowStride: rowStride, keys: keys, values: values, scale: scale,
+                                          relativeHeights: relativeHeights, relativeWidths: relativeWidths,
+                                          tables: tables, firstRow: firstRow, rows: rows,
+                                          scores: scores, scoreStride: scoreStride, softmaxScratch: nil,
+                                          out: out + (b * tokens + firstRow) * width + h * headDim, outStride: width)
+                }
             }
-        }
         }
     }
 
@@ -73,32 +75,32 @@ extension Kernels {
         let (gridHeight, gridWidth, headDim) = (positions.gridHeight, positions.gridWidth, positions.headDim)
         let tokens = gridHeight * gridWidth, width = heads * headDim, rowStride = 3 * width
         let scoreStride = strideOffFourKilobytes(tokens)
-        positions.heights.data.withUnsafeBufferPointer { heightBuffer in
-        positions.widths.data.withUnsafeBufferPointer { widthBuffer in
-            let (heightTable, widthTable) = (heightBuffer.baseAddress!, widthBuffer.baseAddress!)
-            parallelForChunks(batch * heads) { tasks in
-                // Scores with each row's inverse sum after them, rel_h and rel_w of every query, then one
-                // row of the narrow softmax's scratch: in the same block, which every task reuses (a
-                // row allocated per task was 1-2% slower, `sambench attention --case relative`).
-                let scratch = UnsafeMutablePointer<Float>.allocate(capacity: tokens * (scoreStride + 2 + gridHeight + gridWidth) + 16)
-                defer { scratch.deallocate() }
-                let relativeHeights = scratch + tokens * (scoreStride + 1), relativeWidths = relativeHeights + tokens * gridHeight
-                let softmaxScratch = relativeWidths + tokens * gridWidth
-                for task in tasks {
-                    let (b, h) = (task / heads, task % heads)
-                    let q = qkv + b * tokens * rowStride + h * headDim
-                    let (keys, values) = packedKeysAndValues(q: q, tokens: tokens, headDim: headDim, width: width)
-                    relativePositions(ofGridRows: 0..<gridHeight, q: q, rowStride: rowStride, positions: positions,
-                                      heightTable: heightTable, widthTable: widthTable,
-                                      relativeHeights: relativeHeights, relativeWidths: relativeWidths)
-                    relativeAttentionRows(q: q, rowStride: rowStride, keys: keys, values: values, scale: scale,
-                                          relativeHeights: relativeHeights, relativeWidths: relativeWidths,
-                                          positions: positions, firstRow: 0, rows: tokens,
-                                          scores: scratch, scoreStride: scoreStride, softmaxScratch: softmaxScratch,
-                                          out: out + b * tokens * width + h * headDim, outStride: width)
+        let tables = TransposedRelativeTables(positions)
+        defer { tables.deallocate() }
+        parallelForChunks(batch * heads) { tasks in
+            // Scores with each row's inverse sum after them, rel_h and rel_w of every query, then one
+            // row of the narrow softmax's scratch: in the same block, which every task reuses (a
+            // row allocated per task was 1-2% slower, `sambench attention --case relative`).
+            let scratch = UnsafeMutablePointer<Float>.allocate(
+                capacity: tokens * (scoreStride + 2 + tables.heightLanes + tables.widthLanes) + 16)
+            defer { scratch.deallocate() }
+            let relativeHeights = scratch + tokens * (scoreStride + 1)
+            let relativeWidths = relativeHeights + tokens * tables.heightLanes
+            let softmaxScratch = relativeWidths + tokens * tables.widthLanes
+            for task in tasks {
+                let (b, h) = (task / heads, task % heads)
+                let q = qkv + b * tokens * rowStride + h * headDim
+                let (keys, values) = packedKeysAndValues(q: q, tokens: tokens, headDim: headDim, width: width)
+                for group in 0..<(gridHeight + gridWidth) {
+                    tables.relativePositions(group: group, q: q, rowStride: rowStride,
+                                             relativeHeights: relativeHeights, relativeWidths: relativeWidths)
                 }
+                relativeAttentionRows(q: q, rowStride: rowStride, keys: keys, values: values, scale: scale,
+                                      relativeHeights: relativeHeights, relativeWidths: relativeWidths,
+                                      tables: tables, firstRow: 0, rows: tokens,
+                                      scores: scratch, scoreStride: scoreStride, softmaxScratch: softmaxScratch,
+                                      out: out + b * tokens * width + h * headDim, outStride: width)
             }
-        }
         }
     }
 
@@ -112,21 +114,6 @@ extension Kernels {
                 ProductPanels(features: headDim, inputs: tokens, source: q + 2 * width, featureStride: 1, inputStride: rowStride))
     }
 
-    /// rel_h and rel_w (`relativePositions`) of the queries of grid rows `gridRows` of one head, into
-    /// `relativeHeights` [tokens, gridHeight] and `relativeWidths` [tokens, gridWidth] at those queries.
-    private static func relativePositions(ofGridRows gridRows: Range<Int>, q: UnsafePointer<Float>, rowStride: Int,
-                                          positions: RelativePositionTables, heightTable: UnsafePointer<Float>,
-                                          widthTable: UnsafePointer<Float>, relativeHeights: UnsafeMutablePointer<Float>,
-                                          relativeWidths: UnsafeMutablePointer<Float>) {
-        let (gridHeight, gridWidth) = (positions.gridHeight, positions.gridWidth)
-        for gridRow in gridRows {
-            relativePositions(q: q + gridRow * gridWidth * rowStride, qStride: rowStride, queryRow: gridRow,
-                              tables: positions, heightTable: heightTable, widthTable: widthTable,
-                              heights: relativeHeights + gridRow * gridWidth * gridHeight,
-                              widths: relativeWidths + gridRow * gridWidth * gridWidth)
-        }
-    }
-
     /// Query rows firstRow ..< firstRow + rows of one (batch, head): scores = scale * q kᵀ (panel
     /// product), exp(scores + rel_h + rel_w - max) in two passes over each row, those numerators
     /// times v (panel product), each output row divided by its sum. `scores` holds rows * scoreStride
@@ -134,10 +121,10 @@ extension Kernels {
     /// (tokens + 16 floats) for `sam_relative_softmax_numerators_narrow_avx512`, or allocate it.
     private static func relativeAttentionRows(q: UnsafePointer<Float>, rowStride: Int, keys: ProductPanels, values: ProductPanels,
                                               scale: Float, relativeHeights: UnsafePointer<Float>,
-                                              relativeWidths: UnsafePointer<Float>, positions: RelativePositionTables,
+                                              relativeWidths: UnsafePointer<Float>, tables: TransposedRelativeTables,
                                               firstRow: Int, rows: Int, scores: UnsafeMutablePointer<Float>, scoreStride: Int,
                                               softmaxScratch: UnsafeMutablePointer<Float>?, out: UnsafeMutablePointer<Float>, outStride: Int) {
-        let (gridHeight, gridWidth, headDim) = (positions.gridHeight, positions.gridWidth, positions.headDim)
+        let (gridHeight, gridWidth, headDim) = (tables.gridHeight, tables.gridWidth, tables.headDim)
         let inverseSums = scores + rows * scoreStride
         let narrowScratch = gridWidth < 16 ? softmaxScratch ?? .allocate(capacity: gridHeight * gridWidth + 16) : nil
         defer { if softmaxScratch == nil { narrowScratch?.deallocate() } }
@@ -145,8 +132,8 @@ extension Kernels {
                      into: scores, outStride: scoreStride)
         for r in 0..<rows {
             let query = firstRow + r
-            let (row, heights, widths) = (scores + r * scoreStride, relativeHeights + query * gridHeight,
-                                          relativeWidths + query * gridWidth)
+            let (row, heights, widths) = (scores + r * scoreStride, relativeHeights + query * tables.heightLanes,
+                                          relativeWidths + query * tables.widthLanes)
             if let narrowScratch {
                 inverseSums[r] = sam_relative_softmax_numerators_narrow_avx512(row, heights, widths, Int64(gridHeight),
                                                                                Int64(gridWidth), narrowScratch)

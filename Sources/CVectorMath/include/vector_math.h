@@ -95,6 +95,14 @@ void sam_rows_product_avx512(const float *a, int64_t a_stride, int64_t rows, int
                              const float *row_scales, int64_t scale_stride,
                              float *out, int64_t out_stride);
 
+/// SAM ViT's decomposed relative positions of `rows` queries that share one table (a query grid row's
+/// rel_h, a query grid column's rel_w): out[r, k] = Σ_d x[r, d] * transposed[d, k] for r < rows, d < depth,
+/// k < lanes (a multiple of 16), rows of x and out x_stride and out_stride apart, the table's rows
+/// `lanes` apart (zero past its keys): each sum in eight fused multiply-add chains (d % 8), added
+/// ((c0 + c4) + (c1 + c5)) + ((c2 + c6) + (c3 + c7)). Only call when sam_vector_math_has_avx512() is 1.
+void sam_relative_positions_avx512(const float *x, int64_t x_stride, int64_t rows, int64_t depth,
+                                   const float *transposed, int64_t lanes, float *out, int64_t out_stride);
+
 /// One head of attention with sixteen-dim heads for `rows` queries over `keys` keys (few: the
 /// decoder's prompt tokens), queries sixteen at a time on the lanes: out[r, 0..<16] =
 /// softmax(scale * q[r] · k[j] over j) · v[j], rows of q, k, v and out q_stride, k_stride, v_stride
