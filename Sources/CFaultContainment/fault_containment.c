@@ -175,11 +175,14 @@ static void empty_folder_at(int folder, int depth) {
 // Folders inside a staging folder, at most (samtrack's masks/<frame>/ is two).
 #define STAGING_DEPTH 4
 
-static void empty_folder(const char *path) {
+// The folder at `path` emptied as above, then removed (it stays if anything is left in it).
+static void remove_folder(const char *path) {
     int folder = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (folder < 0) return;
-    empty_folder_at(folder, STAGING_DEPTH);
-    close(folder);
+    if (folder >= 0) {
+        empty_folder_at(folder, STAGING_DEPTH);
+        close(folder);
+    }
+    rmdir(path);
 }
 
 void sam_fault_remove_temporary(const char *path) {
@@ -188,8 +191,7 @@ void sam_fault_remove_temporary(const char *path) {
     if (S_ISREG(status.st_mode)) {
         unlink(path);
     } else if (S_ISDIR(status.st_mode)) {
-        empty_folder(path);
-        rmdir(path);
+        remove_folder(path);
     }
 }
 
@@ -200,8 +202,7 @@ static void remove_temporaries(void) {
     }
     for (int i = 0; i < temporary_limit; i++) {
         if (atomic_load(&temporary_state[i]) != slot_folder) continue;
-        empty_folder(temporaries[i]);
-        rmdir(temporaries[i]);
+        remove_folder(temporaries[i]);
     }
 }
 
