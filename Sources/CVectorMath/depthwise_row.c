@@ -58,7 +58,7 @@ SAM_AVX512 void sam_depthwise3x3_row_avx512(const float *top, const float *middl
     // Whole vectors with whole loads and stores: masked ones cost more on Zen 5 even when every lane is on.
     for (; ox + 16 <= end_column; ox += 16) {
         const int64_t column = ox * stride - padding;
-        const __m512 sum = stride == 1 ? stride1(rows, column, 0xFFFF, k, biases) : stride2(rows, column, 33, k, biases);
+        const __m512 sum = stride == 1 ? stride1(rows, column, 0xFFFF, k, biases) : stride2(rows, column, 2 * 16 + 1, k, biases);
         _mm512_storeu_ps(out + ox, sum);
     }
     if (ox < end_column) {

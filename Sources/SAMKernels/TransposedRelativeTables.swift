@@ -33,11 +33,8 @@ extension Kernels {
             out.initialize(repeating: 0, count: side * headDim * lanes)
             table.data.withUnsafeBufferPointer { source in
                 for query in 0..<side {
-                    for key in 0..<side {
-                        for e in 0..<headDim {
-                            out[(query * headDim + e) * lanes + key] = source[(query * side + key) * headDim + e]
-                        }
-                    }
+                    transpose(source.baseAddress! + query * side * headDim, stride: headDim, rows: side, columns: headDim,
+                              into: out + query * headDim * lanes, stride: lanes)
                 }
             }
             return out
