@@ -97,14 +97,17 @@ struct PanelLinearTests {
 
     /// (rows, inputs, outputs, scale): products over more than 512 inputs, summed in passes of 512
     /// (the last partial: 9000, 4097 and 700; whole: 8192 and 2560), with a scale and without, rows
-    /// and outputs off their blocks.
-    static let longProducts = [(13, 9_000, 47, Float(0.125)), (25, 8_192, 32, Float(1)), (1, 4_097, 9, Float(-0.5)),
-                               (3, 2_560, 33, Float(1)), (14, 700, 40, Float(1))]
+    /// and outputs off their blocks; and shorter ones in one pass whose panels pair off with one left
+    /// (97 and 65 outputs: three panels) or not (200: seven, 64: two), on 6, 7 and 19 rows.
+    static let products = [(13, 9_000, 47, Float(0.125)), (25, 8_192, 32, Float(1)), (1, 4_097, 9, Float(-0.5)),
+                               (3, 2_560, 33, Float(1)), (14, 700, 40, Float(1)), (7, 300, 97, Float(0.5)),
+                               (6, 64, 65, Float(1)), (19, 130, 200, Float(1)), (19, 40, 64, Float(2))]
 
-    // Skipped, not failed, on CPUs without AVX-512, where the panel product does not exist.
-    @Test("a product over more than 512 inputs sums blocks of 512 from zero and adds them, bit for bit",
-          .enabled(if: Kernels.panelKernelAvailable, "the panel product needs AVX-512"), arguments: longProducts)
-    func passes(_ shape: (Int, Int, Int, Float)) throws {
+    // Skipped, not failed, on CPUs without AVX-512, where the panel product does not exist. Both register
+    // blocks (twelve rows by one panel, six by two) run on every AVX-512 CPU here, whichever it picks.
+    @Test("each output one chain per block of 512 inputs, later blocks summed from zero and added, bit for bit, on either block",
+          .enabled(if: Kernels.panelKernelAvailable, "the panel product needs AVX-512"), arguments: products, [Int32(0), 1])
+    func passes(_ shape: (Int, Int, Int, Float), sixRows: Int32) throws {
         let (rows, k, n, scale) = shape
         var rng = SplitMix64(seed: UInt64(k))
         let a = randomTensor([rows, k], using: &rng).data, w = randomTensor([n, k], using: &rng).data
@@ -116,8 +119,8 @@ struct PanelLinearTests {
         let panels = storage.bindMemory(to: Float.self, capacity: floats)
         sam_pack_panels(w, Int64(n), Int64(k), Int64(k), 1, 0, Int64((n + 31) / 32), panels)
         var out = [Float](repeating: .nan, count: rows * n)
-        sam_panel_product_avx512(a, Int64(k), Int64(rows), Int64(k), panels, Int64(n), 0, Int64((n + 31) / 32), scale, bias, &out,
-                                 Int64(n))
+        sam_panel_product_blocks_avx512(a, Int64(k), Int64(rows), Int64(k), panels, Int64(n), 0, Int64((n + 31) / 32), scale, bias,
+                                        &out, Int64(n), sixRows)
         for r in 0..<rows {
             for c in 0..<n {
                 // The first block's chain starts from the bias; each later one from zero, then added.

@@ -149,6 +149,13 @@ void sam_panel_product_avx512(const float *a, int64_t a_stride, int64_t rows, in
                               const float *panels, int64_t n, int64_t first_panel, int64_t panel_count,
                               float scale, const float *bias, float *out, int64_t out_stride);
 
+/// sam_panel_product_avx512 with its register block named instead of chosen for the CPU: `six_rows` 1, six
+/// rows by two panels at a time (what Intel's cores run), 0, twelve rows by one panel (the rest). The
+/// same bits either way; for tests and timing of either block on any CPU with AVX-512.
+void sam_panel_product_blocks_avx512(const float *a, int64_t a_stride, int64_t rows, int64_t k,
+                                     const float *panels, int64_t n, int64_t first_panel, int64_t panel_count,
+                                     float scale, const float *bias, float *out, int64_t out_stride, int six_rows);
+
 #ifdef __cplusplus
 }
 #endif
