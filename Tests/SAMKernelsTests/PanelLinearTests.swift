@@ -98,10 +98,10 @@ struct PanelLinearTests {
     /// (rows, inputs, outputs, scale): products over more than 512 inputs, summed in passes of 512
     /// (the last partial: 9000, 4097 and 700; whole: 8192 and 2560), with a scale and without, rows
     /// and outputs off their blocks; and shorter ones in one pass whose panels pair off with one left
-    /// (97 and 65 outputs: three panels) or not (200: seven, 64: two), on 6, 7 and 19 rows.
+    /// (97 and 65 outputs: three panels; 200: seven) or not (64: two), on 6, 7 and 19 rows.
     static let products = [(13, 9_000, 47, Float(0.125)), (25, 8_192, 32, Float(1)), (1, 4_097, 9, Float(-0.5)),
-                               (3, 2_560, 33, Float(1)), (14, 700, 40, Float(1)), (7, 300, 97, Float(0.5)),
-                               (6, 64, 65, Float(1)), (19, 130, 200, Float(1)), (19, 40, 64, Float(2))]
+                           (3, 2_560, 33, Float(1)), (14, 700, 40, Float(1)), (7, 300, 97, Float(0.5)),
+                           (6, 64, 65, Float(1)), (19, 130, 200, Float(1)), (19, 40, 64, Float(2))]
 
     // Skipped, not failed, on CPUs without AVX-512, where the panel product does not exist. Both register
     // blocks (twelve rows by one panel, six by two) run on every AVX-512 CPU here, whichever it picks.
