@@ -218,7 +218,7 @@ extension Kernels {
         case .blas, .panels: false
         case .smallHeads, .queryLanes: true
         }
-        let usePanels = panelKernelAvailable
+        let usePanels = panelAttentionAvailable
             && (kernel == .panels || (kernel == .automatic && !useSmallHeads && panelAttentionPays(s)))
         if usePanels {
             attentionPanels(s, q: q, qRowStride: qRowStride, k: k, kRowStride: kRowStride, v: v, vRowStride: vRowStride,

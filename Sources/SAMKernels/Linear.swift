@@ -33,12 +33,12 @@ extension Kernels {
         if let product = int8Linear(x, weight: weight, bias: bias, epilogue: epilogue, outShape: outShape) { return product }
 
         // The opt-in bfloat16 path (`setLinearPrecision`) multiplies by the weight's packed panels;
-        // float32 on AVX-512 CPUs by the panel product (`Float32LinearKernel`), on panels kept with
-        // the weight for few rows, packed for this call otherwise.
+        // float32 by the panel product (`Float32LinearKernel`; on AVX2, up to `avx2PanelInputLimit`
+        // inputs), on panels kept with the weight for few rows, packed for this call otherwise.
         let panels = linearPrecision == .bfloat16 ? bfloat16Panels(weight) : nil
         // One row goes to the BLAS, whose small-matrix kernel packs nothing: the decoder's heads, and
         // calls at load time (TinyViT's padded-position qkv), which should not keep a copy.
-        let usesPanelProduct = panels == nil && float32LinearKernel == .panels && rows > 1
+        let usesPanelProduct = panels == nil && float32LinearKernel == .panels && rows > 1 && panelProductPays(inputs: inFeatures)
         let keepsPanels = rows < keptPanelRowLimit
         // About 256 KB of output per tile (it stays in L2 for the epilogue), at least 16 rows, and at
         // least as many rows as input features: each tile's sgemm packs the whole weight again, and

@@ -4,27 +4,48 @@ import Synchronization
 
 extension Kernels {
     /// Which product `linear` runs in float32. `.panels` (CVectorMath's panel product, on CPUs with
-    /// AVX-512): the weight is packed once per call into panels of 32 output features and the input
-    /// rows are read where they are, the bias seeding each sum. `.blas`: OpenBLAS sgemm, which packs
-    /// both operands on every call; the path on every other CPU. Both sum in float32; they differ
-    /// in rounding order only.
+    /// AVX-512, or AVX2 and FMA): the weight is packed once per call into panels of 32 output features
+    /// and the input rows are read where they are, the bias seeding each sum. `.blas`: OpenBLAS sgemm,
+    /// which packs both operands on every call; the path on every other CPU. Both sum in float32;
+    /// they differ in rounding order only.
     public enum Float32LinearKernel: String, Sendable {
-        /// The package's own panel product (AVX-512): weights packed per call, input rows read in place.
+        /// The package's own panel product (AVX-512 or AVX2): weights packed per call, input rows read in place.
         case panels
-        /// OpenBLAS's (or Accelerate's) sgemm: the path on CPUs without AVX-512.
+        /// OpenBLAS's (or Accelerate's) sgemm: the path on CPUs without AVX2.
         case blas
     }
 
-    /// Thrown when `.panels` is asked for on a CPU without AVX-512F.
+    /// Thrown when `.panels` is asked for on a CPU without AVX2 and FMA.
     public struct UnsupportedLinearKernel: Error, CustomStringConvertible {
         /// The kernel that was asked for.
         public let kernel: Float32LinearKernel
         /// A one-line message naming the CPU feature the kernel needs.
-        public var description: String { "the \(kernel.rawValue) linear kernel needs a CPU with AVX-512F; this one has not" }
+        public var description: String { "the \(kernel.rawValue) linear kernel needs a CPU with AVX2 and FMA; this one has not" }
     }
 
-    /// Whether this CPU runs the panel product.
-    public static let panelKernelAvailable: Bool = sam_vector_math_has_avx512() != 0
+    /// Whether this CPU runs the panel product: AVX-512's blocks, or AVX2's (the same bits).
+    public static let panelKernelAvailable: Bool = panelProductOnWideVectors || sam_vector_math_has_avx2_fma() != 0
+
+    /// Whether the panel product runs on 512-bit vectors (else on AVX2's 256-bit ones, where it runs).
+    static let panelProductOnWideVectors = sam_vector_math_has_avx512() != 0
+
+    /// The most inputs for which `linear` takes the AVX2 panel product; longer products go to the BLAS.
+    /// AVX2's sixteen registers hold six rows by sixteen lanes, so each block reads its weights from L2
+    /// at 64 bytes per twelve multiply-adds; OpenBLAS's packed kernel keeps them in L1. Its packing
+    /// of the rows costs most where inputs are few. Zen 3 (family 25, model 1), one core, a C harness
+    /// timing per-call packing plus the product against a bias copy plus sgemm, median of 9 pairs
+    /// (panel time over BLAS time): 16384 x 96 -> 384 0.60, 16384 x 128 -> 384 0.63, 4096 x 160 ->
+    /// 640 0.85, 4096 x 256 -> 256 0.91, 4096 x 192 -> 576 0.96; 4096 x 320 -> 960 1.12, 1024 x 384 ->
+    /// 1152 1.09, 1024 x 768 -> 2304 1.32.
+    static let avx2PanelInputLimit = 256
+
+    /// Whether `linear`'s float32 product over `inputs` runs on the panel product, given `.panels`.
+    static func panelProductPays(inputs: Int) -> Bool { panelProductOnWideVectors || inputs <= avx2PanelInputLimit }
+
+    /// Whether the attention kernels built on the panel product run (`.panels` attention, Hiera's pooled
+    /// windows, ViT's relative positions): CPUs with AVX-512, whose sixteen-lane loops they use beside
+    /// the products; where `linear` takes the BLAS, `automatic` attention does too.
+    public static var panelAttentionAvailable: Bool { panelProductOnWideVectors }
 
     private static let blasLinears = Atomic<Bool>(false)
     @TaskLocal static var scopedFloat32LinearKernel: Float32LinearKernel?
@@ -55,7 +76,7 @@ extension Kernels {
     /// more and pack per call, so the encoders keep no second copy of their weights.
     static let keptPanelRowLimit = 512
 
-    /// A product's right operand packed for `sam_panel_product_avx512`, for the length of one call:
+    /// A product's right operand packed for the panel product (`sam_panel_product_avx512` or `_avx2`), for one call:
     /// `features` outputs by `inputs`, element (c, t) at source[c * featureStride + t * inputStride].
     /// Immutable once packed, so one may be kept with its weight and shared between threads.
     final class ProductPanels: @unchecked Sendable {
@@ -87,9 +108,9 @@ extension Kernels {
         func product(x: UnsafePointer<Float>, xStride: Int, rows: Int, scale: Float = 1, bias: UnsafePointer<Float>?,
                      into out: UnsafeMutablePointer<Float>, outStride: Int, panels: Range<Int>? = nil) {
             let panels = panels ?? 0..<panelCount
-            sam_panel_product_avx512(x, Int64(xStride), Int64(rows), Int64(inputs),
-                                     storage.assumingMemoryBound(to: Float.self), Int64(features),
-                                     Int64(panels.lowerBound), Int64(panels.count), scale, bias, out, Int64(outStride))
+            let product = panelProductOnWideVectors ? sam_panel_product_avx512 : sam_panel_product_avx2
+            product(x, Int64(xStride), Int64(rows), Int64(inputs), storage.assumingMemoryBound(to: Float.self), Int64(features),
+                    Int64(panels.lowerBound), Int64(panels.count), scale, bias, out, Int64(outStride))
         }
     }
 

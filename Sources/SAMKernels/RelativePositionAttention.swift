@@ -45,7 +45,7 @@ extension Kernels {
                      "relative-position attention: qkv \(qkv.shape) is not [B, \(tokens), 3*\(heads)*\(headDim)]")
         let batch = qkv.shape[0]
         guard batch * tokens > 0 else { return FloatTensor(zeros: [batch, tokens, width]) }
-        let usePanels = panelKernelAvailable
+        let usePanels = panelAttentionAvailable
             && (kernel == .panels || (kernel == .automatic && relativePositionPanelsPay))
         if usePanels {
             let data = [Float](unsafeUninitializedCapacity: batch * tokens * width) { outBuffer, initialized in

@@ -272,7 +272,7 @@ case "attention":
     // bfloat16: both products in bfloat16 (`precision: .bfloat16`, as SAM 2's memory attention runs under --bf16).
     typealias AttentionChoice = (kernel: Kernels.AttentionKernel, precision: Kernels.LinearPrecision)
     let kernels = ([("blas_ms", "blas", AttentionChoice(.blas, .float32)), ("small_heads_ms", "small-heads", AttentionChoice(.smallHeads, .float32))]
-        + (Kernels.panelKernelAvailable ? [("panels_ms", "panels", AttentionChoice(.panels, .float32))] : [])
+        + (Kernels.panelAttentionAvailable ? [("panels_ms", "panels", AttentionChoice(.panels, .float32))] : [])
         + (Kernels.queryLanesKernelAvailable ? [("query_lanes_ms", "query-lanes", AttentionChoice(.queryLanes, .float32))] : [])
         + (Kernels.bfloat16Available ? [("bfloat16_ms", "bfloat16", AttentionChoice(.automatic, .bfloat16))] : []))
         .filter { kernelFilter == nil || $0.1 == kernelFilter }.map { (label: $0.0, choice: $0.2) }
@@ -308,7 +308,7 @@ case "attention":
     let relativeCases = [("relative positions: ViT-B global, 64x64", 1, 64, 12, 64),
                          ("relative positions: ViT-B 14x14 windows", 25, 14, 12, 64)]
     let relativeKernels = ([("blas_ms", "blas", Kernels.AttentionKernel.blas)]
-        + (Kernels.panelKernelAvailable ? [("panels_ms", "panels", .panels)] : []))
+        + (Kernels.panelAttentionAvailable ? [("panels_ms", "panels", .panels)] : []))
         .filter { kernelFilter == nil || $0.1 == kernelFilter }.map { (label: $0.0, choice: $0.2) }
     for (name, windows, side, heads, dim) in relativeCases where caseFilter.map({ name.contains($0) }) ?? true {
         let qkv = random([windows, side * side, 3 * heads * dim])

@@ -3,7 +3,7 @@ import SAMTensor
 import SAMTestSupport
 import Testing
 
-@Suite("Attention over keys in chunks (running softmax)", .enabled(if: Kernels.panelKernelAvailable, "the panel product needs AVX-512"))
+@Suite("Attention over keys in chunks (running softmax)", .enabled(if: Kernels.panelAttentionAvailable, "the panel attention needs AVX-512"))
 struct AttentionKeyChunksTests {
     /// The chunked panel path on tensors [B, L, H*D], with chunks and row blocks small enough to
     /// give several of each on small shapes.

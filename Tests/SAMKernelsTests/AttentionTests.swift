@@ -66,7 +66,7 @@ struct AttentionTests {
     }
 
     /// The panel path, on CPUs that run it (`.automatic` takes it only for wide heads over many keys).
-    static let panelKernel: [Kernels.AttentionKernel] = Kernels.panelKernelAvailable ? [.panels] : []
+    static let panelKernel: [Kernels.AttentionKernel] = Kernels.panelAttentionAvailable ? [.panels] : []
 
     static let cases: [AttentionCase] = [
         AttentionCase(name: "3 batches, Lq 13, Lk 11, 3 heads, bias [H, Lq, Lk]",
@@ -385,7 +385,7 @@ struct RelativePositionAttentionTests {
         let scale: Float = 1.5 / Float(headDim).squareRoot()
         let expected = Self.reference(qkv: qkv, heads: heads, scale: scale, heights: heights, widths: widths)
         // The bands (BLAS) on every CPU; the panel path where the CPU has AVX-512.
-        let kernels: [Kernels.AttentionKernel] = Kernels.panelKernelAvailable ? [.blas, .panels] : [.blas]
+        let kernels: [Kernels.AttentionKernel] = Kernels.panelAttentionAvailable ? [.blas, .panels] : [.blas]
         for kernel in kernels {
             let out = Kernels.relativePositionAttention(packedQKV: qkv, heads: heads, scale: scale,
                                                         positions: .init(heights: heights, widths: widths),

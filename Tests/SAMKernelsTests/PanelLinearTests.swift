@@ -4,13 +4,13 @@ import SAMTensor
 import SAMTestSupport
 import Testing
 
-/// `linear` on each float32 product (the panel product where the CPU has AVX-512, OpenBLAS on
-/// every CPU) against the float64 reference, on shapes that reach every branch of the panel
+/// `linear` on each float32 product (the panel product where the CPU has AVX2 or AVX-512, OpenBLAS
+/// on every CPU) against the float64 reference, on shapes that reach every branch of the panel
 /// path: row counts off the twelve-row block, output features off the 32-wide panel (one, a
 /// partial low half, a partial high half), the tiled path and the few-rows panel split.
 @Suite("Panel linear")
 struct PanelLinearTests {
-    /// The kernels this CPU runs: the BLAS everywhere, the panel product with AVX-512.
+    /// The kernels this CPU runs: the BLAS everywhere, the panel product with AVX2 or AVX-512.
     static let kernels: [Kernels.Float32LinearKernel] = Kernels.panelKernelAvailable ? [.panels, .blas] : [.blas]
 
     /// (rows, in, out): 97, 103, 119 and 130 rows end mid-block; out 1, 9 (low half partial), 33
@@ -103,11 +103,19 @@ struct PanelLinearTests {
                            (3, 2_560, 33, Float(1)), (14, 700, 40, Float(1)), (7, 300, 97, Float(0.5)),
                            (6, 64, 65, Float(1)), (19, 130, 200, Float(1)), (19, 40, 64, Float(2))]
 
-    // Skipped, not failed, on CPUs without AVX-512, where the panel product does not exist. Both register
-    // blocks (twelve rows by one panel, six by two) run on every AVX-512 CPU here, whichever it picks.
-    @Test("each output one chain per block of 512 inputs, later blocks summed from zero and added, bit for bit, on either block",
-          .enabled(if: Kernels.panelKernelAvailable, "the panel product needs AVX-512"), arguments: products, [Int32(0), 1])
-    func passes(_ shape: (Int, Int, Int, Float), sixRows: Int32) throws {
+    /// The panel product's register blocks: AVX-512's twelve rows by one panel and six rows by two (each
+    /// runs on every AVX-512 CPU here, whichever it picks), and AVX2's six rows by half a panel.
+    enum Block: CaseIterable, CustomStringConvertible {
+        case twelveRowsAVX512, sixRowsAVX512, sixRowsAVX2
+        var available: Bool { self == .sixRowsAVX2 ? sam_vector_math_has_avx2_fma() != 0 : sam_vector_math_has_avx512() != 0 }
+        var description: String { "\(self == .twelveRowsAVX512 ? "12 x 32" : self == .sixRowsAVX512 ? "6 x 64" : "6 x 16") block" }
+    }
+
+    // Each block on the CPUs that have its vectors; the others' cases pass with nothing to check.
+    @Test("each output one chain per block of 512 inputs, later blocks summed from zero and added, bit for bit, on every block",
+          .enabled(if: Kernels.panelKernelAvailable, "the panel product needs AVX2 or AVX-512"), arguments: products, Block.allCases)
+    func passes(_ shape: (Int, Int, Int, Float), block: Block) throws {
+        guard block.available else { return }
         let (rows, k, n, scale) = shape
         var rng = SplitMix64(seed: UInt64(k))
         let a = randomTensor([rows, k], using: &rng).data, w = randomTensor([n, k], using: &rng).data
@@ -119,8 +127,14 @@ struct PanelLinearTests {
         let panels = storage.bindMemory(to: Float.self, capacity: floats)
         sam_pack_panels(w, Int64(n), Int64(k), Int64(k), 1, 0, Int64((n + 31) / 32), panels)
         var out = [Float](repeating: .nan, count: rows * n)
-        sam_panel_product_blocks_avx512(a, Int64(k), Int64(rows), Int64(k), panels, Int64(n), 0, Int64((n + 31) / 32), scale, bias,
-                                        &out, Int64(n), sixRows)
+        let panelCount = Int64((n + 31) / 32)
+        switch block {
+        case .twelveRowsAVX512, .sixRowsAVX512:
+            sam_panel_product_blocks_avx512(a, Int64(k), Int64(rows), Int64(k), panels, Int64(n), 0, panelCount, scale, bias,
+                                            &out, Int64(n), block == .sixRowsAVX512 ? 1 : 0)
+        case .sixRowsAVX2:
+            sam_panel_product_avx2(a, Int64(k), Int64(rows), Int64(k), panels, Int64(n), 0, panelCount, scale, bias, &out, Int64(n))
+        }
         for r in 0..<rows {
             for c in 0..<n {
                 // The first block's chain starts from the bias; each later one from zero, then added.
@@ -133,6 +147,50 @@ struct PanelLinearTests {
                 }
                 let expected = scale == 1 ? sum : scale * sum
                 #expect(out[r * n + c].bitPattern == expected.bitPattern, "row \(r) output \(c): \(out[r * n + c]) vs \(expected)")
+            }
+        }
+    }
+
+    @Test("the panel product writes its rows' outputs and nothing past them, with and without a bias")
+    func boundaries() throws {
+        // Rows 5 and 7 (off AVX2's six-row block and AVX-512's twelve), outputs 17 and 40 (partial half
+        // panels), rows of x and out wider than the product: every float outside [rows, n] stays NaN.
+        for (rows, k, n) in [(5, 20, 17), (7, 33, 40), (13, 600, 9)] where Kernels.panelKernelAvailable {
+            var rng = SplitMix64(seed: UInt64(rows * 100 + n))
+            let (xStride, outStride) = (k + 3, n + 5)
+            let x = randomTensor([rows, xStride], using: &rng).data, w = randomTensor([n, k], using: &rng).data
+            let bias = randomTensor([n], using: &rng).data
+            for withBias in [true, false] {
+                let floats = Int(sam_panel_floats(Int64(n), Int64(k)))
+                let storage = UnsafeMutableRawPointer.allocate(byteCount: floats * 4, alignment: 64)
+                defer { storage.deallocate() }
+                let panels = storage.bindMemory(to: Float.self, capacity: floats)
+                sam_pack_panels(w, Int64(n), Int64(k), Int64(k), 1, 0, Int64((n + 31) / 32), panels)
+                var out = [Float](repeating: .nan, count: (rows + 1) * outStride)
+                for block in Block.allCases where block.available {
+                    out.withUnsafeMutableBufferPointer { o in o.update(repeating: .nan) }
+                    let b = withBias ? bias : nil
+                    switch block {
+                    case .sixRowsAVX2:
+                        sam_panel_product_avx2(x, Int64(xStride), Int64(rows), Int64(k), panels, Int64(n), 0, Int64((n + 31) / 32), 1,
+                                               b, &out, Int64(outStride))
+                    default:
+                        sam_panel_product_blocks_avx512(x, Int64(xStride), Int64(rows), Int64(k), panels, Int64(n), 0,
+                                                        Int64((n + 31) / 32), 1, b, &out, Int64(outStride),
+                                                        block == .sixRowsAVX512 ? 1 : 0)
+                    }
+                    for r in 0...rows {
+                        for c in 0..<outStride {
+                            let inside = r < rows && c < n
+                            #expect(out[r * outStride + c].isNaN != inside, "\(block) \(rows)x\(k)->\(n) row \(r) column \(c)")
+                            if inside {
+                                var expected: Double = withBias ? Double(bias[c]) : 0
+                                for t in 0..<k { expected += Double(x[r * xStride + t]) * Double(w[c * k + t]) }
+                                #expect(abs(Double(out[r * outStride + c]) - expected) <= 1e-4 * max(1, abs(expected)))
+                            }
+                        }
+                    }
+                }
             }
         }
     }

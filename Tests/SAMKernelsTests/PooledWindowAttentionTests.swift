@@ -3,7 +3,7 @@ import SAMTensor
 import SAMTestSupport
 import Testing
 
-@Suite("Hiera's stage transition window by window", .enabled(if: Kernels.panelKernelAvailable, "the panel product needs AVX-512"))
+@Suite("Hiera's stage transition window by window", .enabled(if: Kernels.panelAttentionAvailable, "the panel product needs AVX-512"))
 struct PooledWindowAttentionTests {
     /// (batch, height, width, window, stride, channels, dimOut, heads): SAM 2.1 tiny's first
     /// transition in small (8-token windows, two heads), grids that pad their last windows (as 64x64

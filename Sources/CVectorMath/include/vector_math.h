@@ -156,6 +156,15 @@ void sam_panel_product_blocks_avx512(const float *a, int64_t a_stride, int64_t r
                                      const float *panels, int64_t n, int64_t first_panel, int64_t panel_count,
                                      float scale, const float *bias, float *out, int64_t out_stride, int six_rows);
 
+/// 1 when this CPU has AVX2 and FMA (every x86-64 CPU the package's AVX2 kernels are for).
+int sam_vector_math_has_avx2_fma(void);
+
+/// sam_panel_product_avx512 on CPUs with AVX2 and FMA: the same panels, passes and chains, so the same bits,
+/// in blocks of six rows by sixteen lanes. Single-threaded. Only call when sam_vector_math_has_avx2_fma() is 1.
+void sam_panel_product_avx2(const float *a, int64_t a_stride, int64_t rows, int64_t k,
+                            const float *panels, int64_t n, int64_t first_panel, int64_t panel_count,
+                            float scale, const float *bias, float *out, int64_t out_stride);
+
 #ifdef __cplusplus
 }
 #endif
