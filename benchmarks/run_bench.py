@@ -397,7 +397,8 @@ def main():
          f"matrix product between them, one single-threaded kernel call per block; onnxruntime {machine['onnxruntime']}: "
          f"OMP_NUM_THREADS and intra_op_num_threads)",
          f"- Native float32 linear layers: `{n.get('linear_kernel', 'blas')}` (panels: CVectorMath's panel product on "
-         f"AVX-512 CPUs, the weight packed once per call, whatever OPENBLAS_CORETYPE says; blas: OpenBLAS sgemm); "
+         f"AVX-512 CPUs, and on AVX2 ones over at most 256 inputs, the weight packed once per call, whatever "
+         f"OPENBLAS_CORETYPE says; blas: OpenBLAS sgemm); "
          f"convolutions, transposed convolutions and narrow-head attention run on OpenBLAS",
          (f"- Native build: `swift build -c release {a.build_flags}` (CPU_FLAGS: code for this CPU's AVX2+FMA)"
           if a.build_flags else "- Native build: `swift build -c release` (portable x86-64)"),
