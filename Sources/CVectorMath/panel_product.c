@@ -4,24 +4,10 @@
 // OpenBLAS packs both operands on every call; for the encoders' tall, narrow products (65,536
 // rows by 96 inputs in Hiera's first stage) that packing was ~11% of the encoder's time.
 #include "vector_math.h"
+#include "panel_blocks.h"
 
 #include <string.h>
 
-#define PANEL 32
-// Panels of one group together stay under ~512 KB (half of a Zen 4 L2), so each row block reuses
-// them from L2 while the block's rows come from L1.
-#define GROUP_FLOATS (128 * 1024)
-// Inputs per pass over the rows. A product over more than LONG_INPUTS inputs (ViT MLPs' second products,
-// 3072 to 5120 inputs; attention's values over SAM 2's 28,736 memory keys; TinyViT's 1280) is done in
-// passes of SHORT_PASS inputs, so a group holds eight panels' slices and each row block crosses all
-// eight before the next block comes: with whole panels of 3072 inputs a group held one, and every row
-// block came again from L2 for each (one core, alternating runs: 4096 x 3072 -> 768, 117-131 -> 143-147
-// GFLOP/s; 4096 x 5120 -> 1280, 121-124 -> 124-145). Each later pass sums its inputs from zero and adds
-// the sum so far, as blocked BLAS kernels do: one chain over thousands of inputs carries more rounding
-// error than blocks of 512 (the encoders' mean error against PyTorch fell 10-15%), for the same loads
-// and stores as resuming the chain, and no loss measured on 768-, 640- or 1280-input products.
-#define LONG_INPUTS 512
-#define SHORT_PASS 512
 // Rows of the left operand whose stride is a multiple of 4 KB (ViT MLPs' second products read rows of
 // 3072 to 5120 floats; every product of ViT-L reads rows of 1024) put a row block's twelve lines of one
 // input in a single L1 set, more than Zen 4's eight ways hold: each pass then copies the block's slice into
@@ -241,15 +227,9 @@ SAM_AVX512 static void product_pass(const float *a, int64_t a_stride, int64_t ro
     for (int64_t g = first_panel; g < first_panel + panel_count; g += group) {
         const int64_t group_end = g + group < first_panel + panel_count ? g + group : first_panel + panel_count;
         for (int64_t r = 0; r < rows; r += 12) {
-            // Rows past the end repeat the last row; their stores rewrite it with the same values.
             const float *rows_a[12], *next_a[12];
             float *rows_out[12];
-            for (int i = 0; i < 12; i++) {
-                const int64_t row = r + i < rows ? r + i : rows - 1, next = r + 12 + i < rows ? r + 12 + i : rows - 1;
-                rows_a[i] = a + row * a_stride;
-                rows_out[i] = out + row * out_stride;
-                next_a[i] = a + next * a_stride;
-            }
+            panel_block_rows(a, a_stride, out, out_stride, rows, r, 12, rows_a, next_a, rows_out);
             const float *panel_start = panels;
             int64_t block_begin = t0, block_end = t1;
             if (staging) {

@@ -4,16 +4,9 @@
 // block differs. Sixteen ymm registers hold six rows by half a panel (sixteen lanes): twelve
 // accumulators, two weight vectors and the broadcast input, eight loads per twelve multiply-adds.
 #include "vector_math.h"
+#include "panel_blocks.h"
 
-#include <string.h>
-
-#define PANEL 32
 #define HALF 16
-// As panel_product.c: a group's panels under ~512 KB of L2, products over more than 512 inputs in
-// passes of 512.
-#define GROUP_FLOATS (128 * 1024)
-#define LONG_INPUTS 512
-#define SHORT_PASS 512
 
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
 #include <immintrin.h>
@@ -92,16 +85,10 @@ SAM_AVX2 static void product_pass(const float *a, int64_t a_stride, int64_t rows
     for (int64_t g = first_panel; g < first_panel + panel_count; g += group) {
         const int64_t group_end = g + group < first_panel + panel_count ? g + group : first_panel + panel_count;
         for (int64_t r = 0; r < rows; r += 6) {
-            // Rows past the end repeat the last row; a block loads every earlier sum before it stores,
-            // so the repeats store the same values.
+            // A block loads every earlier sum before it stores, so repeated rows store the same values.
             const float *rows_a[6], *next_a[6];
             float *rows_out[6];
-            for (int i = 0; i < 6; i++) {
-                const int64_t row = r + i < rows ? r + i : rows - 1, next = r + 6 + i < rows ? r + 6 + i : rows - 1;
-                rows_a[i] = a + row * a_stride;
-                rows_out[i] = out + row * out_stride;
-                next_a[i] = a + next * a_stride;
-            }
+            panel_block_rows(a, a_stride, out, out_stride, rows, r, 6, rows_a, next_a, rows_out);
             for (int64_t p = g; p < group_end; p++) {
                 for (int64_t half = 0; half < 2; half++) {
                     const int64_t first = p * PANEL + half * HALF, lanes = n - first < HALF ? n - first : HALF;
