@@ -25,9 +25,9 @@ extension Kernels {
 
     /// `invertedResidual` in two phases over whole maps: each task takes blocks of expanded channels and
     /// makes them complete (the 1x1 expansion of the block over every pixel, as the panel product
-    /// against the image packed once, or one sgemm where `linear` runs on the BLAS, which packs the
-    /// image on every call: blocks of at least 48 channels there; its bias and activation, copied into a
-    /// zero-padded plane per channel, then the depthwise rows and their activation) into the shared
+    /// against the image packed once, or one sgemm where `linear` would take the BLAS for as many
+    /// inputs, which packs the image on every call: blocks of at least 48 channels there; its bias and
+    /// activation, copied into a zero-padded plane per channel, then the depthwise rows and their activation) into the shared
     /// depthwise map [E, H'W']; then the projection, one product split over the workers, and the
     /// epilogue. The depthwise taps add in the row kernel's order over the same zero padding.
     static func invertedResidualByChannelBlocks(_ x: FloatTensor, weights w: InvertedResidualWeights, stride: Int,
@@ -40,7 +40,7 @@ extension Kernels {
         let paddedWidth = width + 2, paddedPlane = (height + 2) * paddedWidth
         // Whole twelve-row blocks of the panel product, about 128 KB of expansion, a few blocks per worker;
         // on the BLAS, blocks large enough that its copy of the image per call is a small part of the work.
-        let panels = float32LinearKernel == .panels
+        let panels = float32LinearKernel == .panels && panelProductPays(inputs: inChannels)
         let blockChannels = max(panels ? 12 : 48, min(96, 32_768 / pixels / 12 * 12, expanded / (4 * workerCount) / 12 * 12))
         let blocks = (expanded + blockChannels - 1) / blockChannels
         let depthwise = UnsafeMutablePointer<Float>.allocate(capacity: expanded * outPixels)

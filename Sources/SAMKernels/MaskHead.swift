@@ -141,7 +141,7 @@ extension Kernels {
     }
 
     /// One of the mask head's products, pixels [rows, inputs] · weight [inputs, columns] (its taps
-    /// side by side): on the panel product where `linear` uses it, the weight packed once per call
+    /// side by side): on the panel product where `linear` would use it, the weight packed once per call
     /// rather than by the BLAS for every band of 64 pixels (MobileSAM's head on Zen 4, alternating
     /// runs in one process: 6.7 ms against 7.3); otherwise sgemm.
     private struct TapProduct {
@@ -150,7 +150,7 @@ extension Kernels {
 
         init(weight: UnsafePointer<Float>, inputs: Int, columns: Int) {
             (self.weight, self.inputs, self.columns) = (weight, inputs, columns)
-            panels = float32LinearKernel == .panels
+            panels = float32LinearKernel == .panels && panelProductPays(inputs: inputs)
                 ? ProductPanels(features: columns, inputs: inputs, source: weight, featureStride: 1, inputStride: columns)
                 : nil
         }
