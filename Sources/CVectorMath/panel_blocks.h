@@ -21,6 +21,34 @@
 #define LONG_INPUTS 512
 #define SHORT_PASS 512
 
+// The body of every register block (block12 and block6 in panel_product.c, block6 in panel_product_avx2.c),
+// over its rows X(0) X(1) ... (ROWS) and inputs t_begin ..< t_end: the accumulators declared (DECLARE), the
+// output lines fetched for writing (PREFETCH_OUT); for each input, its weights loaded (LOAD) and multiplied
+// into every row's chains (ACCUMULATE), and with `next`, a line of each next row fetched every sixteen
+// inputs (PREFETCH_NEXT); then an earlier pass's sums added when `adds_earlier`, the scale applied when
+// `scaled`, the stores (STORE). Every chain runs over t in order, so each output's bits depend on its
+// start alone.
+#define PANEL_BLOCK_BODY(ROWS, DECLARE, PREFETCH_OUT, PREFETCH_NEXT, LOAD, ACCUMULATE, ADD_EARLIER, SCALE, STORE) \
+    ROWS(DECLARE) \
+    ROWS(PREFETCH_OUT) \
+    int64_t t = t_begin; \
+    if (next) { \
+        while (t + 16 <= t_end) { \
+            ROWS(PREFETCH_NEXT) \
+            for (const int64_t line_end = t + 16; t < line_end; t++) { \
+                LOAD \
+                ROWS(ACCUMULATE) \
+            } \
+        } \
+    } \
+    for (; t < t_end; t++) { \
+        LOAD \
+        ROWS(ACCUMULATE) \
+    } \
+    if (adds_earlier) { ROWS(ADD_EARLIER) } \
+    if (scaled) { ROWS(SCALE) } \
+    ROWS(STORE)
+
 // The `count` rows of the register block from row r, and the next block's (to prefetch): rows past the
 // end repeat the last row, so their stores rewrite it with the same values.
 static inline void panel_block_rows(const float *a, int64_t a_stride, float *out, int64_t out_stride, int64_t rows,

@@ -115,6 +115,7 @@ void sam_pack_panels(const float *w, int64_t n, int64_t k, int64_t feature_strid
 // 65,536 rows of 384), and the hardware prefetcher keeps too few of the twelve streams ahead (one core,
 // 65,536 x 384 -> 96: 118 -> 138 GFLOP/s; 16,384 x 768 -> 192: 137 -> 148).
 #define PREFETCH_NEXT(i) __builtin_prefetch(next[i] + t, 0, 3);
+#define LOAD_PANEL const __m512 w_lo = _mm512_load_ps(panel + t * PANEL), w_hi = _mm512_load_ps(panel + t * PANEL + 16);
 
 // Twelve rows by one panel over inputs t_begin ..< t_end: out[i][j] = scale * (s + Σ_t a[i][t] * panel[t][j])
 // for the lanes in the masks: the sum's chain starts from the bias, or, when `adds_earlier`, from zero
@@ -125,25 +126,7 @@ SAM_AVX512 static inline void block12(const float *const a[12], const float *pan
                                       int adds_earlier, __m512 bias_lo, __m512 bias_hi, int scaled, __m512 scale,
                                       __mmask16 mask_lo, __mmask16 mask_hi, float *const out[12],
                                       const float *const *next) {
-    ROWS(DECLARE)
-    ROWS(PREFETCH_OUT)
-    int64_t t = t_begin;
-    if (next) {
-        while (t + 16 <= t_end) {
-            ROWS(PREFETCH_NEXT)
-            for (const int64_t line_end = t + 16; t < line_end; t++) {
-                const __m512 w_lo = _mm512_load_ps(panel + t * PANEL), w_hi = _mm512_load_ps(panel + t * PANEL + 16);
-                ROWS(ACCUMULATE)
-            }
-        }
-    }
-    for (; t < t_end; t++) {
-        const __m512 w_lo = _mm512_load_ps(panel + t * PANEL), w_hi = _mm512_load_ps(panel + t * PANEL + 16);
-        ROWS(ACCUMULATE)
-    }
-    if (adds_earlier) { ROWS(ADD_EARLIER) }
-    if (scaled) { ROWS(SCALE) }
-    ROWS(STORE)
+    PANEL_BLOCK_BODY(ROWS, DECLARE, PREFETCH_OUT, PREFETCH_NEXT, LOAD_PANEL, ACCUMULATE, ADD_EARLIER, SCALE, STORE)
 }
 
 // Six rows by two adjacent panels (64 outputs): the same sums as block12, chain by chain (each output's
@@ -175,25 +158,7 @@ SAM_AVX512 static inline void block6(const float *const a[6], const float *panel
                                      int64_t t_end, int adds_earlier, __m512 bias0, __m512 bias1, __m512 bias2, __m512 bias3,
                                      int scaled, __m512 scale, __mmask16 mask_lo, __mmask16 mask_hi, float *const out[6],
                                      const float *const *next) {
-    ROWS6(DECLARE6)
-    ROWS6(PREFETCH_OUT6)
-    int64_t t = t_begin;
-    if (next) {
-        while (t + 16 <= t_end) {
-            ROWS6(PREFETCH_NEXT)
-            for (const int64_t line_end = t + 16; t < line_end; t++) {
-                LOAD_PANELS6
-                ROWS6(ACCUMULATE6)
-            }
-        }
-    }
-    for (; t < t_end; t++) {
-        LOAD_PANELS6
-        ROWS6(ACCUMULATE6)
-    }
-    if (adds_earlier) { ROWS6(ADD_EARLIER6) }
-    if (scaled) { ROWS6(SCALE6) }
-    ROWS6(STORE6)
+    PANEL_BLOCK_BODY(ROWS6, DECLARE6, PREFETCH_OUT6, PREFETCH_NEXT, LOAD_PANELS6, ACCUMULATE6, ADD_EARLIER6, SCALE6, STORE6)
 }
 
 // The masks of panel p's lanes that are outputs (n outputs in all).

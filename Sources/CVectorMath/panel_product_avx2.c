@@ -44,25 +44,7 @@ int sam_vector_math_has_avx2_fma(void) {
 SAM_AVX2 static inline void block6(const float *const a[6], const float *panel, int64_t t_begin, int64_t t_end,
                                    int adds_earlier, __m256 bias_lo, __m256 bias_hi, int scaled, __m256 scale, int whole,
                                    __m256i mask_lo, __m256i mask_hi, float *const out[6], const float *const *next) {
-    ROWS(DECLARE)
-    ROWS(PREFETCH_OUT)
-    int64_t t = t_begin;
-    if (next) {
-        while (t + 16 <= t_end) {
-            ROWS(PREFETCH_NEXT)
-            for (const int64_t line_end = t + 16; t < line_end; t++) {
-                LOAD_WEIGHTS
-                ROWS(ACCUMULATE)
-            }
-        }
-    }
-    for (; t < t_end; t++) {
-        LOAD_WEIGHTS
-        ROWS(ACCUMULATE)
-    }
-    if (adds_earlier) { ROWS(ADD_EARLIER) }
-    if (scaled) { ROWS(SCALE) }
-    ROWS(STORE)
+    PANEL_BLOCK_BODY(ROWS, DECLARE, PREFETCH_OUT, PREFETCH_NEXT, LOAD_WEIGHTS, ACCUMULATE, ADD_EARLIER, SCALE, STORE)
 }
 
 // The lanes 0 ..< lanes of eight (0 to 8) as a maskload/maskstore mask.
