@@ -11,7 +11,7 @@ extension Kernels {
     /// Whether `attention`'s automatic choice takes the panel path: wide heads over many keys
     /// (Hiera's global blocks, 96-dim heads over 4096 tokens), on CPUs running the panel product.
     static func panelAttentionPays(_ s: AttentionShape) -> Bool {
-        panelAttentionAvailable && float32LinearKernel == .panels && max(s.headDim, s.valueHeadDim) > 64 && s.keyLength >= 1024
+        panelAttentionChosen && max(s.headDim, s.valueHeadDim) > 64 && s.keyLength >= 1024
     }
 
     /// The panel path: each (batch, head)'s keys and values packed once (CVectorMath's panels), then

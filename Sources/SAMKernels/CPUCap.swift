@@ -6,8 +6,9 @@ import Darwin
 #endif
 
 /// SAM_CPU_CAP: the environment variable that holds the numeric kernels' choices (products, vector
-/// loops, the BLAS) below what the CPU has, so one machine runs, tests and times an older CPU's paths. `avx2`: no AVX-512 anywhere (the panel
-/// product's sixteen-lane blocks and the attention built on them, the sixteen-lane loops, bfloat16 and VNNI products, AMX tiles), OpenBLAS's Haswell kernels
+/// loops, the BLAS) below what the CPU has, so one machine runs, tests and times an older CPU's paths.
+/// `avx2`: no AVX-512 anywhere (the panel product's sixteen-lane blocks and the attention built on them,
+/// the sixteen-lane loops, bfloat16 and VNNI products, AMX tiles), OpenBLAS's Haswell kernels
 /// (the tools start again with OPENBLAS_CORETYPE=Haswell unless it is set); `avx512`: no AMX tiles.
 /// Unset or empty: the CPU's own. Read once, as the process starts.
 public enum CPUCap: String, Sendable, CaseIterable {

@@ -47,6 +47,10 @@ extension Kernels {
     /// the products; where `linear` takes the BLAS, `automatic` attention does too.
     public static var panelAttentionAvailable: Bool { panelProductOnWideVectors }
 
+    /// Whether the attention paths built on the panel product take it where their shapes suit: it runs
+    /// here and `linear`'s float32 product is `.panels` (in this task, or the process).
+    static var panelAttentionChosen: Bool { panelAttentionAvailable && float32LinearKernel == .panels }
+
     private static let blasLinears = Atomic<Bool>(false)
     @TaskLocal static var scopedFloat32LinearKernel: Float32LinearKernel?
 

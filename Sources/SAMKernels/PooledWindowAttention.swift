@@ -4,7 +4,7 @@ extension Kernels {
     /// Whether `pooledWindowAttention` runs: float32 products on the panel product, neither weight
     /// multiplied in int8.
     static func pooledWindowAttentionRuns(_ weights: WeightTensor...) -> Bool {
-        panelAttentionAvailable && linearPrecision == .float32 && float32LinearKernel == .panels
+        panelAttentionChosen && linearPrecision == .float32
             && weights.allSatisfy { int8ProductCodes($0.quantized) == nil }
     }
 

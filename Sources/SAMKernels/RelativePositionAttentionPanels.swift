@@ -8,7 +8,7 @@ extension Kernels {
     /// (23.9-25.1 against 24.6-25.0 ms over four runs), ViT-B's encoder 0.6-1% faster with them
     /// (alternating runs, 4.81-4.88 against 4.85-4.91 s).
     static var relativePositionPanelsPay: Bool {
-        panelAttentionAvailable && float32LinearKernel == .panels
+        panelAttentionChosen
     }
 
     /// Grids of this many tokens or more split each head's rows between the workers
