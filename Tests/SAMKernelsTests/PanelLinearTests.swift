@@ -109,6 +109,37 @@ struct PanelLinearTests {
         case twelveRowsAVX512, sixRowsAVX512, sixRowsAVX2
         var available: Bool { self == .sixRowsAVX2 ? sam_vector_math_has_avx2_fma() != 0 : sam_vector_math_has_avx512() != 0 }
         var description: String { "\(self == .twelveRowsAVX512 ? "12 x 32" : self == .sixRowsAVX512 ? "6 x 64" : "6 x 16") block" }
+
+        /// The product on this block: `rows` of x (`xStride` apart) by `panels` (n outputs over k inputs),
+        /// into out (`outStride` apart).
+        func product(_ x: [Float], xStride: Int, rows: Int, k: Int, panels: PackedPanels, scale: Float, bias: [Float]?,
+                     into out: inout [Float], outStride: Int) {
+            let (n, count) = (Int64(panels.n), Int64((panels.n + 31) / 32))
+            switch self {
+            case .twelveRowsAVX512, .sixRowsAVX512:
+                sam_panel_product_blocks_avx512(x, Int64(xStride), Int64(rows), Int64(k), panels.floats, n, 0, count, scale, bias,
+                                                &out, Int64(outStride), self == .sixRowsAVX512 ? 1 : 0)
+            case .sixRowsAVX2:
+                sam_panel_product_avx2(x, Int64(xStride), Int64(rows), Int64(k), panels.floats, n, 0, count, scale, bias, &out,
+                                       Int64(outStride))
+            }
+        }
+    }
+
+    /// A weight w [n, k] packed whole by `sam_pack_panels`, 64-byte aligned as `ProductPanels` allocates
+    /// it (the product reads panels with aligned loads).
+    final class PackedPanels {
+        let n: Int
+        let floats: UnsafeMutablePointer<Float>
+
+        init(_ w: [Float], n: Int, k: Int) {
+            self.n = n
+            let count = Int(sam_panel_floats(Int64(n), Int64(k)))
+            floats = UnsafeMutableRawPointer.allocate(byteCount: count * 4, alignment: 64).bindMemory(to: Float.self, capacity: count)
+            sam_pack_panels(w, Int64(n), Int64(k), Int64(k), 1, 0, Int64((n + 31) / 32), floats)
+        }
+
+        deinit { floats.deallocate() }
     }
 
     // Each block on the CPUs that have its vectors; the others' cases pass with nothing to check.
@@ -120,21 +151,9 @@ struct PanelLinearTests {
         var rng = SplitMix64(seed: UInt64(k))
         let a = randomTensor([rows, k], using: &rng).data, w = randomTensor([n, k], using: &rng).data
         let bias = randomTensor([n], using: &rng).data
-        // The product reads panels with aligned loads, as `ProductPanels` allocates them.
-        let floats = Int(sam_panel_floats(Int64(n), Int64(k)))
-        let storage = UnsafeMutableRawPointer.allocate(byteCount: floats * 4, alignment: 64)
-        defer { storage.deallocate() }
-        let panels = storage.bindMemory(to: Float.self, capacity: floats)
-        sam_pack_panels(w, Int64(n), Int64(k), Int64(k), 1, 0, Int64((n + 31) / 32), panels)
         var out = [Float](repeating: .nan, count: rows * n)
-        let panelCount = Int64((n + 31) / 32)
-        switch block {
-        case .twelveRowsAVX512, .sixRowsAVX512:
-            sam_panel_product_blocks_avx512(a, Int64(k), Int64(rows), Int64(k), panels, Int64(n), 0, panelCount, scale, bias,
-                                            &out, Int64(n), block == .sixRowsAVX512 ? 1 : 0)
-        case .sixRowsAVX2:
-            sam_panel_product_avx2(a, Int64(k), Int64(rows), Int64(k), panels, Int64(n), 0, panelCount, scale, bias, &out, Int64(n))
-        }
+        block.product(a, xStride: k, rows: rows, k: k, panels: PackedPanels(w, n: n, k: k), scale: scale, bias: bias, into: &out,
+                      outStride: n)
         for r in 0..<rows {
             for c in 0..<n {
                 // The first block's chain starts from the bias; each later one from zero, then added.
@@ -160,25 +179,12 @@ struct PanelLinearTests {
             let (xStride, outStride) = (k + 3, n + 5)
             let x = randomTensor([rows, xStride], using: &rng).data, w = randomTensor([n, k], using: &rng).data
             let bias = randomTensor([n], using: &rng).data
+            let panels = PackedPanels(w, n: n, k: k)
             for withBias in [true, false] {
-                let floats = Int(sam_panel_floats(Int64(n), Int64(k)))
-                let storage = UnsafeMutableRawPointer.allocate(byteCount: floats * 4, alignment: 64)
-                defer { storage.deallocate() }
-                let panels = storage.bindMemory(to: Float.self, capacity: floats)
-                sam_pack_panels(w, Int64(n), Int64(k), Int64(k), 1, 0, Int64((n + 31) / 32), panels)
-                var out = [Float](repeating: .nan, count: (rows + 1) * outStride)
                 for block in Block.allCases where block.available {
-                    out.withUnsafeMutableBufferPointer { o in o.update(repeating: .nan) }
-                    let b = withBias ? bias : nil
-                    switch block {
-                    case .sixRowsAVX2:
-                        sam_panel_product_avx2(x, Int64(xStride), Int64(rows), Int64(k), panels, Int64(n), 0, Int64((n + 31) / 32), 1,
-                                               b, &out, Int64(outStride))
-                    default:
-                        sam_panel_product_blocks_avx512(x, Int64(xStride), Int64(rows), Int64(k), panels, Int64(n), 0,
-                                                        Int64((n + 31) / 32), 1, b, &out, Int64(outStride),
-                                                        block == .sixRowsAVX512 ? 1 : 0)
-                    }
+                    var out = [Float](repeating: .nan, count: (rows + 1) * outStride)
+                    block.product(x, xStride: xStride, rows: rows, k: k, panels: panels, scale: 1, bias: withBias ? bias : nil,
+                                  into: &out, outStride: outStride)
                     for r in 0...rows {
                         for c in 0..<outStride {
                             let inside = r < rows && c < n
