@@ -7,8 +7,10 @@ extension Kernels {
     /// Picks a path by shape: 1x1 stride-1 unpadded ungrouped convolutions are one sgemm per
     /// image; depthwise convolutions (groups == in == out) use a direct loop kernel; everything
     /// else goes through im2col + sgemm, one group at a time: in parallel bands of output rows
-    /// when the weights are small, else whole row tiles with a threaded sgemm. `epilogue`
-    /// (residual add, then activation) is applied to each piece of output as it is finished.
+    /// when the weights are small, else whole row tiles with a threaded sgemm. The tiled paths
+    /// (1x1 tiles, im2col bands) run each tile on the panel product instead of sgemm where
+    /// `channelProductPanelsChosen`. `epilogue` (residual add, then activation) is applied to each
+    /// piece of output as it is finished.
     ///
     /// `int8`: the weight's int8 codes as an [out, in] matrix (a pointwise convolution stored int8);
     /// with int8 products on, a pointwise convolution runs on them (`int8PointwiseConv`).
@@ -70,15 +72,28 @@ extension Kernels {
         let tiles = batch * tilesPerImage
         guard tiles >= 2 * workerCount else { return nil }
         let count = batch * outChannels * pixels
+        let onPanels = channelProductPanelsChosen
         let data = productOutput(count: count, x: x, weight: weight, bias: bias, epilogue: epilogue) { p in
-            parallelFor(tiles) { tile in
-                let n = tile / tilesPerImage
-                let first = (tile % tilesPerImage) * tilePixels, width = min(tilePixels, pixels - first)
-                let offset = n * outChannels * pixels + first
-                channelProduct(weight: p.weight, bias: p.bias, outChannels: outChannels, inChannels: inChannels,
-                               x: p.x + n * inChannels * pixels + first, xStride: pixels, pixels: width,
-                               into: p.out + offset, outStride: pixels,
-                               activation: epilogue.activation, residual: p.residual.map { $0 + offset })
+            parallelForChunks(tiles) { range in
+                var panels: PanelChannelProduct?
+                for tile in range {
+                    let n = tile / tilesPerImage
+                    let first = (tile % tilesPerImage) * tilePixels, width = min(tilePixels, pixels - first)
+                    let offset = n * outChannels * pixels + first
+                    if onPanels {
+                        if panels?.pixels != width {
+                            panels = PanelChannelProduct(outChannels: outChannels, inChannels: inChannels, pixels: width)
+                        }
+                        panels!(weight: p.weight, bias: p.bias, x: p.x + n * inChannels * pixels + first, xStride: pixels,
+                                into: p.out + offset, outStride: pixels,
+                                activation: epilogue.activation, residual: p.residual.map { $0 + offset })
+                        continue
+                    }
+                    channelProduct(weight: p.weight, bias: p.bias, outChannels: outChannels, inChannels: inChannels,
+                                   x: p.x + n * inChannels * pixels + first, xStride: pixels, pixels: width,
+                                   into: p.out + offset, outStride: pixels,
+                                   activation: epilogue.activation, residual: p.residual.map { $0 + offset })
+                }
             }
         }
         return FloatTensor(shape: [batch, outChannels, x.shape[2], x.shape[3]], data: data)
@@ -122,10 +137,12 @@ extension Kernels {
         let tiles = batch * groups * bandsPerPlane
         guard tiles >= 2 * workerCount else { return nil }
         let outPixels = g.outHeight * g.outWidth
+        let onPanels = channelProductPanelsChosen
         let data = productOutput(count: outShape.reduce(1, *), x: x, weight: weight, bias: bias, epilogue: epilogue) { p in
             parallelForChunks(tiles) { range in
                 let columns = UnsafeMutablePointer<Float>.allocate(capacity: patchSize * bandRows * g.outWidth)
                 defer { columns.deallocate() }
+                var panels: PanelChannelProduct?
                 for tile in range {
                     let band = tile % bandsPerPlane, group = (tile / bandsPerPlane) % groups, n = tile / (bandsPerPlane * groups)
                     let firstRow = band * bandRows, rows = min(bandRows, g.outHeight - firstRow)
@@ -137,6 +154,15 @@ extension Kernels {
                     }
                     // The band is columns firstRow*OW ..< (firstRow+rows)*OW of the group's [O/g, OH*OW] output.
                     let offset = (n * outChannels + group * groupOutChannels) * outPixels + firstRow * g.outWidth
+                    if onPanels {
+                        if panels?.pixels != tilePixels {
+                            panels = PanelChannelProduct(outChannels: groupOutChannels, inChannels: patchSize, pixels: tilePixels)
+                        }
+                        panels!(weight: p.weight + group * groupOutChannels * patchSize, bias: p.bias.map { $0 + group * groupOutChannels },
+                                x: columns, xStride: tilePixels, into: p.out + offset, outStride: outPixels,
+                                activation: epilogue.activation, residual: p.residual.map { $0 + offset })
+                        continue
+                    }
                     channelProduct(weight: p.weight + group * groupOutChannels * patchSize,
                                    bias: p.bias.map { $0 + group * groupOutChannels },
                                    outChannels: groupOutChannels, inChannels: patchSize,

@@ -42,8 +42,9 @@ extension Kernels {
     /// The expanded maps are E/C times larger than x (4x in TinyViT's MBConv, 256 channels of
     /// 256x256) and as separate layers went to memory and back twice. Here each task owns a band
     /// of output rows and keeps only the three expanded rows the depthwise window needs (a ring,
-    /// zero-padded left and right), so per output row: expand the new input rows (one sgemm
-    /// each), the depthwise row, one projection sgemm into the output, the epilogue on it. The
+    /// zero-padded left and right), so per output row: expand the new input rows (one product
+    /// each), the depthwise row, one projection product into the output, the epilogue on it. The
+    /// products are sgemm calls, or the panel product where `channelProductPanelsChosen`. The
     /// input rows above and below a band are expanded by both neighbouring tasks.
     ///
     /// `schedule` nil: by channel blocks where that runs and the map is small
@@ -78,6 +79,7 @@ extension Kernels {
         default: break
         }
         let bandsPerImage = min(outHeight, 2 * workerCount)
+        let onPanels = channelProductPanelsChosen
         let data = [Float](unsafeUninitializedCapacity: batch * outChannels * outHeight * outWidth) { outBuffer, initializedCount in
             withWeightPointers(w) { p in
             withResidual(epilogue) { residual in
@@ -86,20 +88,28 @@ extension Kernels {
                 parallelFor(batch * bandsPerImage) { task in
                     let image = task / bandsPerImage, band = task % bandsPerImage
                     let input = xBuffer.baseAddress! + image * inChannels * height * width
+                    let expand = onPanels ? PanelChannelProduct(outChannels: expanded, inChannels: inChannels, pixels: width) : nil
+                    let project = onPanels ? PanelChannelProduct(outChannels: outChannels, inChannels: expanded, pixels: outWidth) : nil
                     // Rows [E, 1 + W + 1]: a zero column either side, the depthwise padding.
                     ExpandedRowRing.eachOutputRow(ExpandedRowRing.band(band, of: bandsPerImage, outHeight: outHeight),
                                                   stride: stride, height: height, slotSize: expanded * (width + 2),
                                                   depthwiseFloats: expanded * outWidth) { row, slot in
-                        expandRow(row, input: input, p, geometry, activation: activation, into: slot)
+                        expandRow(row, input: input, p, geometry, activation: activation, on: expand, into: slot)
                     } output: { oy, ring, depthwiseRow in
                         depthwiseOutputRow(oy, ring: ring, p, geometry, into: depthwiseRow)
                         applyEpilogue(activation, depthwiseRow, count: expanded * outWidth, residual: nil)
                         // output[:, oy, :] = epilogue(bias + project * depthwiseRow)
                         let plane = outHeight * outWidth, offset = image * outChannels * plane + oy * outWidth
-                        channelProduct(weight: p.projectWeight, bias: p.projectBias, outChannels: outChannels,
-                                       inChannels: expanded, x: depthwiseRow, xStride: outWidth, pixels: outWidth,
-                                       into: out + offset, outStride: plane,
-                                       activation: epilogue.activation, residual: residual.map { $0 + offset })
+                        if let project {
+                            project(weight: p.projectWeight, bias: p.projectBias, x: depthwiseRow, xStride: outWidth,
+                                    into: out + offset, outStride: plane,
+                                    activation: epilogue.activation, residual: residual.map { $0 + offset })
+                        } else {
+                            channelProduct(weight: p.projectWeight, bias: p.projectBias, outChannels: outChannels,
+                                           inChannels: expanded, x: depthwiseRow, xStride: outWidth, pixels: outWidth,
+                                           into: out + offset, outStride: plane,
+                                           activation: epilogue.activation, residual: residual.map { $0 + offset })
+                        }
                     }
                 }
             }
@@ -138,9 +148,15 @@ extension Kernels {
         return Int8Panels(codes)
     }
 
-    /// act(bias + expandWeight * x[:, row, :]) [E, W] into the slot's inner columns.
+    /// act(bias + expandWeight * x[:, row, :]) [E, W] into the slot's inner columns, on `panels` when given.
     private static func expandRow(_ row: Int, input: UnsafePointer<Float>, _ p: InvertedResidualPointers, _ g: RowGeometry,
-                                  activation: Epilogue.Activation, into slot: UnsafeMutablePointer<Float>) {
+                                  activation: Epilogue.Activation, on panels: PanelChannelProduct?,
+                                  into slot: UnsafeMutablePointer<Float>) {
+        if let panels {
+            panels(weight: p.expandWeight, bias: p.expandBias, x: input + row * g.width, xStride: g.height * g.width,
+                   into: slot + 1, outStride: g.width + 2, activation: activation, residual: nil)
+            return
+        }
         channelProduct(weight: p.expandWeight, bias: p.expandBias, outChannels: g.expanded, inChannels: g.inChannels,
                        x: input + row * g.width, xStride: g.height * g.width, pixels: g.width,
                        into: slot + 1, outStride: g.width + 2, activation: activation, residual: nil)

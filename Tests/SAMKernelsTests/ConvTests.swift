@@ -62,8 +62,10 @@ struct ConvTests {
     static let cases: [ConvCase] = [
         ConvCase(name: "1x1 pointwise (sgemm path)", input: [2, 5, 7, 9], outChannels: 6, kernel: (1, 1), stride: 1, padding: 0, groups: 1),
         ConvCase(name: "1x1 pointwise without bias", input: [1, 3, 4, 5], outChannels: 2, kernel: (1, 1), stride: 1, padding: 0, groups: 1, hasBias: false),
-        // Large enough for tiles of 208 pixels (the last 144), in parallel, each one sgemm.
+        // Large enough for tiles of 208 pixels (the last 144), in parallel, each one sgemm or panel product.
         ConvCase(name: "1x1 C=12 -> 301 on 40x40 (tiles of pixels)", input: [1, 12, 40, 40], outChannels: 301, kernel: (1, 1), stride: 1, padding: 0, groups: 1),
+        // Eight tiles of 1024 pixels without a bias, as the ViT necks' convolutions.
+        ConvCase(name: "1x1 C=9 -> 64 on 64x128 without bias (tiles of pixels)", input: [1, 9, 64, 128], outChannels: 64, kernel: (1, 1), stride: 1, padding: 0, groups: 1, hasBias: false),
         ConvCase(name: "1x1 stride 2 (im2col path)", input: [1, 4, 7, 9], outChannels: 3, kernel: (1, 1), stride: 2, padding: 0, groups: 1),
         ConvCase(name: "3x3 stride 2 pad 1", input: [2, 3, 7, 9], outChannels: 4, kernel: (3, 3), stride: 2, padding: 1, groups: 1),
         ConvCase(name: "3x3 stride 1 pad 1 no bias", input: [1, 5, 7, 9], outChannels: 3, kernel: (3, 3), stride: 1, padding: 1, groups: 1, hasBias: false),
@@ -91,6 +93,7 @@ struct ConvTests {
         // Patch-embedding-like: stride 2 (the vector gather, odd output width 45), two images of
         // two bands of 20 output rows, the second one 15 rows.
         ConvCase(name: "3x3 stride 2 C=8 70x90 (im2col in bands)", input: [2, 8, 70, 90], outChannels: 4, kernel: (3, 3), stride: 2, padding: 1, groups: 1),
+        ConvCase(name: "3x3 stride 2 C=8 70x90 without bias (im2col in bands)", input: [2, 8, 70, 90], outChannels: 5, kernel: (3, 3), stride: 2, padding: 1, groups: 1, hasBias: false),
         // Bands per group: 2 groups x 2 bands of 91 rows (the second 39).
         ConvCase(name: "grouped 3x3 130x40 (im2col in bands)", input: [1, 4, 130, 40], outChannels: 6, kernel: (3, 3), stride: 1, padding: 1, groups: 2),
         // Weights of 2 x 18432 are too large to share the cache with a band: the image is unfolded
