@@ -399,7 +399,9 @@ def main():
          f"- Native float32 linear layers: `{n.get('linear_kernel', 'blas')}` (panels: CVectorMath's panel product on "
          f"AVX-512 CPUs, and on AVX2 ones over at most 256 inputs, the weight packed once per call, whatever "
          f"OPENBLAS_CORETYPE says; blas: OpenBLAS sgemm); "
-         f"convolutions, transposed convolutions and narrow-head attention run on OpenBLAS",
+         f"on AVX-512 CPUs with `panels`, convolutions' products over tiles of pixels (1x1 tiles, im2col bands, "
+         f"MBConv rows) run on the panel product too; other convolutions, transposed convolutions and narrow-head "
+         f"attention run on OpenBLAS",
          (f"- Native build: `swift build -c release {a.build_flags}` (CPU_FLAGS: code for this CPU's AVX2+FMA)"
           if a.build_flags else "- Native build: `swift build -c release` (portable x86-64)"),
          f"- OPENBLAS_CORETYPE in the environment: `{coretype}`" + (" (not set: OpenBLAS picks its kernels from cpuid; the native tools may start again with another, as `BLAS that ran` shows)" if not coretype else ""),
