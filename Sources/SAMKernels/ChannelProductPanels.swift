@@ -2,14 +2,16 @@ import CVectorMath
 
 extension Kernels {
     /// Whether convolutions' products over tiles of pixels (`conv2d`'s 1x1 tiles and im2col bands, the
-    /// inverted residual's rows) run on the panel product (`PanelChannelProduct`) instead of one sgemm per tile: where the
-    /// panel product runs on 512-bit vectors and is `linear`'s float32 product. Each sgemm packed both
-    /// operands (OpenBLAS's copy was 9% of `sambench inverted-residual --case MBConv`'s samples); the
-    /// panel product reads the weight rows in place and copies the tile's pixels. Intel Xeon (family 6,
-    /// model 207), 2 threads, alternating builds: TinyViT's MBConv by rows 49.0-49.6 -> 43.6-45.1 ms,
-    /// its expansion alone 13.4-13.6 -> 10.2, its first patch-embedding convolution 5.4-5.7 -> 4.1-4.2,
-    /// EfficientViT-SAM L0's 256 -> 6144 expansion at 32x32 16.0-16.1 -> 13.1-13.3; no case of
-    /// `sambench conv` slower. On Zen 4 the two were within ±5% on TinyViT's channel products (2026-11).
+    /// inverted residual's rows) run on the panel product (`PanelChannelProduct`) instead of one sgemm
+    /// per tile: where the panel product runs on 512-bit vectors and is `linear`'s float32 product. Each
+    /// sgemm packed both operands (OpenBLAS's copy was 9% of `sambench inverted-residual --case MBConv`'s
+    /// samples); the panel product reads the weight rows in place and copies the tile's pixels. Intel
+    /// Xeon (family 6, model 207), 2 threads, alternating builds: TinyViT's MBConv by rows 49.0-49.6 ->
+    /// 43.6-45.1 ms, its expansion alone 13.4-13.6 -> 10.2, its first patch-embedding convolution
+    /// 5.4-5.7 -> 4.1-4.2, EfficientViT-SAM L0's 256 -> 6144 expansion at 32x32 16.0-16.1 -> 13.1-13.3;
+    /// none of `sambench conv`'s cases slower (2 rounds, 4 more for the three that moved least; L0's
+    /// 1024 -> 256 at 32x32 level: docs/performance.md). On Zen 4 the two were within ±5% on TinyViT's
+    /// channel products (2026-11); not timed there since.
     static var channelProductPanelsChosen: Bool {
         panelProductOnWideVectors && float32LinearKernel == .panels
     }
