@@ -2,7 +2,7 @@ import CVectorMath
 
 extension Kernels {
     /// Whether convolutions' products over tiles of pixels (`conv2d`'s 1x1 tiles and im2col bands, the
-    /// inverted residual's rows) run on the panel product (`PanelChannelProduct`) instead of one sgemm
+    /// inverted residual's rows) run on the panel product (`ChannelProductTiles`) instead of one sgemm
     /// per tile: where the panel product runs on 512-bit vectors and is `linear`'s float32 product. Each
     /// sgemm packed both operands (OpenBLAS's copy was 9% of `sambench inverted-residual --case MBConv`'s
     /// samples); the panel product reads the weight rows in place and copies the tile's pixels. Intel
@@ -16,38 +16,55 @@ extension Kernels {
         panelProductOnWideVectors && float32LinearKernel == .panels
     }
 
-    /// `channelProduct` on the panel product, for one task's tiles of `pixels` pixels: out[o, 0..<pixels] =
-    /// epilogue(Σ_c weight[o, c] * x[c, 0..<pixels] + bias[o]) (no bias: 0). The pixels are packed as the
-    /// product's features into this object's buffer (one per task, reused for every tile), the weight's
-    /// rows are the product's rows; the bias is added after each sum, as sgemm with beta = 1 adds the bias-seeded
-    /// output after its sum.
-    final class PanelChannelProduct {
-        let outChannels: Int, inChannels: Int, pixels: Int
-        private let panels: UnsafeMutablePointer<Float>
+    /// One task's `channelProduct` calls: on the panel product when made with `onPanels` (the caller's
+    /// `channelProductPanelsChosen`, read before its parallel loop: the workers do not inherit its
+    /// task-local choice), else `channelProduct`'s sgemm. On the panel product the tile's pixels are
+    /// packed as the product's features into this object's buffer (grown to the largest tile, reused
+    /// for the task's every tile), the weight's rows are the product's rows, and the bias is added after
+    /// each sum, as sgemm with beta = 1 adds the bias-seeded output after its sum.
+    final class ChannelProductTiles {
+        private let onPanels: Bool
+        private var panels: UnsafeMutablePointer<Float>?
+        private var panelCapacity = 0
 
-        init(outChannels: Int, inChannels: Int, pixels: Int) {
-            (self.outChannels, self.inChannels, self.pixels) = (outChannels, inChannels, pixels)
-            let floats = max(1, Int(sam_panel_floats(Int64(pixels), Int64(inChannels))))
-            panels = UnsafeMutableRawPointer.allocate(byteCount: floats * MemoryLayout<Float>.size, alignment: 64)
-                .bindMemory(to: Float.self, capacity: floats)
-        }
+        init(onPanels: Bool) { self.onPanels = onPanels }
 
-        deinit { panels.deallocate() }
+        deinit { panels?.deallocate() }
 
-        /// weight [outChannels, inChannels]; rows of `x` are `xStride` apart, rows of `out` (and of
-        /// `residual`) `outStride` apart. Single-threaded.
-        func callAsFunction(weight: UnsafePointer<Float>, bias: UnsafePointer<Float>?, x: UnsafePointer<Float>, xStride: Int,
+        /// `channelProduct`'s contract: out[o, 0..<pixels] = epilogue(bias[o] + Σ_c weight[o, c] *
+        /// x[c, 0..<pixels]) (no bias: 0) for weight [outChannels, inChannels]; rows of `x` are `xStride`
+        /// apart, rows of `out` (and of `residual`) `outStride` apart. Single-threaded.
+        func callAsFunction(weight: UnsafePointer<Float>, bias: UnsafePointer<Float>?, outChannels: Int, inChannels: Int,
+                            x: UnsafePointer<Float>, xStride: Int, pixels: Int,
                             into out: UnsafeMutablePointer<Float>, outStride: Int,
                             activation: Epilogue.Activation, residual: UnsafePointer<Float>?) {
+            guard onPanels else {
+                channelProduct(weight: weight, bias: bias, outChannels: outChannels, inChannels: inChannels, x: x,
+                               xStride: xStride, pixels: pixels, into: out, outStride: outStride,
+                               activation: activation, residual: residual)
+                return
+            }
             let panelCount = (pixels + 31) / 32
+            let panels = panelBuffer(floats: Int(sam_panel_floats(Int64(pixels), Int64(inChannels))))
             sam_pack_panels(x, Int64(pixels), Int64(inChannels), 1, Int64(xStride), 0, Int64(panelCount), panels)
             sam_panel_product_avx512(weight, Int64(inChannels), Int64(outChannels), Int64(inChannels), panels, Int64(pixels),
                                      0, Int64(panelCount), 1, nil, out, Int64(outStride))
             for channel in 0..<outChannels {
                 let row = out + channel * outStride
-                if let b = bias?[channel] { for i in 0..<pixels { row[i] += b } }
+                if let bias { addBias(bias[channel], row, count: pixels) }
                 applyEpilogue(activation, row, count: pixels, residual: residual.map { $0 + channel * outStride })
             }
+        }
+
+        /// The panel buffer, 64-byte aligned, holding at least `floats`.
+        private func panelBuffer(floats: Int) -> UnsafeMutablePointer<Float> {
+            if let panels, floats <= panelCapacity { return panels }
+            panels?.deallocate()
+            panelCapacity = max(1, floats)
+            let buffer = UnsafeMutableRawPointer.allocate(byteCount: panelCapacity * MemoryLayout<Float>.size, alignment: 64)
+                .bindMemory(to: Float.self, capacity: panelCapacity)
+            panels = buffer
+            return buffer
         }
     }
 }

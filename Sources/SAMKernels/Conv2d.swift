@@ -75,24 +75,15 @@ extension Kernels {
         let onPanels = channelProductPanelsChosen
         let data = productOutput(count: count, x: x, weight: weight, bias: bias, epilogue: epilogue) { p in
             parallelForChunks(tiles) { range in
-                var panels: PanelChannelProduct?
+                let product = ChannelProductTiles(onPanels: onPanels)
                 for tile in range {
                     let n = tile / tilesPerImage
                     let first = (tile % tilesPerImage) * tilePixels, width = min(tilePixels, pixels - first)
                     let offset = n * outChannels * pixels + first
-                    if onPanels {
-                        if panels?.pixels != width {
-                            panels = PanelChannelProduct(outChannels: outChannels, inChannels: inChannels, pixels: width)
-                        }
-                        panels!(weight: p.weight, bias: p.bias, x: p.x + n * inChannels * pixels + first, xStride: pixels,
-                                into: p.out + offset, outStride: pixels,
-                                activation: epilogue.activation, residual: p.residual.map { $0 + offset })
-                        continue
-                    }
-                    channelProduct(weight: p.weight, bias: p.bias, outChannels: outChannels, inChannels: inChannels,
-                                   x: p.x + n * inChannels * pixels + first, xStride: pixels, pixels: width,
-                                   into: p.out + offset, outStride: pixels,
-                                   activation: epilogue.activation, residual: p.residual.map { $0 + offset })
+                    product(weight: p.weight, bias: p.bias, outChannels: outChannels, inChannels: inChannels,
+                            x: p.x + n * inChannels * pixels + first, xStride: pixels, pixels: width,
+                            into: p.out + offset, outStride: pixels,
+                            activation: epilogue.activation, residual: p.residual.map { $0 + offset })
                 }
             }
         }
@@ -142,7 +133,7 @@ extension Kernels {
             parallelForChunks(tiles) { range in
                 let columns = UnsafeMutablePointer<Float>.allocate(capacity: patchSize * bandRows * g.outWidth)
                 defer { columns.deallocate() }
-                var panels: PanelChannelProduct?
+                let product = ChannelProductTiles(onPanels: onPanels)
                 for tile in range {
                     let band = tile % bandsPerPlane, group = (tile / bandsPerPlane) % groups, n = tile / (bandsPerPlane * groups)
                     let firstRow = band * bandRows, rows = min(bandRows, g.outHeight - firstRow)
@@ -154,16 +145,7 @@ extension Kernels {
                     }
                     // The band is columns firstRow*OW ..< (firstRow+rows)*OW of the group's [O/g, OH*OW] output.
                     let offset = (n * outChannels + group * groupOutChannels) * outPixels + firstRow * g.outWidth
-                    if onPanels {
-                        if panels?.pixels != tilePixels {
-                            panels = PanelChannelProduct(outChannels: groupOutChannels, inChannels: patchSize, pixels: tilePixels)
-                        }
-                        panels!(weight: p.weight + group * groupOutChannels * patchSize, bias: p.bias.map { $0 + group * groupOutChannels },
-                                x: columns, xStride: tilePixels, into: p.out + offset, outStride: outPixels,
-                                activation: epilogue.activation, residual: p.residual.map { $0 + offset })
-                        continue
-                    }
-                    channelProduct(weight: p.weight + group * groupOutChannels * patchSize,
+                    product(weight: p.weight + group * groupOutChannels * patchSize,
                                    bias: p.bias.map { $0 + group * groupOutChannels },
                                    outChannels: groupOutChannels, inChannels: patchSize,
                                    x: columns, xStride: tilePixels, pixels: tilePixels,

@@ -88,8 +88,7 @@ extension Kernels {
                 parallelFor(batch * bandsPerImage) { task in
                     let image = task / bandsPerImage, band = task % bandsPerImage
                     let input = xBuffer.baseAddress! + image * inChannels * height * width
-                    let expand = onPanels ? PanelChannelProduct(outChannels: expanded, inChannels: inChannels, pixels: width) : nil
-                    let project = onPanels ? PanelChannelProduct(outChannels: outChannels, inChannels: expanded, pixels: outWidth) : nil
+                    let expand = ChannelProductTiles(onPanels: onPanels), project = ChannelProductTiles(onPanels: onPanels)
                     // Rows [E, 1 + W + 1]: a zero column either side, the depthwise padding.
                     ExpandedRowRing.eachOutputRow(ExpandedRowRing.band(band, of: bandsPerImage, outHeight: outHeight),
                                                   stride: stride, height: height, slotSize: expanded * (width + 2),
@@ -100,16 +99,10 @@ extension Kernels {
                         applyEpilogue(activation, depthwiseRow, count: expanded * outWidth, residual: nil)
                         // output[:, oy, :] = epilogue(bias + project * depthwiseRow)
                         let plane = outHeight * outWidth, offset = image * outChannels * plane + oy * outWidth
-                        if let project {
-                            project(weight: p.projectWeight, bias: p.projectBias, x: depthwiseRow, xStride: outWidth,
-                                    into: out + offset, outStride: plane,
-                                    activation: epilogue.activation, residual: residual.map { $0 + offset })
-                        } else {
-                            channelProduct(weight: p.projectWeight, bias: p.projectBias, outChannels: outChannels,
-                                           inChannels: expanded, x: depthwiseRow, xStride: outWidth, pixels: outWidth,
-                                           into: out + offset, outStride: plane,
-                                           activation: epilogue.activation, residual: residual.map { $0 + offset })
-                        }
+                        project(weight: p.projectWeight, bias: p.projectBias, outChannels: outChannels,
+                                inChannels: expanded, x: depthwiseRow, xStride: outWidth, pixels: outWidth,
+                                into: out + offset, outStride: plane,
+                                activation: epilogue.activation, residual: residual.map { $0 + offset })
                     }
                 }
             }
@@ -148,18 +141,13 @@ extension Kernels {
         return Int8Panels(codes)
     }
 
-    /// act(bias + expandWeight * x[:, row, :]) [E, W] into the slot's inner columns, on `panels` when given.
+    /// act(bias + expandWeight * x[:, row, :]) [E, W] into the slot's inner columns.
     private static func expandRow(_ row: Int, input: UnsafePointer<Float>, _ p: InvertedResidualPointers, _ g: RowGeometry,
-                                  activation: Epilogue.Activation, on panels: PanelChannelProduct?,
+                                  activation: Epilogue.Activation, on product: ChannelProductTiles,
                                   into slot: UnsafeMutablePointer<Float>) {
-        if let panels {
-            panels(weight: p.expandWeight, bias: p.expandBias, x: input + row * g.width, xStride: g.height * g.width,
-                   into: slot + 1, outStride: g.width + 2, activation: activation, residual: nil)
-            return
-        }
-        channelProduct(weight: p.expandWeight, bias: p.expandBias, outChannels: g.expanded, inChannels: g.inChannels,
-                       x: input + row * g.width, xStride: g.height * g.width, pixels: g.width,
-                       into: slot + 1, outStride: g.width + 2, activation: activation, residual: nil)
+        product(weight: p.expandWeight, bias: p.expandBias, outChannels: g.expanded, inChannels: g.inChannels,
+                x: input + row * g.width, xStride: g.height * g.width, pixels: g.width,
+                into: slot + 1, outStride: g.width + 2, activation: activation, residual: nil)
     }
 
     /// The depthwise 3x3 convolution's output row `oy` [E, W'] from the ring (whose zero

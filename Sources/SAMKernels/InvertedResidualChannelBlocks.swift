@@ -108,10 +108,6 @@ extension Kernels {
         return FloatTensor(shape: outShape, data: data)
     }
 
-    private static func addBias(_ bias: Float, _ row: UnsafeMutablePointer<Float>, count: Int) {
-        for i in 0..<count { row[i] += bias }
-    }
-
     /// One channel's depthwise 3x3 output [H', W'] from its zero-padded plane, row by row as the row
     /// kernel makes it (`depthwise3x3Row` with the padding already in the plane).
     private static func depthwisePlane(_ channel: Int, padded plane: UnsafePointer<Float>, _ p: InvertedResidualPointers,

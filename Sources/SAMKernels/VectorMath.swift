@@ -59,6 +59,11 @@ extension Kernels {
         while i < count { target[i] += addend[i]; i += 1 }
     }
 
+    /// row[i] += bias for i < count: a bias added after a product's sums.
+    static func addBias(_ bias: Float, _ row: UnsafeMutablePointer<Float>, count: Int) {
+        for i in 0..<count { row[i] += bias }
+    }
+
     /// a * b + c on eight lanes: one fused multiply-add where the build targets FMA (`make` adds
     /// -DSAM_FMA with -target-cpu haswell, see CPU_FLAGS), else a multiply and an add. (Swift
     /// never fuses on its own, and on a build without FMA `addingProduct` would become a libm
